@@ -1,0 +1,138 @@
+"""The agent actor: holds a policy, remembers the conversation it has seen, and turns each
+``YourTurn`` into a message for its partners and an ``Act`` for the Environment."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import msgspec
+
+from bus import Act, Bus, Chat, YourTurn
+
+from .environment import ENVIRONMENT
+from .base import Actor
+
+
+class ChatLine(msgspec.Struct, frozen=True, gc=False):
+    turn: int
+    sender: str
+    text: str
+
+
+class TurnContext(msgspec.Struct, frozen=True, gc=False):
+    """Everything an agent may use to act: its own view, never another agent's."""
+
+    game_id: int
+    role: str
+    turn: int
+    max_turns: int
+    size: int
+    clues: Any
+    hypothesis: Any
+    feedback: Any
+    conversation: tuple[ChatLine, ...]
+    notices: tuple[str, ...] = ()
+
+
+class Policy(Protocol):
+    """Decides what an agent says and does. Returns the raw reply text, which must end with the
+    game's JSON object; the agent actor parses it exactly as it would parse a model's reply."""
+
+    async def reply(self, context: TurnContext) -> str: ...
+
+
+class ParsedReply(Protocol):
+    message: str
+    actions: tuple[Any, ...]
+    rejected: tuple[Any, ...]
+
+
+def recent_lines(log: list[ChatLine], history: int | None) -> tuple[ChatLine, ...]:
+    """The last ``history`` lines of each sender, in the order they happened; None keeps all."""
+    if history is None:
+        return tuple(log)
+    if history <= 0:
+        return ()
+    kept: list[ChatLine] = []
+    seen: dict[str, int] = {}
+    for line in reversed(log):
+        count = seen.get(line.sender, 0)
+        if count < history:
+            seen[line.sender] = count + 1
+            kept.append(line)
+    kept.reverse()
+    return tuple(kept)
+
+
+class AgentActor(Actor):
+    def __init__(
+        self,
+        bus: Bus,
+        role: str,
+        policy: Policy,
+        *,
+        game_id: int,
+        clues: Any,
+        size: int,
+        parse: Callable[[str], ParsedReply],
+        format_error: type[Exception],
+        history: int | None = 1,
+        environment: str = ENVIRONMENT,
+    ) -> None:
+        super().__init__(bus, role)
+        self.role = role
+        self.policy = policy
+        self.game_id = game_id
+        self.clues = clues
+        self.size = size
+        self.parse = parse
+        self.format_error = format_error
+        self.history = history
+        self.environment = environment
+        self.log: list[ChatLine] = []
+
+    async def handle(self, message: Any) -> None:
+        if isinstance(message, Chat):
+            self.log.append(ChatLine(message.turn, message.sender, message.text))
+        elif isinstance(message, YourTurn):
+            await self._act(message)
+        else:
+            raise TypeError(f"agent {self.role} got unexpected {type(message).__name__}")
+
+    async def _act(self, prompt: YourTurn) -> None:
+        context = TurnContext(
+            game_id=self.game_id,
+            role=self.role,
+            turn=prompt.turn,
+            max_turns=prompt.max_turns,
+            size=self.size,
+            clues=self.clues,
+            hypothesis=prompt.hypothesis,
+            feedback=prompt.feedback,
+            conversation=recent_lines(self.log, self.history),
+            notices=prompt.notices,
+        )
+        text = await self.policy.reply(context)
+        try:
+            reply = self.parse(text)
+        except self.format_error as exc:
+            act = Act(
+                game_id=self.game_id, turn=prompt.turn, role=self.role, message="",
+                format_error=str(exc), reply_chars=len(text),
+            )
+        else:
+            if reply.message:
+                self.log.append(ChatLine(prompt.turn, self.role, reply.message))
+                for partner in self.bus.talks_to(self.role):
+                    await self.bus.say(
+                        Chat(
+                            game_id=self.game_id, turn=prompt.turn, sender=self.role,
+                            recipient=partner, text=reply.message,
+                        )
+                    )
+            act = Act(
+                game_id=self.game_id, turn=prompt.turn, role=self.role, message=reply.message,
+                actions=reply.actions, rejected=reply.rejected, reply_chars=len(text),
+            )
+        await self.bus.send(self.environment, act)

@@ -1,0 +1,89 @@
+"""An in-process bus for one game: bounded mailboxes, addresses, topics, channels and taps."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+from anyio import WouldBlock
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from .channel import Channel
+from .messages import Chat
+
+Tap = Callable[[str, Any], None]
+"""Called as ``tap(address, message)`` for every message delivered on the bus."""
+
+DEFAULT_MAILBOX_SIZE = 64
+
+
+class UnknownAddress(LookupError):
+    pass
+
+
+class NotConnected(LookupError):
+    pass
+
+
+class Bus:
+    """Addresses map to bounded mailboxes (anyio memory streams).
+
+    ``send`` takes the non-blocking fast path when the mailbox has room and waits (back-pressure)
+    only when it is full. Taps see every delivered message without the actors knowing.
+    """
+
+    def __init__(self, mailbox_size: int = DEFAULT_MAILBOX_SIZE) -> None:
+        self.mailbox_size = mailbox_size
+        self._outboxes: dict[str, MemoryObjectSendStream[Any]] = {}
+        self._topics: dict[str, list[str]] = {}
+        self._channels: dict[tuple[str, str], Channel] = {}
+        self._taps: list[Tap] = []
+
+    def register(self, address: str) -> MemoryObjectReceiveStream[Any]:
+        """Create the mailbox for ``address`` and return its receiving end."""
+        if address in self._outboxes:
+            raise ValueError(f"address {address!r} is already registered")
+        send, receive = anyio.create_memory_object_stream[Any](self.mailbox_size)
+        self._outboxes[address] = send
+        return receive
+
+    def subscribe(self, address: str, topic: str) -> None:
+        self._topics.setdefault(topic, []).append(address)
+
+    def connect(self, sender: str, recipient: str, channel: Channel | None = None) -> None:
+        """Allow ``sender`` to talk to ``recipient`` through ``channel`` (unlimited by default)."""
+        self._channels[(sender, recipient)] = channel or Channel()
+
+    def talks_to(self, sender: str) -> list[str]:
+        return [r for (s, r) in self._channels if s == sender]
+
+    def add_tap(self, tap: Tap) -> None:
+        self._taps.append(tap)
+
+    async def send(self, address: str, message: Any) -> None:
+        outbox = self._outboxes.get(address)
+        if outbox is None:
+            raise UnknownAddress(f"no mailbox at address {address!r}")
+        try:
+            outbox.send_nowait(message)
+        except WouldBlock:
+            await outbox.send(message)
+        for tap in self._taps:
+            tap(address, message)
+
+    async def publish(self, topic: str, message: Any) -> None:
+        for address in self._topics.get(topic, ()):
+            await self.send(address, message)
+
+    async def say(self, chat: Chat) -> None:
+        """Send agent-to-agent text through the channel between sender and recipient."""
+        channel = self._channels.get((chat.sender, chat.recipient))
+        if channel is None:
+            raise NotConnected(f"{chat.sender!r} may not talk to {chat.recipient!r}")
+        for delivered in channel.transmit(chat):
+            await self.send(delivered.recipient, delivered)
+
+    def close(self) -> None:
+        for outbox in self._outboxes.values():
+            outbox.close()

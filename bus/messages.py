@@ -1,0 +1,70 @@
+"""Every message that travels on a game's bus: frozen msgspec Structs in one tagged union.
+
+Messages travel in process as objects and are encoded only at the edges. Game-specific payloads
+(hypotheses, feedback, actions) are typed ``Any`` here so that the bus knows no game.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class Message(msgspec.Struct, frozen=True, tag_field="kind", gc=False):
+    game_id: int
+
+
+class TurnStart(Message, tag="turn_start"):
+    """Environment -> Feedback actor: ``role`` is to act now; ``hypotheses`` is every role's state."""
+
+    turn: int
+    role: str
+    hypotheses: dict[str, Any]
+    notices: tuple[str, ...] = ()
+
+
+class YourTurn(Message, tag="your_turn"):
+    """Feedback actor -> agent: act now, with this hypothesis, this feedback and these notices."""
+
+    turn: int
+    max_turns: int
+    role: str
+    hypothesis: Any
+    feedback: Any
+    notices: tuple[str, ...] = ()
+
+
+class Chat(Message, tag="chat"):
+    """Agent -> agent text. Goes through the channel between them; only this reaches the partner."""
+
+    turn: int
+    sender: str
+    recipient: str
+    text: str
+
+
+class Act(Message, tag="act"):
+    """Agent -> Environment: what the agent did this turn.
+
+    ``actions`` are the parsed actions to apply; ``rejected`` the ones that could not even be parsed;
+    ``format_error`` is set (and nothing applied) when the reply itself could not be read.
+    """
+
+    turn: int
+    role: str
+    message: str
+    actions: tuple[Any, ...] = ()
+    rejected: tuple[Any, ...] = ()
+    format_error: str | None = None
+    reply_chars: int = 0
+
+
+class GameOver(Message, tag="game_over"):
+    """Environment -> everyone (topic ``game``): the game has ended."""
+
+    outcome: str
+    turn: int
+
+
+AnyMessage = TurnStart | YourTurn | Chat | Act | GameOver

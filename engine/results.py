@@ -1,0 +1,159 @@
+"""A run directory: the run's config, one JSON line per game, resumable.
+
+While a run goes on, records are appended in the order games finish, each with one write so that a
+killed run loses at most the games in flight. When every game of the run is recorded, the file is
+rewritten sorted by game id (last record per game wins), so that the same config and seed give a
+byte-identical file whether the run was interrupted or not.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from .records import GameRecord, decode_key, decode_record, encode_record
+from .spec import RunConfig
+
+FORMAT = 1
+CONFIG_FILE = "config.json"
+RESULTS_FILE = "results.jsonl"
+LOG_FILE = "run.log"
+
+
+class RunDirError(Exception):
+    """A run directory cannot be used as asked; the message says why."""
+
+
+class RunMeta(msgspec.Struct):
+    format: int
+    config: RunConfig
+
+
+class RunDir:
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+
+    @property
+    def config_path(self) -> Path:
+        return self.path / CONFIG_FILE
+
+    @property
+    def results_path(self) -> Path:
+        return self.path / RESULTS_FILE
+
+    @property
+    def log_path(self) -> Path:
+        return self.path / LOG_FILE
+
+    @classmethod
+    def create(cls, path: Path | str, config: RunConfig) -> RunDir:
+        run = cls(path)
+        if run.config_path.exists() or run.results_path.exists():
+            raise RunDirError(f"{run.path} already holds a run; pass --resume {run.path} or another --out")
+        run.path.mkdir(parents=True, exist_ok=True)
+        _write_atomic(run.config_path, msgspec.json.format(msgspec.json.encode(RunMeta(FORMAT, config))) + b"\n")
+        return run
+
+    @classmethod
+    def open(cls, path: Path | str) -> RunDir:
+        run = cls(path)
+        if not run.config_path.exists():
+            raise RunDirError(f"{run.path} is not a run directory (no {CONFIG_FILE})")
+        return run
+
+    def config(self) -> RunConfig:
+        try:
+            meta = msgspec.json.decode(self.config_path.read_bytes(), type=RunMeta)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise RunDirError(f"{self.config_path} cannot be read: {exc}") from None
+        if meta.format != FORMAT:
+            raise RunDirError(f"{self.config_path} has format {meta.format}, this version reads {FORMAT}")
+        return meta.config
+
+    def recorded_ids(self) -> set[int]:
+        """Ids of the games already recorded. A last line cut short by a kill is removed first."""
+        self._drop_partial_tail()
+        ids: set[int] = set()
+        if not self.results_path.exists():
+            return ids
+        with self.results_path.open("rb") as f:
+            for line in f:
+                if line.strip():
+                    ids.add(decode_key(line).game_id)
+        return ids
+
+    def _drop_partial_tail(self) -> None:
+        path = self.results_path
+        if not path.exists():
+            return
+        with path.open("rb+") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            if size == 0:
+                return
+            f.seek(size - 1)
+            if f.read(1) == b"\n":
+                return
+            # Find the last newline and cut after it.
+            position = size - 1
+            chunk = 4096
+            while position > 0:
+                start = max(0, position - chunk)
+                f.seek(start)
+                data = f.read(position - start)
+                newline = data.rfind(b"\n")
+                if newline != -1:
+                    f.truncate(start + newline + 1)
+                    return
+                position = start
+            f.truncate(0)
+
+    def writer(self) -> RecordWriter:
+        return RecordWriter(self.results_path)
+
+    def records(self) -> list[GameRecord]:
+        if not self.results_path.exists():
+            return []
+        with self.results_path.open("rb") as f:
+            return [decode_record(line) for line in f if line.strip() and line.endswith(b"\n")]
+
+    def finalize(self, total: int) -> bool:
+        """Rewrite the results sorted by game id once all ``total`` games are recorded."""
+        latest: dict[int, bytes] = {}
+        if self.results_path.exists():
+            with self.results_path.open("rb") as f:
+                for line in f:
+                    if line.strip() and line.endswith(b"\n"):
+                        latest[decode_key(line).game_id] = line
+        if len(latest) < total:
+            return False
+        _write_atomic(self.results_path, b"".join(latest[i] for i in sorted(latest)))
+        return True
+
+
+class RecordWriter:
+    """Appends records, one unbuffered write per record."""
+
+    def __init__(self, path: Path) -> None:
+        self._file: Any = open(path, "ab", buffering=0)
+
+    def write(self, record: GameRecord) -> None:
+        self._file.write(encode_record(record) + b"\n")
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> RecordWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)

@@ -1,0 +1,267 @@
+"""AsymPuzl: the two-agent shape/color/position puzzle. Pure, synchronous, deterministic.
+
+Ground truth: N pieces (shape, color), N distinct shapes and N distinct colors. Alice's clues are the
+shapes in position order with colors unknown; Bob's clues are the true shape-color pairs in a seeded
+random order. Distractors are pieces outside the truth added to one agent's clues.
+
+Choices where the papers are silent:
+- Positions are 1-based, as in the prompts.
+- A working hypothesis always has N positions. It starts as a copy of the first N clues (with
+  distractors the clues hold N + D pieces, so the copy can start with a distractor in it).
+- Alice's unknown colors are ``None``; a replace action must name a shape and a color, both from the
+  vocabulary, so an unknown color can never be written back.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Literal
+
+import msgspec
+
+from .vocab import COLOR_SET, COLORS, SHAPE_SET, SHAPES
+
+ALICE = "alice"
+BOB = "bob"
+ROLES: tuple[str, str] = (ALICE, BOB)
+ROLE_NAMES = {ALICE: "Alice", BOB: "Bob"}
+
+DistractorSide = Literal["alice", "bob"]
+
+MIN_SIZE = 2
+MAX_PIECES = min(len(SHAPES), len(COLORS))
+MAX_DISTRACTORS = 10
+
+
+class Piece(msgspec.Struct, frozen=True, array_like=True, gc=False):
+    """A shape with its color; ``color`` is None where the agent does not know it."""
+
+    shape: str
+    color: str | None
+
+
+class Replace(msgspec.Struct, frozen=True, gc=False):
+    """Put ``Piece(shape, color)`` at ``position`` (1-based) of the acting agent's hypothesis."""
+
+    position: int
+    shape: str
+    color: str
+
+
+class Rejected(msgspec.Struct, frozen=True, gc=False):
+    """An action that was not applied, and why."""
+
+    action: str
+    reason: str
+
+
+class Puzzle(msgspec.Struct, frozen=True):
+    size: int
+    truth: tuple[Piece, ...]
+    clues: dict[str, tuple[Piece, ...]]
+    distractors: int = 0
+    distractors_in: DistractorSide = ALICE
+
+    def initial_hypothesis(self, role: str) -> tuple[Piece, ...]:
+        return self.clues[role][: self.size]
+
+
+class RoleStatus(msgspec.Struct, frozen=True, gc=False):
+    """What an agent is told about one hypothesis: solved or not, and maybe which positions are wrong."""
+
+    role: str
+    solved: bool
+    wrong: tuple[int, ...] | None = None
+
+
+class Feedback(msgspec.Struct, frozen=True, gc=False):
+    """Feedback for one agent. Fields a mode does not give are None / empty."""
+
+    mode: str
+    own: RoleStatus | None = None
+    others: tuple[RoleStatus, ...] = ()
+    joint_solved: bool | None = None
+
+
+def check_params(size: int, distractors: int = 0, distractors_in: str = ALICE) -> None:
+    """Raise ValueError with a one-line reason if the puzzle parameters are out of range."""
+    if not isinstance(size, int) or size < MIN_SIZE:
+        raise ValueError(f"size must be an integer >= {MIN_SIZE}, got {size!r}")
+    if not isinstance(distractors, int) or not 0 <= distractors <= MAX_DISTRACTORS:
+        raise ValueError(f"distractors must be between 0 and {MAX_DISTRACTORS}, got {distractors!r}")
+    if size + distractors > MAX_PIECES:
+        raise ValueError(
+            f"size + distractors must be at most {MAX_PIECES} (the vocabulary size), "
+            f"got {size} + {distractors}"
+        )
+    if distractors_in not in ROLES:
+        raise ValueError(f"distractors_in must be one of {', '.join(ROLES)}, got {distractors_in!r}")
+
+
+def generate(size: int, seed: int, distractors: int = 0, distractors_in: DistractorSide = ALICE) -> Puzzle:
+    """The puzzle for ``seed``: the same arguments always give the same puzzle."""
+    check_params(size, distractors, distractors_in)
+    rng = random.Random(seed)
+    shapes = rng.sample(SHAPES, size + distractors)
+    colors = rng.sample(COLORS, size + distractors)
+    truth = tuple(Piece(s, c) for s, c in zip(shapes[:size], colors[:size]))
+    extra = [Piece(s, c) for s, c in zip(shapes[size:], colors[size:])]
+
+    alice_pieces = [Piece(p.shape, None) for p in truth]
+    bob_pieces = list(truth)
+    if distractors and distractors_in == ALICE:
+        # Distractors at random places, real pieces keeping their relative order.
+        slots = set(rng.sample(range(size + distractors), distractors))
+        real, fake = iter(alice_pieces), iter(Piece(p.shape, None) for p in extra)
+        alice_pieces = [next(fake) if i in slots else next(real) for i in range(size + distractors)]
+    elif distractors:
+        bob_pieces += extra
+    rng.shuffle(bob_pieces)
+    return Puzzle(
+        size=size,
+        truth=truth,
+        clues={ALICE: tuple(alice_pieces), BOB: tuple(bob_pieces)},
+        distractors=distractors,
+        distractors_in=distractors_in,
+    )
+
+
+def check_action(action: Replace, size: int) -> str | None:
+    """Why ``action`` is invalid for a puzzle of ``size`` positions, or None if it is valid."""
+    if not 1 <= action.position <= size:
+        return f"position {action.position} is out of range 1..{size}"
+    if action.shape not in SHAPE_SET:
+        return f"unknown shape {action.shape!r}"
+    if action.color not in COLOR_SET:
+        return f"unknown color {action.color!r}"
+    return None
+
+
+def describe_action(action: Replace) -> str:
+    return f"replace position {action.position} by the {action.color} {action.shape}"
+
+
+def apply_actions(
+    hypothesis: tuple[Piece, ...], actions: tuple[Replace, ...]
+) -> tuple[tuple[Piece, ...], tuple[int, ...], tuple[Rejected, ...]]:
+    """Apply the valid actions in order; return the new hypothesis, the positions written, the rejected."""
+    size = len(hypothesis)
+    pieces = list(hypothesis)
+    written: list[int] = []
+    rejected: list[Rejected] = []
+    for action in actions:
+        reason = check_action(action, size)
+        if reason is None:
+            pieces[action.position - 1] = Piece(action.shape, action.color)
+            written.append(action.position)
+        else:
+            rejected.append(Rejected(describe_action(action), reason))
+    return tuple(pieces), tuple(written), tuple(rejected)
+
+
+def wrong_positions(hypothesis: tuple[Piece, ...], truth: tuple[Piece, ...]) -> tuple[int, ...]:
+    return tuple(i for i, (h, t) in enumerate(zip(hypothesis, truth), start=1) if h != t)
+
+
+def correct_count(hypothesis: tuple[Piece, ...], truth: tuple[Piece, ...]) -> int:
+    return sum(h == t for h, t in zip(hypothesis, truth))
+
+
+def is_solved(hypothesis: tuple[Piece, ...], truth: tuple[Piece, ...]) -> bool:
+    return hypothesis == truth
+
+
+# ---- Text renderings used by prompts ----
+
+
+def render_piece(position: int, piece: Piece) -> str:
+    color = piece.color if piece.color is not None else "of unknown color"
+    return f"Position {position}: the {piece.shape} is {color}."
+
+
+def render_pieces(pieces: tuple[Piece, ...]) -> str:
+    return "\n".join(render_piece(i, p) for i, p in enumerate(pieces, start=1))
+
+
+def render_clues(role: str, clues: tuple[Piece, ...], size: int) -> str:
+    """An agent's clues with a line saying what they mean."""
+    if role == ALICE:
+        head = (
+            f"You see the correct shape at each position, but not the colors. "
+            f"The puzzle has {size} positions"
+        )
+    else:
+        head = (
+            f"You see the correct shape-color pairs, but in random order. "
+            f"The puzzle has {size} positions"
+        )
+    if len(clues) > size:
+        head += f"; {len(clues) - size} of the {len(clues)} pieces below are not part of the puzzle"
+    return head + ".\n" + render_pieces(clues)
+
+
+def _positions(wrong: tuple[int, ...]) -> str:
+    return ", ".join(str(p) for p in wrong)
+
+
+def _status_line(subject: str, status: RoleStatus) -> str:
+    line = f"{subject} part of the puzzle is {'solved' if status.solved else 'unsolved'}"
+    if status.wrong:
+        line += f"; wrong positions: {_positions(status.wrong)}"
+    return line + "."
+
+
+def render_feedback(feedback: Feedback) -> str:
+    """Feedback as the sentences an agent reads; empty when the mode gives nothing."""
+    lines = []
+    if feedback.own is not None:
+        lines.append(_status_line("Your", feedback.own))
+    for status in feedback.others:
+        lines.append(_status_line(f"{ROLE_NAMES.get(status.role, status.role)}'s", status))
+    if feedback.joint_solved is not None:
+        lines.append(f"The puzzle is {'solved' if feedback.joint_solved else 'not solved yet'}.")
+    return "\n".join(lines)
+
+
+class AsymPuzlGame:
+    """One AsymPuzl game in progress: the puzzle, both hypotheses and the action counts."""
+
+    roles: tuple[str, ...] = ROLES
+
+    def __init__(self, puzzle: Puzzle, max_turns: int) -> None:
+        self.puzzle = puzzle
+        self.max_turns = max_turns
+        self._hypotheses = {role: puzzle.initial_hypothesis(role) for role in self.roles}
+        self._writes = {role: [0] * puzzle.size for role in self.roles}
+
+    def clues(self, role: str) -> tuple[Piece, ...]:
+        return self.puzzle.clues[role]
+
+    def hypothesis(self, role: str) -> tuple[Piece, ...]:
+        return self._hypotheses[role]
+
+    def hypotheses(self) -> dict[str, tuple[Piece, ...]]:
+        return dict(self._hypotheses)
+
+    def apply(self, role: str, actions: tuple[Replace, ...]) -> tuple[int, tuple[Rejected, ...]]:
+        hypothesis, written, rejected = apply_actions(self._hypotheses[role], actions)
+        self._hypotheses[role] = hypothesis
+        counts = self._writes[role]
+        for position in written:
+            counts[position - 1] += 1
+        return len(written), rejected
+
+    def solved(self) -> bool:
+        truth = self.puzzle.truth
+        return all(h == truth for h in self._hypotheses.values())
+
+    def progress(self, role: str) -> int:
+        return correct_count(self._hypotheses[role], self.puzzle.truth)
+
+    def metrics(self) -> dict[str, object]:
+        size = self.puzzle.size
+        return {
+            "actions_per_position": {r: sum(c) / size for r, c in self._writes.items()},
+            "position_actions": {r: list(c) for r, c in self._writes.items()},
+            "correct_positions": {r: self.progress(r) for r in self.roles},
+        }
