@@ -8,7 +8,7 @@ from typing import Literal
 import msgspec
 
 from feedback.modes import MODES
-from puzzles.asympuzl import ALICE, BOB, check_params
+from puzzles.asympuzl import ALICE, BOB, InvalidParameter, check_params
 
 HistoryLength = int | None  # None keeps the whole conversation
 
@@ -72,16 +72,16 @@ class RunConfig(msgspec.Struct, frozen=True, kw_only=True):
         return self.max_turns if self.max_turns is not None else 2 * self.size
 
     def validate(self) -> None:
-        """Raise ValueError with a one-line reason naming the bad field."""
+        """Raise InvalidParameter (a ValueError) with a one-line reason; ``field`` names the field."""
         if self.games < 1:
-            raise ValueError(f"games must be at least 1, got {self.games}")
+            raise InvalidParameter("games", f"games must be at least 1, got {self.games}")
         check_params(self.size, self.distractors, self.distractors_in)
         if self.feedback not in MODES:
-            raise ValueError(f"feedback must be one of {', '.join(MODES)}, got {self.feedback!r}")
+            raise InvalidParameter("feedback", f"feedback must be one of {', '.join(MODES)}, got {self.feedback!r}")
         if self.max_turns is not None and self.max_turns < 1:
-            raise ValueError(f"max_turns must be at least 1, got {self.max_turns}")
+            raise InvalidParameter("max_turns", f"max_turns must be at least 1, got {self.max_turns}")
         if self.history is not None and self.history < 0:
-            raise ValueError(f"history must be 0 or more, or full, got {self.history}")
+            raise InvalidParameter("history", f"history must be 0 or more, or full, got {self.history}")
 
     def spec(self, index: int) -> GameSpec:
         return GameSpec(

@@ -5,6 +5,7 @@ from .asympuzl import (
     BOB,
     ROLES,
     Feedback,
+    InvalidParameter,
     Piece,
     Puzzle,
     Rejected,
@@ -24,7 +25,7 @@ from .asympuzl import (
 from .replies import Reply, ReplyFormatError, format_reply, parse_reply
 
 __all__ = [
-    "ALICE", "BOB", "ROLES", "Feedback", "Piece", "Puzzle", "Rejected", "Replace", "Reply",
+    "ALICE", "BOB", "ROLES", "Feedback", "InvalidParameter", "Piece", "Puzzle", "Rejected", "Replace", "Reply",
     "ReplyFormatError", "RoleStatus", "apply_actions", "check_action", "check_params",
     "correct_count", "format_reply", "generate", "is_solved", "parse_reply", "render_clues",
     "render_feedback", "render_pieces", "wrong_positions",

@@ -83,19 +83,32 @@ class Feedback(msgspec.Struct, frozen=True, gc=False):
     joint_solved: bool | None = None
 
 
+class InvalidParameter(ValueError):
+    """A parameter is out of range; ``field`` names it and the message says why."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
 def check_params(size: int, distractors: int = 0, distractors_in: str = ALICE) -> None:
-    """Raise ValueError with a one-line reason if the puzzle parameters are out of range."""
+    """Raise InvalidParameter with a one-line reason if the puzzle parameters are out of range."""
     if not isinstance(size, int) or size < MIN_SIZE:
-        raise ValueError(f"size must be an integer >= {MIN_SIZE}, got {size!r}")
+        raise InvalidParameter("size", f"size must be an integer >= {MIN_SIZE}, got {size!r}")
     if not isinstance(distractors, int) or not 0 <= distractors <= MAX_DISTRACTORS:
-        raise ValueError(f"distractors must be between 0 and {MAX_DISTRACTORS}, got {distractors!r}")
+        raise InvalidParameter(
+            "distractors", f"distractors must be between 0 and {MAX_DISTRACTORS}, got {distractors!r}"
+        )
     if size + distractors > MAX_PIECES:
-        raise ValueError(
+        raise InvalidParameter(
+            "size",
             f"size + distractors must be at most {MAX_PIECES} (the vocabulary size), "
-            f"got {size} + {distractors}"
+            f"got {size} + {distractors}",
         )
     if distractors_in not in ROLES:
-        raise ValueError(f"distractors_in must be one of {', '.join(ROLES)}, got {distractors_in!r}")
+        raise InvalidParameter(
+            "distractors_in", f"distractors_in must be one of {', '.join(ROLES)}, got {distractors_in!r}"
+        )
 
 
 def generate(size: int, seed: int, distractors: int = 0, distractors_in: DistractorSide = ALICE) -> Puzzle:

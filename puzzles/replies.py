@@ -118,5 +118,5 @@ def format_reply(prose: str, message: str, actions: tuple[Replace, ...] | list[R
             {"replace": a.position, "by": {"shape": a.shape, "color": a.color}} for a in actions
         ],
     }
-    body = json.dumps(obj, ensure_ascii=False)
+    body = msgspec.json.encode(obj).decode()
     return f"{prose}\n{body}" if prose else body

@@ -22,7 +22,7 @@ from rich.console import Console
 from engine import PolicyFactory, RunConfig, RunDir, RunDirError, RunProgress, run_games, summarize
 from engine.records import GameRecord
 from feedback.modes import MODES
-from puzzles.asympuzl import ROLES
+from puzzles.asympuzl import ROLES, InvalidParameter
 
 from ._display import ProgressDisplay, summary_table
 
@@ -88,22 +88,22 @@ def build_parser(factory: PolicyFactory) -> OneLineParser:
         description="Run AsymPuzl games concurrently (scripted agents offline) and summarise them.",
     )
     game = p.add_argument_group("games (saved with the run)")
-    game.add_argument("--games", type=_positive, help="number of games (default 1000)")
-    game.add_argument("--size", type=_positive, help="puzzle size N (default 5)")
-    game.add_argument("--distractors", type=_count, help="distractor pieces D, 0 to 10 (default 0)")
-    game.add_argument("--distractors-in", type=_choice(list(ROLES)), help="whose clues get the distractors (default alice)")
-    game.add_argument("--feedback", type=_choice(list(MODES)), help=f"feedback mode: {', '.join(MODES)} (default own_detailed)")
-    game.add_argument("--max-turns", type=_positive, help="turn limit T (default 2N)")
-    game.add_argument("--history", type=_history, help="messages of each agent kept in the prompt: 0, 1, 2, ... or full (default 1)")
-    game.add_argument("--alice", help=f"Alice's policy: {policies} (default share_everything)")
-    game.add_argument("--bob", help=f"Bob's policy: {policies} (default share_everything)")
-    game.add_argument("--seed", type=int, help="run seed; game i gets a seed derived from it and i (default 0)")
+    game.add_argument("--games", type=_positive, metavar="G", help="number of games (default 1000)")
+    game.add_argument("--size", type=_positive, metavar="N", help="puzzle size N (default 5)")
+    game.add_argument("--distractors", type=_count, metavar="D", help="distractor pieces D, 0 to 10 (default 0)")
+    game.add_argument("--distractors-in", type=_choice(list(ROLES)), metavar="ROLE", help="whose clues get the distractors (default alice)")
+    game.add_argument("--feedback", type=_choice(list(MODES)), metavar="MODE", help=f"feedback mode: {', '.join(MODES)} (default own_detailed)")
+    game.add_argument("--max-turns", type=_positive, metavar="T", help="turn limit T (default 2N)")
+    game.add_argument("--history", type=_history, metavar="H", help="messages of each agent kept in the prompt: 0, 1, 2, ... or full (default 1)")
+    game.add_argument("--alice", metavar="POLICY", help=f"Alice's policy: {policies} (default share_everything)")
+    game.add_argument("--bob", metavar="POLICY", help=f"Bob's policy: {policies} (default share_everything)")
+    game.add_argument("--seed", type=int, metavar="S", help="run seed; game i gets a seed derived from it and i (default 0)")
     run = p.add_argument_group("running")
-    run.add_argument("--concurrency", type=_positive, default=DEFAULT_CONCURRENCY, help=f"games in flight at once (default {DEFAULT_CONCURRENCY})")
-    run.add_argument("--out", type=Path, help="run directory (default runs/<UTC time>)")
+    run.add_argument("--concurrency", type=_positive, metavar="C", default=DEFAULT_CONCURRENCY, help=f"games in flight at once (default {DEFAULT_CONCURRENCY})")
+    run.add_argument("--out", type=Path, metavar="RUN_DIR", help="run directory (default runs/<UTC time>)")
     run.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR, skipping recorded games")
     run.add_argument("--no-dashboard", action="store_true", help="no live display: a summary line every few seconds")
-    run.add_argument("--log-level", type=_choice(["debug", "info", "warning", "error"]), default="info", help="level of the run's JSON log (default info)")
+    run.add_argument("--log-level", type=_choice(["debug", "info", "warning", "error"]), metavar="LEVEL", default="info", help="level of the run's JSON log (default info)")
     return p
 
 
@@ -151,7 +151,10 @@ def prepare(argv: list[str] | None, factory: PolicyFactory) -> tuple[argparse.Na
                 parser.error(problem)
         else:
             config = config_from_args(args)
-            config.validate()
+            try:
+                config.validate()
+            except InvalidParameter as exc:
+                parser.error(f"argument {GAME_FLAGS.get(exc.field, exc.field)}: {exc}")
             for flag, name in (("--alice", config.alice), ("--bob", config.bob)):
                 try:
                     factory.check(name)

@@ -1,0 +1,55 @@
+import pytest
+
+from feedback.modes import MODES, feedback_mode
+from puzzles.asympuzl import ALICE, BOB, Feedback, Piece, RoleStatus, render_feedback
+
+TRUTH = (Piece("square", "red"), Piece("circle", "blue"), Piece("star", "green"))
+ALICE_WRONG_2_3 = (Piece("square", "red"), Piece("circle", None), Piece("star", None))
+HYPOTHESES = {ALICE: ALICE_WRONG_2_3, BOB: TRUTH}
+
+
+def test_none_gives_nothing():
+    fb = MODES["none"](TRUTH, HYPOTHESES, ALICE)
+    assert fb == Feedback(mode="none")
+    assert render_feedback(fb) == ""
+
+
+def test_own_says_only_whether_the_own_hypothesis_is_solved():
+    assert MODES["own"](TRUTH, HYPOTHESES, ALICE).own == RoleStatus(ALICE, solved=False)
+    fb = MODES["own"](TRUTH, HYPOTHESES, BOB)
+    assert fb.own == RoleStatus(BOB, solved=True) and fb.others == () and fb.joint_solved is None
+
+
+def test_own_detailed_lists_the_wrong_positions():
+    fb = MODES["own_detailed"](TRUTH, HYPOTHESES, ALICE)
+    assert fb.own == RoleStatus(ALICE, solved=False, wrong=(2, 3))
+    assert render_feedback(fb) == "Your part of the puzzle is unsolved; wrong positions: 2, 3."
+    assert MODES["own_detailed"](TRUTH, HYPOTHESES, BOB).own == RoleStatus(BOB, solved=True, wrong=())
+
+
+def test_joint_says_whether_both_are_solved():
+    assert MODES["joint"](TRUTH, HYPOTHESES, BOB) == Feedback(mode="joint", joint_solved=False)
+    assert MODES["joint"](TRUTH, {ALICE: TRUTH, BOB: TRUTH}, ALICE).joint_solved is True
+    assert render_feedback(MODES["joint"](TRUTH, HYPOTHESES, BOB)) == "The puzzle is not solved yet."
+
+
+def test_both_tells_own_and_partner_status_without_positions():
+    fb = MODES["both"](TRUTH, HYPOTHESES, BOB)
+    assert fb.own == RoleStatus(BOB, solved=True)
+    assert fb.others == (RoleStatus(ALICE, solved=False),)
+    assert render_feedback(fb) == (
+        "Your part of the puzzle is solved.\nAlice's part of the puzzle is unsolved."
+    )
+
+
+def test_both_detailed_lists_wrong_positions_on_both_sides():
+    fb = MODES["both_detailed"](TRUTH, HYPOTHESES, BOB)
+    assert fb.own == RoleStatus(BOB, solved=True, wrong=())
+    assert fb.others == (RoleStatus(ALICE, solved=False, wrong=(2, 3)),)
+    assert "Alice's part of the puzzle is unsolved; wrong positions: 2, 3." in render_feedback(fb)
+
+
+def test_mode_names_with_hyphens_and_unknown_names():
+    assert feedback_mode("own-detailed") is MODES["own_detailed"]
+    with pytest.raises(ValueError, match="unknown feedback mode 'partial'"):
+        feedback_mode("partial")

@@ -1,0 +1,143 @@
+"""Whole games with scripted policies, through the real actors and bus."""
+
+import msgspec
+import pytest
+
+from actors.scripted import OnePiece
+from bus import Channel
+from engine import GameRecord, PolicyFactory
+from engine.game import BUILDERS
+from engine.stats import summarize
+from puzzles.asympuzl import generate
+from tests.helpers import play_async, spec
+
+
+@pytest.mark.parametrize("size", [3, 5, 10, 20])
+async def test_share_everything_solves_any_size_in_exactly_two_turns(size):
+    for index in range(10):
+        record = await play_async(spec(index, size=size))
+        assert record.outcome == "success", record
+        assert record.solved_turn == 2 and record.turns == 2
+        assert record.actions_per_position["alice"] == 1.0  # every color written once
+        assert record.actions_per_position["bob"] <= 1.0
+        assert record.format_errors == {"alice": 0, "bob": 0}
+
+
+@pytest.mark.parametrize("side", ["alice", "bob"])
+@pytest.mark.parametrize("distractors", [3, 10])
+async def test_share_everything_sees_through_distractors(side, distractors):
+    for index in range(5):
+        record = await play_async(spec(index, size=5, distractors=distractors, distractors_in=side))
+        assert record.outcome == "success" and record.solved_turn == 2
+
+
+@pytest.mark.parametrize("partner", ["share_everything", "one_piece", "ignore", "noisy"])
+async def test_ignoring_alice_never_solves_and_never_acts(partner):
+    for index in range(10):
+        record = await play_async(spec(index, size=4, alice="ignore", bob=partner))
+        assert record.outcome == "failure" and record.turns == 8
+        assert record.position_actions["alice"] == [0, 0, 0, 0]
+
+
+async def test_both_ignoring_never_solves():
+    for index in range(20):
+        record = await play_async(spec(index, size=2, alice="ignore", bob="ignore"))
+        assert record.outcome == "failure"
+
+
+async def test_one_piece_per_message_needs_n_plus_one_turns():
+    for index in range(5):
+        record = await play_async(spec(index, size=5, alice="one_piece", bob="one_piece"))
+        assert record.outcome == "success" and record.solved_turn == 6
+        # One piece per message: each of Bob's messages names a single pair.
+        assert max(record.message_chars["bob"]) < 40
+
+
+@pytest.mark.parametrize("distractors", [3, 5, 10])
+async def test_one_piece_asks_about_each_shape_up_to_the_last_real_one(distractors):
+    """Alice asks about her shapes in order, one per turn, and learns the last color a turn later."""
+    for index in range(10):
+        game_spec = spec(index, size=5, distractors=distractors, alice="one_piece", bob="one_piece")
+        puzzle = generate(5, game_spec.seed, distractors, "alice")
+        real = {p.shape for p in puzzle.truth}
+        last_real = max(i for i, p in enumerate(puzzle.clues["alice"], 1) if p.shape in real)
+        record = await play_async(game_spec)
+        if last_real + 1 <= 10:
+            assert record.outcome == "success" and record.solved_turn == last_real + 1
+        else:
+            assert record.outcome == "failure"
+
+
+async def test_no_history_means_no_messages_and_no_solution():
+    record = await play_async(spec(0, size=5, history=0))
+    assert record.outcome == "failure"
+
+
+async def test_partners_learn_only_from_the_delivered_text():
+    """Blank every message on the channel: share-everything can no longer solve anything."""
+
+    class Blank(Channel):
+        def transmit(self, message):
+            return (msgspec.structs.replace(message, text="..."),)
+
+    def build(game_spec, bus, factory):
+        environment, actors = BUILDERS["asympuzl"](game_spec, bus, factory)
+        for sender, recipient in list(bus._channels):
+            bus.connect(sender, recipient, Blank())
+        return environment, actors
+
+    BUILDERS["blank"] = build
+    try:
+        game_spec = msgspec.structs.replace(spec(0, size=5), puzzle="blank")
+        record = await play_async(game_spec)
+    finally:
+        del BUILDERS["blank"]
+    assert record.outcome == "failure"
+
+
+async def test_feedback_modes_change_the_noisy_policy_outcomes():
+    rates = {}
+    for mode in ["none", "own", "own_detailed", "joint"]:
+        records = [await play_async(spec(i, size=5, alice="noisy", bob="noisy", feedback=mode)) for i in range(60)]
+        rates[mode] = summarize(records)[0].success_rate
+    # Detailed feedback fixes the noise; a bare solved/unsolved signal makes it rewrite everything;
+    # a joint signal makes both rewrite everything; no feedback leaves the first noisy write.
+    assert rates["own_detailed"] == 1.0
+    assert rates["none"] < rates["joint"] < rates["own"] < rates["own_detailed"]
+
+
+async def test_same_seed_same_record():
+    one = await play_async(spec(3, size=6, alice="noisy", bob="one_piece", feedback="both"))
+    two = await play_async(spec(3, size=6, alice="noisy", bob="one_piece", feedback="both"))
+    assert msgspec.json.encode(one) == msgspec.json.encode(two)
+
+
+async def test_a_reply_without_json_is_a_format_error_that_uses_up_the_turn():
+    class Rambling:
+        def __init__(self, role, rng):
+            self.turns = 0
+
+        async def reply(self, context):
+            self.turns += 1
+            if self.turns == 1:
+                return "I am not sure what to do."
+            assert any("could not be read" in n for n in context.notices)  # told next turn
+            return '{"message": "", "actions": [{"replace": 99, "by": {"shape": "star", "color": "red"}}]}'
+
+    class Factory(PolicyFactory):
+        def make(self, name, role, seed):
+            if name == "rambling":
+                return Rambling(role, None)
+            return super().make(name, role, seed)
+
+        def check(self, name):
+            if name != "rambling":
+                super().check(name)
+
+    record: GameRecord = await play_async(spec(0, size=3, max_turns=2, alice="rambling"), Factory())
+    assert record.outcome == "failure"
+    assert record.format_errors == {"alice": 1, "bob": 0}
+    assert record.invalid_actions["alice"] == 1
+    first, second = [t for t in record.turn_log if t.role == "alice"]
+    assert first.format_error == "no JSON object found in the reply" and first.applied == 0
+    assert second.rejected[0].reason == "position 99 is out of range 1..3"

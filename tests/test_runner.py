@@ -1,0 +1,146 @@
+"""The command line: arguments, results files, determinism, interruption and resume."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from engine import RunDir
+from runners.concurrent import main
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNNER = [sys.executable, "-m", "runners.concurrent"]
+
+
+def run_cli(*args, cwd=ROOT):
+    return subprocess.run([*RUNNER, *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize(
+    "args, flag",
+    [
+        (["--games", "0"], "--games"),
+        (["--games", "ten"], "--games"),
+        (["--size", "1"], "--size"),
+        (["--size", "35", "--distractors", "10"], "--size"),
+        (["--distractors", "11"], "--distractors"),
+        (["--distractors-in", "carol"], "--distractors-in"),
+        (["--feedback", "partial"], "--feedback"),
+        (["--max-turns", "-3"], "--max-turns"),
+        (["--history", "some"], "--history"),
+        (["--alice", "genius"], "--alice"),
+        (["--bob", "openai:gpt-4o"], "--bob"),
+        (["--concurrency", "0"], "--concurrency"),
+        (["--frobnicate"], "--frobnicate"),
+    ],
+)
+def test_bad_argument_is_one_line_naming_it_with_status_2(args, flag, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([*args, "--out", str(tmp_path / "run")])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and flag in err and "Traceback" not in err
+    assert not (tmp_path / "run" / "results.jsonl").exists()
+
+
+def test_main_job_writes_config_results_log_and_summary(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["--games", "50", "--size", "4", "--out", str(out), "--no-dashboard"]) == 0
+    printed = capsys.readouterr().out
+    assert "success %" in printed and str(out / "results.jsonl") in printed
+    run = RunDir.open(out)
+    assert run.config().games == 50 and run.config().size == 4
+    records = run.records()
+    assert [r.game_id for r in records] == list(range(50))
+    assert all(r.outcome == "success" and r.solved_turn == 2 and r.spec.max_turns == 8 for r in records)
+    assert (out / "summary.json").exists()
+    assert '"event": "run_finished"' in (out / "run.log").read_text()
+
+
+def test_existing_run_dir_is_not_overwritten(tmp_path, capsys):
+    out = tmp_path / "run"
+    main(["--games", "5", "--out", str(out), "--no-dashboard"])
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--games", "5", "--out", str(out)])
+    assert exit_info.value.code == 2 and "--resume" in capsys.readouterr().err
+
+
+def test_same_seed_gives_byte_identical_results(tmp_path):
+    args = ["--games", "150", "--alice", "noisy", "--bob", "one_piece", "--feedback", "both", "--seed", "9", "--no-dashboard"]
+    assert main([*args, "--out", str(tmp_path / "a")]) == 0
+    assert main([*args, "--out", str(tmp_path / "b"), "--concurrency", "7"]) == 0
+    a = (tmp_path / "a" / "results.jsonl").read_bytes()
+    assert a == (tmp_path / "b" / "results.jsonl").read_bytes()
+    assert main([*args[:-2], "10", "--no-dashboard", "--out", str(tmp_path / "c")]) == 0
+    assert a != (tmp_path / "c" / "results.jsonl").read_bytes()
+
+
+def _wait_for_lines(path: Path, at_least: int, proc, timeout=60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_bytes().count(b"\n") >= at_least:
+            return
+        if proc.poll() is not None:
+            pytest.fail(f"run ended before it could be interrupted: {proc.stdout.read()}")
+        time.sleep(0.01)
+    pytest.fail("no records appeared")
+
+
+GAME_ARGS = ["--games", "1500", "--alice", "noisy", "--bob", "noisy", "--feedback", "joint", "--seed", "3", "--concurrency", "32", "--no-dashboard"]
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    out = tmp_path_factory.mktemp("full") / "run"
+    result = run_cli(*GAME_ARGS, "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    return (out / "results.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT])
+def test_interrupted_and_resumed_run_equals_an_uninterrupted_one(how, uninterrupted, tmp_path):
+    out = tmp_path / "run"
+    proc = subprocess.Popen([*RUNNER, *GAME_ARGS, "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    _wait_for_lines(out / "results.jsonl", 100, proc)
+    proc.send_signal(how)
+    output, _ = proc.communicate(timeout=60)
+    partial = (out / "results.jsonl").read_bytes()
+    done = partial.count(b"\n")
+    assert 100 <= done < 1500
+    if how == signal.SIGINT:
+        assert proc.returncode == 130
+        assert "Interrupted" in output and "--resume" in output and "Traceback" not in output
+        assert partial.endswith(b"\n")  # a clean stop leaves only whole records
+    resumed = run_cli("--resume", str(out), "--no-dashboard")
+    assert resumed.returncode == 0, resumed.stderr
+    assert (out / "results.jsonl").read_bytes() == uninterrupted
+
+
+def test_resume_drops_a_record_cut_short_and_never_writes_one_twice(tmp_path, capsys):
+    out = tmp_path / "run"
+    main(["--games", "30", "--out", str(out), "--no-dashboard"])
+    full = (out / "results.jsonl").read_bytes()
+    lines = full.splitlines(keepends=True)
+    (out / "results.jsonl").write_bytes(b"".join(lines[:10]) + lines[10][:57])  # killed mid-write
+    assert main(["--resume", str(out), "--no-dashboard"]) == 0
+    assert (out / "results.jsonl").read_bytes() == full
+    assert main(["--resume", str(out), "--no-dashboard"]) == 0  # nothing left to do
+    assert (out / "results.jsonl").read_bytes() == full
+
+
+def test_resume_refuses_different_game_arguments(tmp_path, capsys):
+    out = tmp_path / "run"
+    main(["--games", "5", "--out", str(out), "--no-dashboard"])
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--resume", str(out), "--size", "7"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "--size" in err and err.count("\n") == 1
+    with pytest.raises(SystemExit):
+        main(["--resume", str(tmp_path / "missing")])
+    assert "not a run directory" in capsys.readouterr().err
