@@ -40,6 +40,14 @@ class ProgressDisplay:
         return f"success {100 * p.successes / scored:5.1f}%" if scored else "success   -  "
 
     async def run(self) -> None:
+        """Redraw until cancelled. A display that fails goes quiet; it never ends the run."""
+        try:
+            await self._run()
+        except Exception as exc:
+            self.close()
+            self.console.print(f"(progress display stopped: {type(exc).__name__}: {exc})", highlight=False)
+
+    async def _run(self) -> None:
         if not self.interactive:
             while True:
                 await anyio.sleep(LINE_INTERVAL)
@@ -56,7 +64,10 @@ class ProgressDisplay:
             console=self.console,
             auto_refresh=False,
         )
-        self._task = self._bar.add_task("games", total=self.progress.total)
+        p = self.progress
+        self._task = self._bar.add_task(
+            "games", total=p.total, completed=p.done, running=p.running, success=self._success_text(), errors=p.errors
+        )
         self._bar.start()
         while True:
             self._update()
@@ -72,9 +83,11 @@ class ProgressDisplay:
         self._bar.refresh()
 
     def close(self) -> None:
-        if self._bar is not None:
-            self._update()
-            self._bar.stop()
+        bar, self._bar = self._bar, None
+        if bar is not None and self._task is not None:
+            p = self.progress
+            bar.update(self._task, completed=p.done, running=p.running, success=self._success_text(), errors=p.errors)
+            bar.stop()
 
 
 def _pct(x: float) -> str:
