@@ -48,17 +48,21 @@ class ParsedReply(Protocol):
     rejected: tuple[Any, ...]
 
 
-def recent_lines(log: list[ChatLine], history: int | None) -> tuple[ChatLine, ...]:
-    """The last ``history`` lines of each sender, in the order they happened; None keeps all."""
+def recent_lines(log: list[ChatLine], history: int | None, me: str) -> tuple[ChatLine, ...]:
+    """The conversation an agent is shown, in the order it happened.
+
+    ``history`` is how many of the latest messages of each sender are kept (None: all). Each partner's
+    newest message is always kept, since it is the only way information reaches the agent; so 0 means
+    the partners' newest messages and none of the agent's own.
+    """
     if history is None:
         return tuple(log)
-    if history <= 0:
-        return ()
     kept: list[ChatLine] = []
     seen: dict[str, int] = {}
     for line in reversed(log):
         count = seen.get(line.sender, 0)
-        if count < history:
+        limit = history if line.sender == me else max(history, 1)
+        if count < limit:
             seen[line.sender] = count + 1
             kept.append(line)
     kept.reverse()
@@ -110,16 +114,17 @@ class AgentActor(Actor):
             clues=self.clues,
             hypothesis=prompt.hypothesis,
             feedback=prompt.feedback,
-            conversation=recent_lines(self.log, self.history),
+            conversation=recent_lines(self.log, self.history, self.role),
             notices=prompt.notices,
         )
         text = await self.policy.reply(context)
+        reply_chars = len(text) if isinstance(text, str) else 0
         try:
             reply = self.parse(text)
         except self.format_error as exc:
             act = Act(
                 game_id=self.game_id, turn=prompt.turn, role=self.role, message="",
-                format_error=str(exc), reply_chars=len(text),
+                format_error=str(exc), reply_chars=reply_chars,
             )
         else:
             if reply.message:
@@ -133,6 +138,6 @@ class AgentActor(Actor):
                     )
             act = Act(
                 game_id=self.game_id, turn=prompt.turn, role=self.role, message=reply.message,
-                actions=reply.actions, rejected=reply.rejected, reply_chars=len(text),
+                actions=reply.actions, rejected=reply.rejected, reply_chars=reply_chars,
             )
         await self.bus.send(self.environment, act)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import traceback
+from pathlib import Path
 from collections.abc import Iterable
 
 import anyio
@@ -68,7 +69,7 @@ def _where(exc: BaseException) -> str | None:
     if not frames:
         return None
     last = frames[-1]
-    return f"{last.filename}:{last.lineno} in {last.name}"
+    return f"{Path(last.filename).name}:{last.lineno} in {last.name}"  # no absolute paths in records
 
 
 def error_info(exc: BaseException) -> ErrorInfo:

@@ -20,6 +20,10 @@ class PolicyFactory:
     def names(self) -> list[str]:
         return sorted(SCRIPTED)
 
+    def canonical(self, name: str) -> str:
+        """The name as it is saved with a run: one spelling per policy."""
+        return _normal(name)
+
     def check(self, name: str) -> None:
         """Raise ValueError with a one-line reason if ``name`` is not a policy this factory can make."""
         key = _normal(name)

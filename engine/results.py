@@ -8,6 +8,7 @@ byte-identical file whether the run was interrupted or not.
 
 from __future__ import annotations
 
+import fcntl
 import os
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ FORMAT = 1
 CONFIG_FILE = "config.json"
 RESULTS_FILE = "results.jsonl"
 LOG_FILE = "run.log"
+LOCK_FILE = ".lock"
 
 
 class RunDirError(Exception):
@@ -73,6 +75,17 @@ class RunDir:
             raise RunDirError(f"{self.config_path} has format {meta.format}, this version reads {FORMAT}")
         return meta.config
 
+    def lock(self) -> Any:
+        """Hold the directory for this process; RunDirError if another process holds it.
+        The lock lasts as long as the returned file stays open."""
+        handle = open(self.path / LOCK_FILE, "a+b")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            raise RunDirError(f"{self.path} is in use by another process") from None
+        return handle
+
     def recorded_ids(self) -> set[int]:
         """Ids of the games already recorded. A last line cut short by a kill is removed first."""
         self._drop_partial_tail()
@@ -80,9 +93,12 @@ class RunDir:
         if not self.results_path.exists():
             return ids
         with self.results_path.open("rb") as f:
-            for line in f:
+            for number, line in enumerate(f, start=1):
                 if line.strip():
-                    ids.add(decode_key(line).game_id)
+                    try:
+                        ids.add(decode_key(line).game_id)
+                    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                        raise RunDirError(f"{self.results_path} line {number} is damaged: {exc}") from None
         return ids
 
     def _drop_partial_tail(self) -> None:
@@ -141,7 +157,10 @@ class RecordWriter:
         self._file: Any = open(path, "ab", buffering=0)
 
     def write(self, record: GameRecord) -> None:
-        self._file.write(encode_record(record) + b"\n")
+        data = memoryview(encode_record(record) + b"\n")
+        while data:  # a raw write may be short (for instance on a full disk)
+            written = self._file.write(data)
+            data = data[written:]
 
     def close(self) -> None:
         self._file.close()

@@ -8,6 +8,8 @@ Choices where the papers are silent:
 - Positions are 1-based, as in the prompts.
 - A working hypothesis always has N positions. It starts as a copy of the first N clues (with
   distractors the clues hold N + D pieces, so the copy can start with a distractor in it).
+- Bob's shuffled clues are never in the true order (re-shuffled if they are), so that neither agent
+  starts out solved; for N = 2 this makes Bob's order always the reversed truth.
 - Alice's unknown colors are ``None``; a replace action must name a shape and a color, both from the
   vocabulary, so an unknown color can never be written back.
 """
@@ -130,6 +132,8 @@ def generate(size: int, seed: int, distractors: int = 0, distractors_in: Distrac
     elif distractors:
         bob_pieces += extra
     rng.shuffle(bob_pieces)
+    while tuple(bob_pieces[:size]) == truth:  # Bob must not start out solved
+        rng.shuffle(bob_pieces)
     return Puzzle(
         size=size,
         truth=truth,

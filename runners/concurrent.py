@@ -12,7 +12,7 @@ import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import Any, NamedTuple, NoReturn, TextIO
 
 import anyio
 import msgspec
@@ -107,23 +107,43 @@ def build_parser(factory: PolicyFactory) -> OneLineParser:
     return p
 
 
-def config_from_args(args: argparse.Namespace) -> RunConfig:
-    values = {k: getattr(args, k) for k in GAME_FLAGS if getattr(args, k) is not None}
-    if values.get("history") == "full":
-        values["history"] = None
+def config_from_args(args: argparse.Namespace, factory: PolicyFactory) -> RunConfig:
+    values = {k: _given(args, k, factory) for k in GAME_FLAGS if getattr(args, k) is not None}
     return RunConfig(**values)
 
 
-def _given_differs(args: argparse.Namespace, saved: RunConfig) -> str | None:
+def _given(args: argparse.Namespace, field: str, factory: PolicyFactory):
+    """A game flag's value as it would be saved: policy names in one spelling, 'full' as None."""
+    value = getattr(args, field)
+    if field == "history" and value == "full":
+        return None
+    if field in ("alice", "bob"):
+        return factory.canonical(value)
+    return value
+
+
+def _given_differs(args: argparse.Namespace, saved: RunConfig, factory: PolicyFactory) -> str | None:
     for field, flag in GAME_FLAGS.items():
-        given = getattr(args, field)
-        if given is None:
+        if getattr(args, field) is None:
             continue
-        if field == "history" and given == "full":
-            given = None
-        if given != getattr(saved, field):
-            return f"argument {flag}: the run being resumed has {flag} {getattr(saved, field)}, got {given}"
+        given = _given(args, field, factory)
+        have = saved.turn_limit if field == "max_turns" else getattr(saved, field)
+        if given != have:
+            shown = lambda v: "full" if field == "history" and v is None else v  # noqa: E731
+            return f"argument {flag}: the run being resumed has {flag} {shown(have)}, got {shown(given)}"
     return None
+
+
+def check_config(parser: OneLineParser, config: RunConfig, factory: PolicyFactory) -> None:
+    try:
+        config.validate()
+    except InvalidParameter as exc:
+        parser.error(f"argument {GAME_FLAGS.get(exc.field, exc.field)}: {exc}")
+    for flag, name in (("--alice", config.alice), ("--bob", config.bob)):
+        try:
+            factory.check(name)
+        except ValueError as exc:
+            parser.error(f"argument {flag}: {exc}")
 
 
 def default_out() -> Path:
@@ -136,7 +156,15 @@ def default_out() -> Path:
     return path
 
 
-def prepare(argv: list[str] | None, factory: PolicyFactory) -> tuple[argparse.Namespace, RunConfig, RunDir]:
+class Prepared(NamedTuple):
+    args: argparse.Namespace
+    config: RunConfig
+    run: RunDir
+    lock: Any  # held until the process ends
+    recorded: set[int]
+
+
+def prepare(argv: list[str] | None, factory: PolicyFactory) -> Prepared:
     """Parse and check everything before any game runs; exits with status 2 on bad input."""
     parser = build_parser(factory)
     args = parser.parse_args(argv)
@@ -146,24 +174,22 @@ def prepare(argv: list[str] | None, factory: PolicyFactory) -> tuple[argparse.Na
                 parser.error("argument --out: cannot be combined with --resume of another directory")
             run = RunDir.open(args.resume)
             config = run.config()
-            problem = _given_differs(args, config)
+            problem = _given_differs(args, config, factory)
             if problem:
                 parser.error(problem)
+            check_config(parser, config, factory)
         else:
-            config = config_from_args(args)
-            try:
-                config.validate()
-            except InvalidParameter as exc:
-                parser.error(f"argument {GAME_FLAGS.get(exc.field, exc.field)}: {exc}")
-            for flag, name in (("--alice", config.alice), ("--bob", config.bob)):
-                try:
-                    factory.check(name)
-                except ValueError as exc:
-                    parser.error(f"argument {flag}: {exc}")
+            config = config_from_args(args, factory)
+            check_config(parser, config, factory)
             run = RunDir.create(args.out or default_out(), config)
+        lock = run.lock()
+        recorded = run.recorded_ids()
     except (RunDirError, ValueError) as exc:
         parser.error(str(exc))
-    return args, config, run
+    except OSError as exc:
+        where = args.resume or args.out or "the run directory"
+        parser.error(f"argument {'--resume' if args.resume else '--out'}: cannot use {where}: {exc.strerror or exc}")
+    return Prepared(args, config, run, lock, recorded)
 
 
 def make_logger(stream: TextIO, level: str):
@@ -178,10 +204,10 @@ def make_logger(stream: TextIO, level: str):
     )
 
 
-async def execute(args: argparse.Namespace, config: RunConfig, run: RunDir, factory: PolicyFactory, console: Console) -> bool:
+async def execute(prepared: Prepared, factory: PolicyFactory, console: Console) -> bool:
     """Run the games not yet recorded; True if the run finished, False if it was interrupted."""
-    done_ids = run.recorded_ids()
-    todo = [i for i in range(config.games) if i not in done_ids]
+    args, config, run = prepared.args, prepared.config, prepared.run
+    todo = [i for i in range(config.games) if i not in prepared.recorded]
     progress = RunProgress(total=config.games, already_done=config.games - len(todo))
     interactive = console.is_terminal and not args.no_dashboard
     interrupted = False
@@ -226,25 +252,38 @@ async def execute(args: argparse.Namespace, config: RunConfig, run: RunDir, fact
 
 def main(argv: list[str] | None = None) -> int:
     factory = PolicyFactory()
-    args, config, run = prepare(argv, factory)
+    prepared = prepare(argv, factory)
+    try:
+        return _run(prepared, factory)
+    finally:
+        prepared.lock.close()
+
+
+def _run(prepared: Prepared, factory: PolicyFactory) -> int:
+    config, run = prepared.config, prepared.run
     console = Console()
     if not console.is_terminal:
         console = Console(width=max(console.width, 132))
     started = time.perf_counter()
-    finished = anyio.run(execute, args, config, run, factory, console)
-    elapsed = time.perf_counter() - started
-    if finished:
-        run.finalize(config.games)
-    records = run.records()
-    summaries = summarize(records)
-    if summaries:
-        console.print(summary_table(summaries))
-    (run.path / "summary.json").write_bytes(msgspec.json.format(msgspec.json.encode(summaries)) + b"\n")
+    try:
+        finished = anyio.run(execute, prepared, factory, console)
+        elapsed = time.perf_counter() - started
+        if finished:
+            run.finalize(config.games)
+        records = run.records()
+        summaries = summarize(records)
+        if summaries:
+            console.print(summary_table(summaries))
+        (run.path / "summary.json").write_bytes(msgspec.json.format(msgspec.json.encode(summaries)) + b"\n")
+    except KeyboardInterrupt:  # outside the games: every finished record is already on disk
+        finished = False
+        records = None
     if finished:
         console.print(f"{len(records)} games in {elapsed:.1f}s. Results: {run.results_path}")
         return 0
+    count = f"{len(records)} of {config.games} games" if records is not None else "finished games"
     console.print(
-        f"Interrupted: {len(records)} of {config.games} games recorded in {run.results_path}. "
+        f"Interrupted: {count} recorded in {run.results_path}. "
         f"Continue with: python -m runners.concurrent --resume {run.path}"
     )
     return EXIT_INTERRUPTED

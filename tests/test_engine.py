@@ -59,7 +59,7 @@ async def test_concurrency_cap_is_respected():
     records = []
     await run_games((config.spec(i) for i in range(30)), factory=Slow(), concurrency=5, on_record=records.append)
     assert len(records) == 30
-    assert peak <= 5 * 1  # one agent of a game acts at a time
+    assert peak == 5  # five games at once, one agent of each acting at a time
 
 
 async def test_cancelling_the_run_stops_it_cleanly():
@@ -96,3 +96,27 @@ def test_game_seeds_depend_on_run_seed_and_index_only():
 def test_run_config_validation_names_the_field(fields, fragment):
     with pytest.raises(ValueError, match=fragment):
         RunConfig(**fields).validate()
+
+
+async def test_an_environment_that_raises_is_recorded_against_the_environment():
+    from engine.game import BUILDERS, play_game
+    import msgspec
+
+    def build(game_spec, bus, factory):
+        environment, actors = BUILDERS["asympuzl"](game_spec, bus, factory)
+
+        def broken_apply(role, actions):
+            raise ValueError("bad state")
+
+        environment.game.apply = broken_apply
+        return environment, actors
+
+    BUILDERS["broken"] = build
+    try:
+        game_spec = msgspec.structs.replace(RunConfig().spec(0), puzzle="broken")
+        record = await play_game(game_spec, PolicyFactory())
+    finally:
+        del BUILDERS["broken"]
+    assert record.outcome == "error"
+    assert (record.error.actor, record.error.type, record.error.message) == ("environment", "ValueError", "bad state")
+    assert record.error.where.startswith("test_engine.py:")

@@ -39,6 +39,13 @@ async def test_ignoring_alice_never_solves_and_never_acts(partner):
         assert record.position_actions["alice"] == [0, 0, 0, 0]
 
 
+@pytest.mark.parametrize("size", [2, 3, 5])
+async def test_ignoring_bob_never_solves_even_when_alice_shares_everything(size):
+    for index in range(30):
+        record = await play_async(spec(index, size=size, alice="share_everything", bob="ignore"))
+        assert record.outcome == "failure" and record.position_actions["bob"] == [0] * size
+
+
 async def test_both_ignoring_never_solves():
     for index in range(20):
         record = await play_async(spec(index, size=2, alice="ignore", bob="ignore"))
@@ -68,9 +75,20 @@ async def test_one_piece_asks_about_each_shape_up_to_the_last_real_one(distracto
             assert record.outcome == "failure"
 
 
-async def test_no_history_means_no_messages_and_no_solution():
+def test_history_keeps_the_latest_of_each_sender_and_always_the_partners_newest():
+    from actors.agent import ChatLine, recent_lines
+
+    log = [ChatLine(t, s, f"{s}{t}") for t in (1, 2, 3) for s in ("alice", "bob")]
+    texts = lambda h: [line.text for line in recent_lines(log, h, "bob")]  # noqa: E731
+    assert texts(0) == ["alice3"]
+    assert texts(1) == ["alice3", "bob3"]
+    assert texts(2) == ["alice2", "bob2", "alice3", "bob3"]
+    assert texts(None) == [line.text for line in log]
+
+
+async def test_history_zero_still_delivers_the_partners_newest_message():
     record = await play_async(spec(0, size=5, history=0))
-    assert record.outcome == "failure"
+    assert record.outcome == "success" and record.solved_turn == 2
 
 
 async def test_partners_learn_only_from_the_delivered_text():
@@ -135,9 +153,25 @@ async def test_a_reply_without_json_is_a_format_error_that_uses_up_the_turn():
                 super().check(name)
 
     record: GameRecord = await play_async(spec(0, size=3, max_turns=2, alice="rambling"), Factory())
+    assert record.error is None
     assert record.outcome == "failure"
     assert record.format_errors == {"alice": 1, "bob": 0}
     assert record.invalid_actions["alice"] == 1
     first, second = [t for t in record.turn_log if t.role == "alice"]
     assert first.format_error == "no JSON object found in the reply" and first.applied == 0
     assert second.rejected[0].reason == "position 99 is out of range 1..3"
+
+
+async def test_a_reply_that_is_not_text_is_a_format_error_not_a_crash():
+    class Silent:
+        async def reply(self, context):
+            return None
+
+    class Factory(PolicyFactory):
+        def make(self, name, role, seed):
+            return Silent() if role == "bob" else super().make(name, role, seed)
+
+    record = await play_async(spec(0, size=3, max_turns=1), Factory())
+    assert record.outcome == "failure" and record.error is None
+    assert record.format_errors["bob"] == 1
+    assert record.turn_log[-1].format_error == "the reply is not text but NoneType"

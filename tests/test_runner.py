@@ -166,3 +166,56 @@ def test_progress_bar_on_a_terminal_shows_the_counts(tmp_path):
     display.close()
     text = console.export_text()
     assert "10/40" in text and "4 running" in text and "success  90.0%" in text and "errors 0" in text
+
+
+def test_unusable_out_path_is_a_one_line_error(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    for out in (blocker, blocker / "run"):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["--games", "3", "--out", str(out)])
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and "--out" in err and err.count("\n") == 1
+
+
+def test_damaged_results_on_resume_is_a_one_line_error(tmp_path, capsys):
+    out = tmp_path / "run"
+    main(["--games", "5", "--out", str(out), "--no-dashboard"])
+    lines = (out / "results.jsonl").read_bytes().splitlines(keepends=True)
+    (out / "results.jsonl").write_bytes(lines[0] + b"{not json}\n" + lines[1])
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--resume", str(out)])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "line 2 is damaged" in err and err.count("\n") == 1
+
+
+def test_resume_checks_the_saved_config(tmp_path, capsys):
+    out = tmp_path / "run"
+    main(["--games", "5", "--out", str(out), "--no-dashboard"])
+    config = out / "config.json"
+    config.write_text(config.read_text().replace('"size": 5', '"size": 1'))
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--resume", str(out)])
+    assert exit_info.value.code == 2 and "--size" in capsys.readouterr().err
+
+
+def test_policy_names_are_saved_in_one_spelling_and_turn_limit_compares_as_used(tmp_path, capsys):
+    out = tmp_path / "run"
+    main(["--games", "5", "--alice", "Share-Everything", "--out", str(out), "--no-dashboard"])
+    assert RunDir.open(out).config().alice == "share_everything"
+    assert main(["--resume", str(out), "--alice", "share-everything", "--max-turns", "10", "--no-dashboard"]) == 0
+
+
+def test_a_run_directory_in_use_is_refused(tmp_path, capsys):
+    out = tmp_path / "run"
+    main(["--games", "5", "--out", str(out), "--no-dashboard"])
+    holder = RunDir.open(out).lock()
+    try:
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as exit_info:
+            main(["--resume", str(out)])
+        assert exit_info.value.code == 2 and "in use by another process" in capsys.readouterr().err
+    finally:
+        holder.close()
