@@ -29,7 +29,7 @@ import random
 import re
 from collections.abc import Callable
 
-from puzzles.asympuzl import ALICE, Feedback, Piece, Replace
+from puzzles.asympuzl import ALICE, SOLO, Feedback, Piece, Replace
 from puzzles.replies import format_reply
 from puzzles.vocab import COLORS
 
@@ -100,6 +100,13 @@ def alice_target(context: TurnContext, memory: _Memory) -> dict[int, Piece]:
     }
 
 
+def solo_target(context: TurnContext, memory: _Memory) -> dict[int, Piece]:
+    """With both views: Alice's shapes that have a pair, in her order, with the pair's color."""
+    colors = {p.shape: p.color for p in context.clues if p.color is not None}
+    shapes = [p.shape for p in context.clues if p.color is None and p.shape in colors]
+    return {i: Piece(s, colors[s]) for i, s in enumerate(shapes[: context.size], start=1)}
+
+
 def bob_target(context: TurnContext, memory: _Memory) -> dict[int, Piece]:
     """Bob's best known piece per position: from Alice's ordered list and her exact placements."""
     mine = {p.shape: p for p in context.clues}
@@ -113,6 +120,12 @@ def bob_target(context: TurnContext, memory: _Memory) -> dict[int, Piece]:
     return target
 
 
+def target_for(context: TurnContext, memory: _Memory) -> dict[int, Piece]:
+    if context.role == SOLO:
+        return solo_target(context, memory)
+    return (alice_target if context.role == ALICE else bob_target)(context, memory)
+
+
 def _changes(context: TurnContext, target: dict[int, Piece], positions) -> list[Replace]:
     hypothesis = context.hypothesis
     return [
@@ -123,6 +136,8 @@ def _changes(context: TurnContext, target: dict[int, Piece], positions) -> list[
 
 
 def share_message(context: TurnContext) -> str:
+    if context.role == SOLO:
+        return ""
     if context.role == ALICE:
         shapes = ", ".join(p.shape for p in context.clues)
         text = f"The puzzle has {context.size} positions. My shapes in order: {shapes}."
@@ -141,7 +156,7 @@ class ShareEverything:
 
     async def reply(self, context: TurnContext) -> str:
         self.memory.read(context)
-        target = (alice_target if context.role == ALICE else bob_target)(context, self.memory)
+        target = target_for(context, self.memory)
         actions = _changes(context, target, target)
         return format_reply("I will share everything I know.", share_message(context), actions)
 
@@ -157,11 +172,12 @@ class OnePiece:
     async def reply(self, context: TurnContext) -> str:
         memory = self.memory
         memory.read(context)
+        target = target_for(context, memory)
         if context.role == ALICE:
-            target = alice_target(context, memory)
             message = self._alice_question(context)
+        elif context.role == SOLO:
+            message = ""
         else:
-            target = bob_target(context, memory)
             message = self._bob_answer(context, target)
         actions = _changes(context, target, target)
         return format_reply("One thing at a time.", message, actions)
@@ -232,7 +248,7 @@ class Noisy:
         return set()
 
     def _garble(self, piece: Piece, context: TurnContext) -> Piece:
-        if context.role == ALICE:
+        if context.role in (ALICE, SOLO):
             others = [c for c in COLORS if c != piece.color]
             return Piece(piece.shape, self.rng.choice(others))
         others = [p for p in context.clues if p != piece]
@@ -240,7 +256,7 @@ class Noisy:
 
     async def reply(self, context: TurnContext) -> str:
         self.memory.read(context)
-        target = (alice_target if context.role == ALICE else bob_target)(context, self.memory)
+        target = target_for(context, self.memory)
         positions = {p for p, piece in target.items() if self.intended.get(p) != piece}
         positions |= self._to_rewrite(context.feedback, target) & set(target)
         actions = []

@@ -14,7 +14,7 @@ from actors.environment import Environment, GameResult
 from bus import Bus, Tap
 from feedback.actor import FeedbackActor
 from feedback.modes import feedback_mode
-from puzzles.asympuzl import AsymPuzlGame, generate
+from puzzles.asympuzl import ROLES, SOLO, AsymPuzlGame, generate
 from puzzles.replies import ReplyFormatError, parse_reply
 
 from .policies import PolicyFactory
@@ -22,10 +22,12 @@ from .records import ErrorInfo, GameRecord
 from .spec import GameSpec
 
 
-def build_asympuzl(spec: GameSpec, bus: Bus, factory: PolicyFactory) -> tuple[Environment, list[Actor]]:
+def build_asympuzl(
+    spec: GameSpec, bus: Bus, factory: PolicyFactory, roles: tuple[str, ...] = ROLES
+) -> tuple[Environment, list[Actor]]:
     """The actors of one AsymPuzl game, wired on ``bus``: everyone may talk to everyone."""
     puzzle = generate(spec.size, spec.seed, spec.distractors, spec.distractors_in)
-    game = AsymPuzlGame(puzzle, spec.max_turns)
+    game = AsymPuzlGame(puzzle, spec.max_turns, roles)
     environment = Environment(bus, spec.game_id, game)
     mode = feedback_mode(spec.feedback)
     truth = puzzle.truth
@@ -40,7 +42,7 @@ def build_asympuzl(spec: GameSpec, bus: Bus, factory: PolicyFactory) -> tuple[En
         policy = factory.make(spec.agents[role], role, spec.seed)
         actors.append(
             AgentActor(
-                bus, role, policy, game_id=spec.game_id, clues=puzzle.clues[role], size=puzzle.size,
+                bus, role, policy, game_id=spec.game_id, clues=game.clues(role), size=puzzle.size,
                 parse=parse_reply, format_error=ReplyFormatError, history=spec.history,
             )
         )
@@ -50,7 +52,12 @@ def build_asympuzl(spec: GameSpec, bus: Bus, factory: PolicyFactory) -> tuple[En
     return environment, actors
 
 
-BUILDERS = {"asympuzl": build_asympuzl}
+def build_asympuzl_solo(spec: GameSpec, bus: Bus, factory: PolicyFactory) -> tuple[Environment, list[Actor]]:
+    """The single-agent check: one agent holds both views and no one to talk to."""
+    return build_asympuzl(spec, bus, factory, roles=(SOLO,))
+
+
+BUILDERS = {"asympuzl": build_asympuzl, "asympuzl_solo": build_asympuzl_solo}
 
 
 def _find_actor_failure(exc: BaseException) -> ActorFailed | None:

@@ -17,6 +17,9 @@ import msgspec
 
 from .records import GameRecord, decode_key, decode_record, encode_record
 from .spec import RunConfig
+from .sweep import Grid
+
+Plan = RunConfig | Grid
 
 FORMAT = 1
 CONFIG_FILE = "config.json"
@@ -31,7 +34,7 @@ class RunDirError(Exception):
 
 class RunMeta(msgspec.Struct):
     format: int
-    config: RunConfig
+    config: Plan
 
 
 class RunDir:
@@ -51,7 +54,7 @@ class RunDir:
         return self.path / LOG_FILE
 
     @classmethod
-    def create(cls, path: Path | str, config: RunConfig) -> RunDir:
+    def create(cls, path: Path | str, config: Plan) -> RunDir:
         run = cls(path)
         if run.config_path.exists() or run.results_path.exists():
             raise RunDirError(f"{run.path} already holds a run; pass --resume {run.path} or another --out")
@@ -66,7 +69,7 @@ class RunDir:
             raise RunDirError(f"{run.path} is not a run directory (no {CONFIG_FILE})")
         return run
 
-    def config(self) -> RunConfig:
+    def config(self) -> Plan:
         try:
             meta = msgspec.json.decode(self.config_path.read_bytes(), type=RunMeta)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Iterator
 from typing import Literal
 
 import msgspec
@@ -18,7 +19,7 @@ class GameSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=False):
 
     game_id: int
     seed: int
-    puzzle: Literal["asympuzl"] = "asympuzl"
+    puzzle: Literal["asympuzl", "asympuzl_solo"] = "asympuzl"
     size: int = 5
     distractors: int = 0
     distractors_in: Literal["alice", "bob"] = ALICE
@@ -53,7 +54,7 @@ def game_seed(run_seed: int, index: int) -> int:
     return int.from_bytes(digest, "big") >> 1
 
 
-class RunConfig(msgspec.Struct, frozen=True, kw_only=True):
+class RunConfig(msgspec.Struct, frozen=True, kw_only=True, tag="run"):
     """One condition repeated over ``games`` seeds."""
 
     games: int = 1000
@@ -66,6 +67,13 @@ class RunConfig(msgspec.Struct, frozen=True, kw_only=True):
     history: HistoryLength = 1
     alice: str = "share_everything"
     bob: str = "share_everything"
+
+    @property
+    def total(self) -> int:
+        return self.games
+
+    def specs_for(self, indices: Iterable[int]) -> Iterator[GameSpec]:
+        return (self.spec(i) for i in indices)
 
     @property
     def turn_limit(self) -> int:

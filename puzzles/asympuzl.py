@@ -26,7 +26,8 @@ from .vocab import COLOR_SET, COLORS, SHAPE_SET, SHAPES
 ALICE = "alice"
 BOB = "bob"
 ROLES: tuple[str, str] = (ALICE, BOB)
-ROLE_NAMES = {ALICE: "Alice", BOB: "Bob"}
+SOLO = "solo"  # the single-agent check: one agent holds both views
+ROLE_NAMES = {ALICE: "Alice", BOB: "Bob", SOLO: "You"}
 
 DistractorSide = Literal["alice", "bob"]
 
@@ -64,8 +65,15 @@ class Puzzle(msgspec.Struct, frozen=True):
     distractors: int = 0
     distractors_in: DistractorSide = ALICE
 
+    def role_clues(self, role: str) -> tuple[Piece, ...]:
+        """A role's clues; the solo agent gets Alice's clues followed by Bob's."""
+        if role == SOLO:
+            return self.clues[ALICE] + self.clues[BOB]
+        return self.clues[role]
+
     def initial_hypothesis(self, role: str) -> tuple[Piece, ...]:
-        return self.clues[role][: self.size]
+        """The first N clues (the solo agent starts from Alice's)."""
+        return self.clues[ALICE if role == SOLO else role][: self.size]
 
 
 class RoleStatus(msgspec.Struct, frozen=True, gc=False):
@@ -202,6 +210,14 @@ def render_pieces(pieces: tuple[Piece, ...]) -> str:
 
 def render_clues(role: str, clues: tuple[Piece, ...], size: int) -> str:
     """An agent's clues with a line saying what they mean."""
+    if role == SOLO:
+        positions = tuple(p for p in clues if p.color is None)
+        pairs = tuple(p for p in clues if p.color is not None)
+        return (
+            render_clues(ALICE, positions, size)
+            + "\n\nYou also see the correct shape-color pairs, in random order:\n"
+            + render_pieces(pairs)
+        )
     if role == ALICE:
         head = (
             f"You see the correct shape at each position, but not the colors. "
@@ -241,18 +257,18 @@ def render_feedback(feedback: Feedback) -> str:
 
 
 class AsymPuzlGame:
-    """One AsymPuzl game in progress: the puzzle, both hypotheses and the action counts."""
+    """One AsymPuzl game in progress: the puzzle, every role's hypothesis and the action counts.
+    ``roles`` is Alice and Bob, or ``(SOLO,)`` for the single-agent check."""
 
-    roles: tuple[str, ...] = ROLES
-
-    def __init__(self, puzzle: Puzzle, max_turns: int) -> None:
+    def __init__(self, puzzle: Puzzle, max_turns: int, roles: tuple[str, ...] = ROLES) -> None:
         self.puzzle = puzzle
         self.max_turns = max_turns
+        self.roles = roles
         self._hypotheses = {role: puzzle.initial_hypothesis(role) for role in self.roles}
         self._writes = {role: [0] * puzzle.size for role in self.roles}
 
     def clues(self, role: str) -> tuple[Piece, ...]:
-        return self.puzzle.clues[role]
+        return self.puzzle.role_clues(role)
 
     def hypothesis(self, role: str) -> tuple[Piece, ...]:
         return self._hypotheses[role]

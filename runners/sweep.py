@@ -1,0 +1,77 @@
+"""Run a grid of conditions as one concurrent run, every condition on the same seeds.
+
+    python -m runners.sweep examples/table1_feedback.toml
+    python -m runners.sweep --resume runs/table1-20261121-101500
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import msgspec
+
+from engine import PolicyFactory
+from engine.results import Plan
+from engine.sweep import Grid, load_grid
+
+from ._runloop import OneLineParser, Prepared, add_running_arguments, integer, open_run, run_and_report
+
+
+def build_parser() -> OneLineParser:
+    p = OneLineParser(
+        prog="python -m runners.sweep",
+        description="Run every condition of a grid (TOML) on the same seeds, as one concurrent run.",
+    )
+    p.add_argument("grid", nargs="?", type=Path, help="the grid file (not needed with --resume)")
+    p.add_argument("--seeds", type=integer(1), metavar="K", help="games per condition, overriding the grid's seeds")
+    add_running_arguments(p)
+    return p
+
+
+def check_policies(parser: OneLineParser, grid: Grid, factory: PolicyFactory) -> Grid:
+    """The grid with policy names in their saved spelling; exits naming a bad one."""
+    for names in grid.agents:
+        for name in names:
+            try:
+                factory.check(name)
+            except ValueError as exc:
+                parser.error(f"argument grid: agents: {exc}")
+    agents = [[factory.canonical(n) for n in names] for names in grid.agents]
+    return msgspec.structs.replace(grid, agents=agents)
+
+
+def prepare(argv: list[str] | None, factory: PolicyFactory) -> Prepared:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.resume is None and args.grid is None:
+        parser.error("argument grid: a grid file is required (or --resume RUN_DIR)")
+    if args.resume is not None and (args.grid is not None or args.seeds is not None):
+        parser.error("argument --resume: a resumed sweep uses its saved grid; give no grid file or --seeds")
+
+    def new_plan() -> Plan:
+        try:
+            grid = load_grid(args.grid)
+        except ValueError as exc:
+            parser.error(f"argument grid: {exc}")
+        if args.seeds is not None:
+            grid = msgspec.structs.replace(grid, seeds=args.seeds)
+        return check_policies(parser, grid, factory)
+
+    def check_saved(saved: Plan) -> None:
+        if not isinstance(saved, Grid):
+            parser.error(f"argument --resume: {args.resume} is not a sweep; resume it with python -m runners.concurrent --resume")
+        saved.validate()
+        check_policies(parser, saved, factory)
+
+    out_name = args.grid.stem if args.grid is not None else ""
+    return open_run(parser, args, new_plan=None if args.resume else new_plan, check_saved=check_saved, out_name=out_name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    factory = PolicyFactory()
+    return run_and_report(prepare(argv, factory), factory)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

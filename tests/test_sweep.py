@@ -1,0 +1,124 @@
+"""Sweeps: grids of conditions on shared seeds, the single-agent check, and the sweep runner."""
+
+from pathlib import Path
+
+import pytest
+
+from engine import RunDir
+from engine.sweep import Grid, load_grid
+from puzzles.asympuzl import InvalidParameter
+from runners.sweep import main
+from tests.helpers import play_async
+
+EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.toml"))
+
+
+def test_conditions_are_the_product_of_the_axes_with_one_d0_and_swapped_seats():
+    grid = Grid(
+        seeds=4,
+        agents=[["one_piece", "share_everything"], ["noisy", "noisy"]],
+        swap_seats=True,
+        distractors=[0, 3],
+        distractors_in=["alice", "bob"],
+        feedback=["own", "joint"],
+    )
+    conditions = grid.conditions()
+    # 3 rosters (one swapped pair, a same-policy pair not swapped) x (D=0, 3@alice, 3@bob) x 2 modes
+    assert len(conditions) == 3 * 3 * 2 and grid.total == 72
+    rosters = {tuple(c["agents"].items()) for c in conditions}
+    assert (("alice", "share_everything"), ("bob", "one_piece")) in rosters
+    assert {(c["distractors"], c["distractors_in"]) for c in conditions} == {(0, "alice"), (3, "alice"), (3, "bob")}
+    assert all(c["max_turns"] == 10 for c in conditions)
+
+
+def test_every_condition_uses_the_same_seeds_in_the_same_order():
+    grid = Grid(seeds=5, feedback=["none", "own", "joint"], size=[3, 5])
+    specs = list(grid.specs_for(range(grid.total)))
+    assert [s.game_id for s in specs] == list(range(30))
+    by_condition = {}
+    for s in specs:
+        by_condition.setdefault(s.condition(), []).append(s.seed)
+    assert len(by_condition) == 6
+    assert len({tuple(seeds) for seeds in by_condition.values()}) == 1
+    assert grid.spec(17) == specs[17]
+
+
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("colour = ['red']", "unknown field `colour`"),
+        ("size = 5", "Expected `array`, got `int`"),
+        ("feedback = ['lots']", "feedback must be one of"),
+        ("agents = [['noisy']]", "one policy per role"),
+        ("size = [1]", "size must be"),
+        ("seeds = 0", "seeds must be at least 1"),
+        ("size = [", "not valid TOML"),
+    ],
+)
+def test_bad_grids_are_refused_with_a_reason(text, fragment, tmp_path):
+    path = tmp_path / "grid.toml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=None) as info:
+        load_grid(path)
+    assert fragment in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("size", [3, 5, 10, 20])
+async def test_single_agent_with_both_views_solves_in_one_attempt(size):
+    grid = Grid(puzzle="asympuzl_solo", agents=[["share_everything"], ["ignore"]], feedback=["none"], size=[size], distractors=[0, 5], distractors_in=["alice", "bob"], seeds=3)
+    for spec in grid.specs_for(range(grid.total)):
+        record = await play_async(spec)
+        assert spec.max_turns == 1 and list(spec.agents) == ["solo"]
+        if spec.agents["solo"] == "share_everything":
+            assert record.outcome == "success" and record.solved_turn == 1
+        else:
+            assert record.outcome == "failure"
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_every_example_grid_runs_offline(example, tmp_path):
+    out = tmp_path / "run"
+    assert main([str(example), "--seeds", "2", "--out", str(out), "--no-dashboard"]) == 0
+    grid = RunDir.open(out).config()
+    records = RunDir.open(out).records()
+    assert len(records) == grid.total == len(load_grid(example).conditions()) * 2
+    assert all(r.outcome != "error" for r in records)
+
+
+def test_sweep_resume_and_bad_input(tmp_path, capsys):
+    grid = tmp_path / "g.toml"
+    grid.write_text("seeds = 6\nfeedback = ['own', 'joint']\nagents = [['Noisy', 'noisy']]\n")
+    out = tmp_path / "run"
+    assert main([str(grid), "--out", str(out), "--no-dashboard"]) == 0
+    saved = RunDir.open(out)
+    assert saved.config().agents == [["noisy", "noisy"]]  # saved in one spelling
+    full = saved.results_path.read_bytes()
+    saved.results_path.write_bytes(b"".join(full.splitlines(keepends=True)[:5]))
+    assert main(["--resume", str(out), "--no-dashboard"]) == 0
+    assert saved.results_path.read_bytes() == full
+    capsys.readouterr()
+    for argv, fragment in [
+        ([], "a grid file is required"),
+        ([str(tmp_path / "missing.toml"), "--out", str(tmp_path / "x")], "cannot read"),
+        (["--resume", str(out), str(grid)], "uses its saved grid"),
+    ]:
+        with pytest.raises(SystemExit) as exit_info:
+            main(argv)
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and fragment in err and err.count("\n") == 1
+    bad = tmp_path / "bad.toml"
+    bad.write_text("agents = [['genius', 'noisy']]\n")
+    with pytest.raises(SystemExit):
+        main([str(bad), "--out", str(tmp_path / "y")])
+    assert "unknown policy 'genius'" in capsys.readouterr().err
+
+
+def test_runners_refuse_to_resume_each_others_runs(tmp_path, capsys):
+    from runners.concurrent import main as run_main
+
+    out = tmp_path / "single"
+    run_main(["--games", "3", "--out", str(out), "--no-dashboard"])
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["--resume", str(out)])
+    assert "is not a sweep" in capsys.readouterr().err
