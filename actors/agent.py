@@ -37,7 +37,9 @@ class TurnContext(msgspec.Struct, frozen=True, gc=False):
 
 class Policy(Protocol):
     """Decides what an agent says and does. Returns the raw reply text, which must end with the
-    game's JSON object; the agent actor parses it exactly as it would parse a model's reply."""
+    game's JSON object; the agent actor parses it exactly as it would parse a model's reply.
+    A policy may also set ``last_usage`` (tokens, latency) and ``last_prompt`` after each reply;
+    they are passed on with the turn for records and transcripts."""
 
     async def reply(self, context: TurnContext) -> str: ...
 
@@ -104,6 +106,13 @@ class AgentActor(Actor):
         else:
             raise TypeError(f"agent {self.role} got unexpected {type(message).__name__}")
 
+    def _about_the_call(self, context: TurnContext) -> dict[str, Any]:
+        return {
+            "usage": getattr(self.policy, "last_usage", None),
+            "prompt": getattr(self.policy, "last_prompt", None),
+            "conversation": context.conversation,
+        }
+
     async def _act(self, prompt: YourTurn) -> None:
         context = TurnContext(
             game_id=self.game_id,
@@ -125,6 +134,7 @@ class AgentActor(Actor):
             act = Act(
                 game_id=self.game_id, turn=prompt.turn, role=self.role, message="",
                 format_error=str(exc), reply_chars=reply_chars,
+                reply=text if isinstance(text, str) else "", **self._about_the_call(context),
             )
         else:
             if reply.message:
@@ -139,5 +149,6 @@ class AgentActor(Actor):
             act = Act(
                 game_id=self.game_id, turn=prompt.turn, role=self.role, message=reply.message,
                 actions=reply.actions, rejected=reply.rejected, reply_chars=reply_chars,
+                reply=text, **self._about_the_call(context),
             )
         await self.bus.send(self.environment, act)

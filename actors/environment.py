@@ -83,6 +83,7 @@ class Environment(Actor):
                 role=role,
                 hypotheses=dict(self.game.hypotheses()),
                 notices=self._notices.pop(role, ()),
+                progress={r: self.game.progress(r) for r in self.game.roles},
             ),
         )
 

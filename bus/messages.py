@@ -22,6 +22,7 @@ class TurnStart(Message, tag="turn_start"):
     role: str
     hypotheses: dict[str, Any]
     notices: tuple[str, ...] = ()
+    progress: dict[str, int] = {}  # how far each role is (AsymPuzl: positions right)
 
 
 class YourTurn(Message, tag="your_turn"):
@@ -58,6 +59,10 @@ class Act(Message, tag="act"):
     rejected: tuple[Any, ...] = ()
     format_error: str | None = None
     reply_chars: int = 0
+    reply: str = ""  # the raw reply, for transcripts
+    usage: Any = None  # what the policy reports about the call (tokens, latency), if anything
+    prompt: Any = None  # the prompt the policy sent, if it reports one
+    conversation: tuple[Any, ...] = ()  # the conversation lines the agent was shown
 
 
 class GameOver(Message, tag="game_over"):

@@ -1,21 +1,63 @@
-"""Many games at once under a cap on concurrent games."""
+"""Many games at once under a cap on concurrent games, and the live counters a display reads."""
 
 from __future__ import annotations
 
+from collections import Counter, deque
 from collections.abc import Callable, Iterable
+from typing import Any, Protocol
 
 import anyio
+
+from bus import Chat, Tap, TurnStart
 
 from .game import play_game
 from .policies import PolicyFactory
 from .records import GameRecord
 from .spec import GameSpec
 
+LAST_MESSAGE_CHARS = 160
+RECENT_GAMES = 10
+
+
+class GameObserver(Protocol):
+    """Sees each game start (and may return a tap for its bus) and end."""
+
+    def game_started(self, spec: GameSpec) -> Tap | None: ...
+
+    def game_finished(self, spec: GameSpec, record: GameRecord) -> None: ...
+
+
+class LiveGame:
+    """What a display shows of a game in flight; kept up to date by a tap on the game's bus."""
+
+    __slots__ = ("game_id", "condition", "turn", "max_turns", "role", "last_message", "last_sender", "progress")
+
+    def __init__(self, spec: GameSpec) -> None:
+        self.game_id = spec.game_id
+        self.condition = spec.condition()
+        self.turn = 0
+        self.max_turns = spec.max_turns
+        self.role = ""
+        self.last_message = ""
+        self.last_sender = ""
+        self.progress: dict[str, int] = {}
+
+    def tap(self, address: str, message: Any) -> None:
+        if isinstance(message, TurnStart):
+            self.turn, self.role, self.progress = message.turn, message.role, message.progress
+        elif isinstance(message, Chat):
+            self.last_sender = message.sender
+            self.last_message = message.text[:LAST_MESSAGE_CHARS]
+
 
 class RunProgress:
-    """Counters the engine keeps as it goes; displays read them, nothing walks the games."""
+    """Counters the engine keeps as it goes. Displays read them; nothing walks the finished games.
 
-    def __init__(self, total: int, already_done: int = 0) -> None:
+    ``live`` holds the games in flight (at most the concurrency cap), ``recent`` the last finished
+    ones, ``by_condition`` [successes, failures, errors] per condition label.
+    """
+
+    def __init__(self, total: int, already_done: int = 0, *, track_live: bool = False) -> None:
         self.total = total
         self.done = already_done
         self.running = 0
@@ -23,24 +65,44 @@ class RunProgress:
         self.failures = 0
         self.errors = 0
         self.finished_now = 0  # games finished by this process (not counting resumed ones)
+        self.track_live = track_live
+        self.live: dict[int, LiveGame] = {}
+        self.recent: deque[GameRecord] = deque(maxlen=RECENT_GAMES)
+        self.by_condition: dict[str, list[int]] = {}
+        self.error_kinds: Counter[str] = Counter()
 
     @property
     def queued(self) -> int:
         return self.total - self.done - self.running
 
-    def started(self) -> None:
+    def game_started(self, spec: GameSpec) -> Tap | None:
         self.running += 1
+        if not self.track_live:
+            return None
+        game = LiveGame(spec)
+        self.live[spec.game_id] = game
+        return game.tap
 
-    def finished(self, record: GameRecord) -> None:
+    def game_finished(self, spec: GameSpec, record: GameRecord) -> None:
         self.running -= 1
         self.done += 1
         self.finished_now += 1
+        counts = self.by_condition.get(spec.condition())
+        if counts is None:
+            counts = self.by_condition[spec.condition()] = [0, 0, 0]
         if record.outcome == "success":
             self.successes += 1
+            counts[0] += 1
         elif record.outcome == "failure":
             self.failures += 1
+            counts[1] += 1
         else:
             self.errors += 1
+            counts[2] += 1
+            self.error_kinds[record.error.kind if record.error else "unknown"] += 1
+        if self.track_live:
+            self.live.pop(spec.game_id, None)
+            self.recent.append(record)
 
 
 async def run_games(
@@ -50,20 +112,21 @@ async def run_games(
     concurrency: int,
     on_record: Callable[[GameRecord], None],
     progress: RunProgress | None = None,
+    observers: Iterable[GameObserver] = (),
 ) -> None:
     """Play every spec, at most ``concurrency`` at a time, handing each record to ``on_record`` as
     soon as its game ends. Cancelling the caller's scope stops the run; games in flight are dropped."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     pending = iter(specs)
+    watchers = ([progress] if progress is not None else []) + list(observers)
 
     async def worker() -> None:
         for spec in pending:  # one shared iterator: each game is taken by exactly one worker
-            if progress is not None:
-                progress.started()
-            record = await play_game(spec, factory)
-            if progress is not None:
-                progress.finished(record)
+            taps = [tap for w in watchers if (tap := w.game_started(spec)) is not None]
+            record = await play_game(spec, factory, taps)
+            for w in watchers:
+                w.game_finished(spec, record)
             on_record(record)
 
     async with anyio.create_task_group() as tg:

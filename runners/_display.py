@@ -1,19 +1,25 @@
-"""What the runner shows: a progress bar on a terminal, summary lines elsewhere, and the final table."""
+"""What the runner shows: a live dashboard on a terminal, summary lines elsewhere, and the final table."""
 
 from __future__ import annotations
 
+import itertools
 import time
 
 import anyio
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.console import Console, Group
+from rich.live import Live
+from rich.progress_bar import ProgressBar
 from rich.table import Table
+from rich.text import Text
 
 from engine.run import RunProgress
-from engine.stats import ConditionSummary
+from engine.stats import ConditionSummary, wilson_interval
 
-TERMINAL_REFRESH = 0.25  # seconds between progress-bar redraws
+TERMINAL_REFRESH = 0.5  # seconds between dashboard redraws (about 2 per second)
 LINE_INTERVAL = 5.0  # seconds between summary lines when not on a terminal
+SHOWN_RUNNING = 8
+SHOWN_RECENT = 6
+SHOWN_CONDITIONS = 12
 
 
 def status_line(progress: RunProgress, elapsed: float) -> str:
@@ -25,19 +31,92 @@ def status_line(progress: RunProgress, elapsed: float) -> str:
     )
 
 
+def _clock(seconds: float | None) -> str:
+    if seconds is None:
+        return "-:--:--"
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def _rate_cell(successes: int, scored: int) -> tuple[str, str]:
+    if not scored:
+        return "-", "-"
+    low, high = wilson_interval(successes, scored)
+    return f"{100 * successes / scored:.1f}", f"{100 * low:.1f}-{100 * high:.1f}"
+
+
+def render_dashboard(progress: RunProgress, elapsed: float) -> Group:
+    """One frame of the live dashboard, from the counters only (bounded work per frame)."""
+    p = progress
+    eta = (p.total - p.done) * elapsed / p.finished_now if p.finished_now else None
+    head = Table.grid(padding=(0, 2))
+    head.add_row(
+        Text("games", style="bold"),
+        ProgressBar(total=max(p.total, 1), completed=p.done, width=40),
+        f"{p.done}/{p.total} done",
+        f"{p.running} running",
+        f"{p.queued} queued",
+        f"elapsed {_clock(elapsed)}",
+        f"ETA {_clock(eta)}",
+    )
+    scored = p.successes + p.failures
+    rate, ci = _rate_cell(p.successes, scored)
+    errors = ", ".join(f"{kind} {n}" for kind, n in sorted(p.error_kinds.items())) or "none"
+    parts: list = [head, Text(f"success so far {rate}% (95% CI {ci}) of {scored} scored games | errors: {errors}")]
+
+    if len(p.by_condition) > 1:
+        table = Table(title="by condition", title_justify="left", expand=False)
+        for column in ("condition", "done", "success %", "95% CI", "errors"):
+            table.add_column(column, justify="left" if column == "condition" else "right")
+        for condition, (wins, losses, errs) in list(p.by_condition.items())[:SHOWN_CONDITIONS]:
+            rate, ci = _rate_cell(wins, wins + losses)
+            table.add_row(condition, str(wins + losses + errs), rate, ci, str(errs))
+        if len(p.by_condition) > SHOWN_CONDITIONS:
+            table.add_row(f"... and {len(p.by_condition) - SHOWN_CONDITIONS} more", "", "", "", "")
+        parts.append(table)
+
+    if p.live:
+        shown = list(itertools.islice(p.live.values(), SHOWN_RUNNING))
+        table = Table(title=f"running games ({len(shown)} of {len(p.live)})", title_justify="left")
+        table.add_column("game", justify="right")
+        table.add_column("condition", max_width=40, no_wrap=True, overflow="ellipsis")
+        table.add_column("turn", justify="right")
+        table.add_column("to act")
+        table.add_column("right", justify="left")
+        table.add_column("last message", max_width=60, no_wrap=True, overflow="ellipsis")
+        for game in shown:
+            right = " ".join(f"{role} {n}" for role, n in game.progress.items())
+            message = f"{game.last_sender}: {game.last_message}" if game.last_message else ""
+            table.add_row(
+                str(game.game_id), game.condition, f"{game.turn}/{game.max_turns}", game.role, right,
+                message.replace("\n", " "),
+            )
+        parts.append(table)
+
+    if p.recent:
+        table = Table(title="recently finished", title_justify="left")
+        for column in ("game", "condition", "outcome", "turns"):
+            table.add_column(column, justify="right" if column in ("game", "turns") else "left",
+                             max_width=60 if column == "condition" else None, no_wrap=True, overflow="ellipsis")
+        for record in list(p.recent)[-SHOWN_RECENT:][::-1]:
+            outcome = record.outcome if record.error is None else f"error: {record.error.kind}"
+            table.add_row(str(record.game_id), record.spec.condition(), outcome, str(record.turns))
+        parts.append(table)
+    return Group(*parts)
+
+
 class ProgressDisplay:
+    """The live dashboard on a terminal; a status line every few seconds elsewhere."""
+
     def __init__(self, console: Console, progress: RunProgress, *, interactive: bool) -> None:
         self.console = console
         self.progress = progress
         self.interactive = interactive
         self._started = time.perf_counter()
-        self._bar: Progress | None = None
-        self._task = None
+        self._live: Live | None = None
 
-    def _success_text(self) -> str:
-        p = self.progress
-        scored = p.successes + p.failures
-        return f"success {100 * p.successes / scored:5.1f}%" if scored else "success   -  "
+    def frame(self) -> Group:
+        return render_dashboard(self.progress, time.perf_counter() - self._started)
 
     async def run(self) -> None:
         """Redraw until cancelled. A display that fails goes quiet; it never ends the run."""
@@ -45,49 +124,24 @@ class ProgressDisplay:
             await self._run()
         except Exception as exc:
             self.close()
-            self.console.print(f"(progress display stopped: {type(exc).__name__}: {exc})", highlight=False)
+            self.console.print(f"(display stopped: {type(exc).__name__}: {exc})", highlight=False)
 
     async def _run(self) -> None:
         if not self.interactive:
             while True:
                 await anyio.sleep(LINE_INTERVAL)
                 self.console.print(status_line(self.progress, time.perf_counter() - self._started), highlight=False)
-        self._bar = Progress(
-            TextColumn("games"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[running]} running"),
-            TextColumn("{task.fields[success]}"),
-            TextColumn("errors {task.fields[errors]}"),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            console=self.console,
-            auto_refresh=False,
-        )
-        p = self.progress
-        self._task = self._bar.add_task(
-            "games", total=p.total, completed=p.done, running=p.running, success=self._success_text(), errors=p.errors
-        )
-        self._bar.start()
+        self._live = Live(self.frame(), console=self.console, auto_refresh=False, transient=False)
+        self._live.start()
         while True:
-            self._update()
+            self._live.update(self.frame(), refresh=True)
             await anyio.sleep(TERMINAL_REFRESH)
 
-    def _update(self) -> None:
-        if self._bar is None or self._task is None:
-            return
-        p = self.progress
-        self._bar.update(
-            self._task, completed=p.done, running=p.running, success=self._success_text(), errors=p.errors
-        )
-        self._bar.refresh()
-
     def close(self) -> None:
-        bar, self._bar = self._bar, None
-        if bar is not None and self._task is not None:
-            p = self.progress
-            bar.update(self._task, completed=p.done, running=p.running, success=self._success_text(), errors=p.errors)
-            bar.stop()
+        live, self._live = self._live, None
+        if live is not None:
+            live.update(self.frame(), refresh=True)
+            live.stop()
 
 
 def _pct(x: float) -> str:

@@ -16,8 +16,11 @@ import structlog
 from rich.console import Console
 
 from engine import PolicyFactory, RunDir, RunDirError, RunProgress, run_games, summarize
+from bus import Act
 from engine.records import GameRecord
 from engine.results import Plan
+from engine.spec import GameSpec
+from engine.transcripts import TranscriptWriter
 
 from ._display import ProgressDisplay, summary_table
 
@@ -62,6 +65,7 @@ def add_running_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--out", type=Path, metavar="RUN_DIR", help="run directory (default runs/<UTC time>)")
     run.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR, skipping recorded games")
     run.add_argument("--no-dashboard", action="store_true", help="no live display: a summary line every few seconds")
+    run.add_argument("--transcripts", action="store_true", help="also write every game's full transcript (transcripts.jsonl)")
     run.add_argument("--log-level", type=choice(["debug", "info", "warning", "error"]), default="info", metavar="LEVEL", help="level of the run's JSON log (default info)")
 
 
@@ -117,6 +121,35 @@ def open_run(
     return Prepared(args, plan, run, lock, recorded, parser.prog)
 
 
+class GameLog:
+    """Logs each game's end (info), its errors (error) and, at debug level, every agent turn.
+    Every line carries the game id; turn lines carry the agent."""
+
+    def __init__(self, log: Any, *, debug: bool) -> None:
+        self.log = log
+        self.debug = debug
+
+    def game_started(self, spec: GameSpec):
+        if not self.debug:
+            return None
+        log = self.log.bind(game_id=spec.game_id)
+
+        def tap(address: str, message: Any) -> None:
+            if isinstance(message, Act):
+                log.debug(
+                    "turn", agent=message.role, turn=message.turn, message_chars=len(message.message),
+                    actions=len(message.actions), rejected=len(message.rejected), format_error=message.format_error,
+                )
+
+        return tap
+
+    def game_finished(self, spec: GameSpec, record: GameRecord) -> None:
+        if record.error is not None:
+            self.log.error("game_error", game_id=record.game_id, **msgspec.to_builtins(record.error))
+        else:
+            self.log.info("game_finished", game_id=record.game_id, outcome=record.outcome, turns=record.turns)
+
+
 def make_logger(stream: TextIO, level: str):
     return structlog.wrap_logger(
         structlog.WriteLogger(stream),
@@ -133,18 +166,17 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console) 
     """Run the games not yet recorded; True if the run finished, False if it was interrupted."""
     args, plan, run = prepared.args, prepared.plan, prepared.run
     todo = [i for i in range(plan.total) if i not in prepared.recorded]
-    progress = RunProgress(total=plan.total, already_done=plan.total - len(todo))
     interactive = console.is_terminal and not args.no_dashboard
+    progress = RunProgress(total=plan.total, already_done=plan.total - len(todo), track_live=interactive)
     interrupted = False
 
     with run.log_path.open("a", encoding="utf-8") as log_stream, run.writer() as writer:
         log = make_logger(log_stream, args.log_level)
         log.info("run_started", run_dir=str(run.path), config=msgspec.to_builtins(plan), to_play=len(todo))
-
-        def on_record(record: GameRecord) -> None:
-            writer.write(record)
-            if record.error is not None:
-                log.error("game_error", game_id=record.game_id, **msgspec.to_builtins(record.error))
+        observers: list = [GameLog(log, debug=args.log_level == "debug")]
+        transcripts = TranscriptWriter(run.path) if args.transcripts else None
+        if transcripts is not None:
+            observers.append(transcripts)
 
         display = ProgressDisplay(console, progress, interactive=interactive)
         async with anyio.create_task_group() as outer:
@@ -163,11 +195,14 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console) 
                 plan.specs_for(todo),
                 factory=factory,
                 concurrency=args.concurrency,
-                on_record=on_record,
+                on_record=writer.write,
                 progress=progress,
+                observers=observers,
             )
             outer.cancel_scope.cancel()
         display.close()
+        if transcripts is not None:
+            transcripts.close()
         log.info(
             "run_interrupted" if interrupted else "run_finished",
             games_recorded=progress.done, games_total=plan.total,

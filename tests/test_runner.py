@@ -146,28 +146,6 @@ def test_resume_refuses_different_game_arguments(tmp_path, capsys):
     assert "not a run directory" in capsys.readouterr().err
 
 
-def test_progress_bar_on_a_terminal_shows_the_counts(tmp_path):
-    import anyio
-    from rich.console import Console
-
-    from engine import RunProgress
-    from runners._display import ProgressDisplay
-
-    console = Console(record=True, force_terminal=True, width=150, file=open(os.devnull, "w"))
-    progress = RunProgress(total=40, already_done=10)
-    progress.successes, progress.failures, progress.running = 9, 1, 4
-    display = ProgressDisplay(console, progress, interactive=True)
-
-    async def show_briefly():
-        with anyio.move_on_after(0.1):
-            await display.run()
-
-    anyio.run(show_briefly)
-    display.close()
-    text = console.export_text()
-    assert "10/40" in text and "4 running" in text and "success  90.0%" in text and "errors 0" in text
-
-
 def test_unusable_out_path_is_a_one_line_error(tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("x")

@@ -1,0 +1,129 @@
+"""Full transcripts: per game, every turn's inputs, raw reply, parsed message and actions, what the
+channel delivered, and how many positions were right afterwards. One JSON line per game in
+``transcripts.jsonl``, written when the game ends (before its record)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from bus import Act, Chat, YourTurn
+
+from .records import GameRecord
+from .spec import GameSpec
+
+TRANSCRIPTS_FILE = "transcripts.jsonl"
+
+
+class Delivered(msgspec.Struct):
+    recipient: str
+    text: str
+
+
+class TranscriptTurn(msgspec.Struct, kw_only=True):
+    turn: int
+    role: str
+    hypothesis: Any = None  # before the turn
+    feedback: Any = None
+    notices: tuple[str, ...] = ()
+    conversation: list[Any] = []
+    prompt: Any = None
+    reply: str = ""
+    message: str = ""
+    actions: list[Any] = []
+    rejected: list[Any] = []
+    format_error: str | None = None
+    delivered: list[Delivered] = []
+    progress: int | None = None  # positions right after the turn
+    usage: Any = None
+
+
+class Transcript(msgspec.Struct, kw_only=True):
+    game_id: int
+    spec: GameSpec
+    outcome: str = ""
+    turns: list[TranscriptTurn] = []
+
+
+class _Collector:
+    def __init__(self, spec: GameSpec) -> None:
+        self.transcript = Transcript(game_id=spec.game_id, spec=spec)
+        self._open: dict[str, TranscriptTurn] = {}
+        self._last: TranscriptTurn | None = None
+
+    def tap(self, address: str, message: Any) -> None:
+        if isinstance(message, YourTurn):
+            turn = TranscriptTurn(
+                turn=message.turn, role=message.role, hypothesis=message.hypothesis,
+                feedback=message.feedback, notices=message.notices,
+            )
+            self._open[message.role] = turn
+            self.transcript.turns.append(turn)
+        elif isinstance(message, Act):
+            turn = self._open.pop(message.role, None)
+            if turn is None:
+                return
+            turn.conversation = list(message.conversation)
+            turn.prompt = message.prompt
+            turn.reply = message.reply
+            turn.message = message.message
+            turn.actions = list(message.actions)
+            turn.rejected = list(message.rejected)
+            turn.format_error = message.format_error
+            turn.usage = message.usage
+            self._last = turn
+        elif isinstance(message, Chat):
+            # An agent's message is delivered before its Act reaches the Environment.
+            turn = self._open.get(message.sender)
+            if turn is None and self._last is not None and self._last.role == message.sender:
+                turn = self._last
+            if turn is not None:
+                turn.delivered.append(Delivered(message.recipient, message.text))
+
+
+class TranscriptWriter:
+    """A game observer that appends each finished game's transcript to ``transcripts.jsonl``."""
+
+    def __init__(self, run_path: Path) -> None:
+        self.path = Path(run_path) / TRANSCRIPTS_FILE
+        self._file: Any = open(self.path, "ab", buffering=0)
+        self._collectors: dict[int, _Collector] = {}
+        self._encode = msgspec.json.Encoder().encode
+
+    def game_started(self, spec: GameSpec):
+        collector = _Collector(spec)
+        self._collectors[spec.game_id] = collector
+        return collector.tap
+
+    def game_finished(self, spec: GameSpec, record: GameRecord) -> None:
+        collector = self._collectors.pop(spec.game_id, None)
+        if collector is None:
+            return
+        transcript = collector.transcript
+        transcript.outcome = record.outcome
+        progress = {(log.turn, log.role): log.progress for log in record.turn_log}
+        for turn in transcript.turns:
+            turn.progress = progress.get((turn.turn, turn.role))
+        data = memoryview(self._encode(transcript) + b"\n")
+        while data:
+            data = data[self._file.write(data):]
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def read_transcript(run_path: Path, game_id: int) -> Transcript | None:
+    """The last transcript written for ``game_id``, or None."""
+    path = Path(run_path) / TRANSCRIPTS_FILE
+    if not path.exists():
+        return None
+    decoder = msgspec.json.Decoder(Transcript)
+    found = None
+    needle = f'{{"game_id":{game_id},'.encode()
+    with path.open("rb") as f:
+        for line in f:
+            if line.startswith(needle) and line.endswith(b"\n"):
+                found = decoder.decode(line)
+    return found

@@ -1,0 +1,125 @@
+"""The live dashboard, transcripts, logs and replay, rendered through rich's recording console."""
+
+import io
+import json
+
+import anyio
+import msgspec
+from rich.console import Console
+
+from engine import PolicyFactory, RunProgress, run_games, summarize
+from engine.sweep import Grid
+from engine.transcripts import TranscriptWriter, read_transcript
+from runners._display import render_dashboard, status_line
+from runners.concurrent import main as run_main
+from runners.replay import main as replay_main
+from tests.test_engine import FailingFactory
+
+
+def rendered(renderable, width=200) -> str:
+    console = Console(record=True, width=width, file=io.StringIO(), force_terminal=True)
+    console.print(renderable)
+    return console.export_text()
+
+
+def test_dashboard_numbers_equal_the_records_of_a_mixed_run():
+    grid = Grid(seeds=20, agents=[["noisy", "noisy"]], feedback=["none", "own_detailed"])
+    specs = list(grid.specs_for(range(grid.total)))
+    broken = {specs[3].seed}  # seed index 3 fails in both conditions
+    records = []
+    progress = RunProgress(total=grid.total, track_live=True)
+    anyio.run(lambda: run_games(specs, factory=FailingFactory(broken), concurrency=6, on_record=records.append, progress=progress))
+    text = rendered(render_dashboard(progress, elapsed=4.0))
+    assert f"{grid.total}/{grid.total} done" in text and "0 running" in text and "0 queued" in text
+    assert "errors: actor_error 2" in text
+    for summary in summarize(records):
+        row = next(line for line in text.splitlines() if summary.condition[:60] in line)
+        assert f"{100 * summary.success_rate:.1f}" in row
+        assert f"{100 * summary.ci_low:.1f}-{100 * summary.ci_high:.1f}" in row
+    recent = [line for line in text.split("recently finished")[1].splitlines() if line.strip().startswith("│")]
+    assert recent[0].split("│")[1].strip() == str(records[-1].game_id)
+
+
+def test_dashboard_shows_the_games_in_flight():
+    release = anyio.Event()
+
+    class Waiting(PolicyFactory):
+        def make(self, name, role, seed):
+            inner = super().make(name, role, seed)
+
+            class Policy:
+                async def reply(self, context):
+                    if role == "bob":
+                        await release.wait()
+                    return await inner.reply(context)
+            return Policy()
+
+    from tests.helpers import spec
+
+    specs = [spec(i, size=4) for i in range(5)]
+    progress = RunProgress(total=5, track_live=True)
+    snapshot = {}
+
+    async def main():
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: run_games(specs, factory=Waiting(), concurrency=3, on_record=lambda r: None, progress=progress))
+            await anyio.sleep(0.05)
+            snapshot["text"] = rendered(render_dashboard(progress, elapsed=1.0))
+            release.set()
+
+    anyio.run(main)
+    text = snapshot["text"]
+    assert "running games (3 of 3)" in text and "0/5 done" in text and "2 queued" in text
+    rows = [line for line in text.split("running games")[1].splitlines() if line.strip().startswith("│")]
+    assert [row.split("│")[1].strip() for row in rows] == ["0", "1", "2"]
+    assert all("1/8" in row and "bob" in row and "alice: The puzzle has 4 positions" in row for row in rows)
+    assert all("alice 0 bob" in row for row in rows)
+    assert "done" in status_line(progress, 1.0)
+
+
+def test_transcripts_logs_and_replay_of_a_real_run(tmp_path):
+    out = tmp_path / "run"
+    assert run_main(["--games", "6", "--alice", "noisy", "--bob", "one_piece", "--transcripts",
+                     "--log-level", "debug", "--out", str(out), "--no-dashboard"]) == 0
+    records = {json.loads(line)["game_id"]: json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()}
+    transcript = read_transcript(out, 2)
+    record = records[2]
+    assert transcript is not None and transcript.outcome == record["outcome"]
+    assert [(t.turn, t.role) for t in transcript.turns] == [(t["turn"], t["role"]) for t in record["turn_log"]]
+    assert [t.progress for t in transcript.turns] == [t["progress"] for t in record["turn_log"]]
+    first = transcript.turns[0]
+    assert first.reply.endswith("}") and first.message.startswith("The puzzle has 5 positions")
+    assert first.delivered[0].recipient == "bob" and first.delivered[0].text == first.message
+    assert transcript.turns[1].conversation[0]["text"] == first.message  # Bob saw Alice's message
+
+    lines = [json.loads(line) for line in (out / "run.log").read_text().splitlines()]
+    turns = [line for line in lines if line["event"] == "turn"]
+    assert len(turns) == sum(len(r["turn_log"]) for r in records.values())
+    assert all("game_id" in line and "agent" in line for line in turns)
+    assert {line["game_id"] for line in lines if line["event"] == "game_finished"} == set(range(6))
+
+    console = Console(record=True, width=120, file=io.StringIO())
+    assert replay_main([str(out), "2"], console=console) == 0
+    text = console.export_text()
+    assert f"Game 2:" in text
+    for turn in transcript.turns:
+        assert f"turn {turn.turn} · {'Alice' if turn.role == 'alice' else 'Bob'}" in text
+        assert f"{turn.progress}/5 right" in text
+    assert transcript.turns[0].message[:40] in text
+    if record["outcome"] == "success":
+        assert f"solved at turn {record['solved_turn']}" in text
+
+
+def test_replay_without_transcripts_shows_the_turn_log(tmp_path, capsys):
+    out = tmp_path / "run"
+    run_main(["--games", "3", "--out", str(out), "--no-dashboard"])
+    console = Console(record=True, width=150, file=io.StringIO())
+    assert replay_main([str(out), "1"], console=console) == 0
+    text = console.export_text()
+    assert "run with --transcripts" in text and "solved at turn 2" in text and "5/5" in text
+    capsys.readouterr()
+    try:
+        replay_main([str(out), "99"])
+    except SystemExit as exit_info:
+        assert exit_info.code == 2
+    assert "no game 99" in capsys.readouterr().err
