@@ -42,7 +42,7 @@ class LiveGame:
         self.last_sender = ""
         self.progress: dict[str, int] = {}
 
-    def tap(self, address: str, message: Any) -> None:
+    def tap(self, address: str, message: Any) -> None:  # noqa: ARG002
         if isinstance(message, TurnStart):
             self.turn, self.role, self.progress = message.turn, message.role, message.progress
         elif isinstance(message, Chat):
@@ -69,6 +69,7 @@ class RunProgress:
         self.live: dict[int, LiveGame] = {}
         self.recent: deque[GameRecord] = deque(maxlen=RECENT_GAMES)
         self.by_condition: dict[str, list[int]] = {}
+        self.condition_fields: dict[str, dict[str, str]] = {}  # label -> its fields, as first seen
         self.error_kinds: Counter[str] = Counter()
 
     @property
@@ -80,6 +81,8 @@ class RunProgress:
         if not self.track_live:
             return None
         game = LiveGame(spec)
+        if game.condition not in self.condition_fields:
+            self.condition_fields[game.condition] = spec.condition_fields()
         self.live[spec.game_id] = game
         return game.tap
 

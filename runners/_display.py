@@ -45,9 +45,19 @@ def _rate_cell(successes: int, scored: int) -> tuple[str, str]:
     return f"{100 * successes / scored:.1f}", f"{100 * low:.1f}-{100 * high:.1f}"
 
 
+def short_labels(fields: dict[str, dict[str, str]]) -> dict[str, str]:
+    """Each condition label shortened to the fields that differ between conditions."""
+    if len(fields) < 2:
+        return {label: "" for label in fields}
+    keys = list(next(iter(fields.values())))
+    varying = [k for k in keys if len({f.get(k) for f in fields.values()}) > 1]
+    return {label: " ".join(f"{k}={f.get(k)}" for k in varying) for label, f in fields.items()}
+
+
 def render_dashboard(progress: RunProgress, elapsed: float) -> Group:
     """One frame of the live dashboard, from the counters only (bounded work per frame)."""
     p = progress
+    short = short_labels(p.condition_fields)
     eta = (p.total - p.done) * elapsed / p.finished_now if p.finished_now else None
     head = Table.grid(padding=(0, 2))
     head.add_row(
@@ -70,7 +80,7 @@ def render_dashboard(progress: RunProgress, elapsed: float) -> Group:
             table.add_column(column, justify="left" if column == "condition" else "right")
         for condition, (wins, losses, errs) in list(p.by_condition.items())[:SHOWN_CONDITIONS]:
             rate, ci = _rate_cell(wins, wins + losses)
-            table.add_row(condition, str(wins + losses + errs), rate, ci, str(errs))
+            table.add_row(short.get(condition) or condition, str(wins + losses + errs), rate, ci, str(errs))
         if len(p.by_condition) > SHOWN_CONDITIONS:
             table.add_row(f"... and {len(p.by_condition) - SHOWN_CONDITIONS} more", "", "", "", "")
         parts.append(table)
@@ -88,7 +98,7 @@ def render_dashboard(progress: RunProgress, elapsed: float) -> Group:
             right = " ".join(f"{role} {n}" for role, n in game.progress.items())
             message = f"{game.last_sender}: {game.last_message}" if game.last_message else ""
             table.add_row(
-                str(game.game_id), game.condition, f"{game.turn}/{game.max_turns}", game.role, right,
+                str(game.game_id), short.get(game.condition, game.condition), f"{game.turn}/{game.max_turns}", game.role, right,
                 message.replace("\n", " "),
             )
         parts.append(table)
@@ -100,7 +110,8 @@ def render_dashboard(progress: RunProgress, elapsed: float) -> Group:
                              max_width=60 if column == "condition" else None, no_wrap=True, overflow="ellipsis")
         for record in list(p.recent)[-SHOWN_RECENT:][::-1]:
             outcome = record.outcome if record.error is None else f"error: {record.error.kind}"
-            table.add_row(str(record.game_id), record.spec.condition(), outcome, str(record.turns))
+            label = record.spec.condition()
+            table.add_row(str(record.game_id), short.get(label, label), outcome, str(record.turns))
         parts.append(table)
     return Group(*parts)
 
@@ -131,11 +142,11 @@ class ProgressDisplay:
             while True:
                 await anyio.sleep(LINE_INTERVAL)
                 self.console.print(status_line(self.progress, time.perf_counter() - self._started), highlight=False)
-        self._live = Live(self.frame(), console=self.console, auto_refresh=False, transient=False)
+        self._live = Live(Text(""), console=self.console, auto_refresh=False, transient=False)
         self._live.start()
         while True:
-            self._live.update(self.frame(), refresh=True)
             await anyio.sleep(TERMINAL_REFRESH)
+            self._live.update(self.frame(), refresh=True)
 
     def close(self) -> None:
         live, self._live = self._live, None

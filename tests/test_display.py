@@ -33,7 +33,7 @@ def test_dashboard_numbers_equal_the_records_of_a_mixed_run():
     assert f"{grid.total}/{grid.total} done" in text and "0 running" in text and "0 queued" in text
     assert "errors: actor_error 2" in text
     for summary in summarize(records):
-        row = next(line for line in text.splitlines() if summary.condition[:60] in line)
+        row = next(line for line in text.splitlines() if f"feedback={summary.fields['feedback']} " in line)
         assert f"{100 * summary.success_rate:.1f}" in row
         assert f"{100 * summary.ci_low:.1f}-{100 * summary.ci_high:.1f}" in row
     recent = [line for line in text.split("recently finished")[1].splitlines() if line.strip().startswith("│")]

@@ -1,0 +1,464 @@
+"""The run report: numbers checked against hand-computed values, and the command's files."""
+
+from __future__ import annotations
+
+import csv
+import math
+import struct
+import sys
+from pathlib import Path
+from statistics import NormalDist
+
+import pytest
+
+from actors.environment import TurnLog
+from engine.records import ErrorInfo, GameRecord, encode_record
+from engine.report import (
+    ReportError,
+    actions_per_position,
+    condition_fields,
+    error_counts,
+    layout,
+    paired_comparison,
+    paired_difference_interval,
+    read_results,
+    sizes_per_turn,
+    success_by_turn,
+    success_table,
+)
+from engine.spec import GameSpec
+from engine.stats import wilson_interval
+from runners.report import main
+
+SHARE = "share_everything"
+MIXED = "one_piece / ignore"
+
+
+def game(
+    gid: int,
+    seed: int,
+    outcome: str,
+    *,
+    feedback: str = "own",
+    agents: tuple[str, str] = (SHARE, SHARE),
+    solved: int | None = None,
+    actions: tuple[float, float] = (1.0, 1.0),
+    log: list[tuple[str, int, int]] = (),
+    format_errors: dict[str, int] | None = None,
+    invalid: dict[str, int] | None = None,
+    error: str | None = None,
+    size: int = 5,
+) -> GameRecord:
+    """One game; ``log`` lists (role, message chars, reply chars) per turn."""
+    spec = GameSpec(
+        game_id=gid, seed=seed, size=size, feedback=feedback, max_turns=2 * size,
+        agents={"alice": agents[0], "bob": agents[1]},
+    )
+    turn_log = [
+        TurnLog(turn=i // 2 + 1, role=role, message_chars=m, reply_chars=r, applied=0)
+        for i, (role, m, r) in enumerate(log)
+    ]
+    return GameRecord(
+        game_id=gid, spec=spec, outcome=outcome, turns=solved or 2 * size, solved_turn=solved,
+        actions_per_position={"alice": actions[0], "bob": actions[1]},
+        format_errors=format_errors or {"alice": 0, "bob": 0},
+        invalid_actions=invalid or {"alice": 0, "bob": 0},
+        turn_log=turn_log,
+        error=ErrorInfo(kind=error, type="Boom", message="boom") if error else None,
+    )
+
+
+ONE_TURN = [("alice", 10, 40), ("bob", 20, 50)]
+HUGE = [("alice", 9999, 9999), ("bob", 9999, 9999)]  # only in games that must be left out
+
+
+def crafted_games() -> list[GameRecord]:
+    """Three conditions at N=5: feedback own and joint with share_everything, and feedback own with
+    one_piece / ignore. Seeds 101.. are shared across conditions."""
+    own = [
+        game(0, 101, "success", solved=2, actions=(1.0, 1.0), log=ONE_TURN),
+        game(1, 102, "success", solved=3, actions=(1.0, 0.6), log=ONE_TURN),
+        game(2, 103, "failure", actions=(2.0, 0.0), log=ONE_TURN + [("alice", 30, 60)],
+             format_errors={"alice": 2, "bob": 1}),
+        game(3, 104, "success", solved=2, actions=(1.0, 0.8), log=ONE_TURN, invalid={"alice": 0, "bob": 3}),
+        game(4, 105, "error", error="infra_error", actions=(9.0, 9.0), log=HUGE, invalid={"alice": 5, "bob": 0}),
+        game(5, 106, "error", error="actor_error", actions=(9.0, 9.0), log=HUGE, format_errors={"alice": 1, "bob": 0}),
+    ]
+    joint = [
+        game(6, 101, "success", feedback="joint", solved=2),
+        game(7, 102, "success", feedback="joint", solved=2),
+        game(8, 103, "success", feedback="joint", solved=4),
+        game(9, 104, "failure", feedback="joint"),  # replaced below by a later line
+        game(10, 105, "success", feedback="joint", solved=3),
+        game(11, 106, "failure", feedback="joint"),
+    ]
+    mixed = [
+        game(12, 101, "failure", agents=("one_piece", "ignore")),
+        game(13, 102, "failure", agents=("one_piece", "ignore")),
+        game(14, 103, "success", agents=("one_piece", "ignore"), solved=7),
+        game(15, 104, "error", agents=("one_piece", "ignore"), error="engine_error"),
+    ]
+    return own + joint + mixed
+
+
+def write_crafted(run_dir: Path) -> Path:
+    run_dir.mkdir(parents=True, exist_ok=True)
+    lines = [encode_record(r) + b"\n" for r in crafted_games()]
+    lines.append(encode_record(game(9, 104, "success", feedback="joint", solved=5)) + b"\n")  # last one wins
+    cut = encode_record(game(16, 107, "success", solved=2))
+    lines.append(cut[: len(cut) // 2])  # a run killed while writing
+    path = run_dir / "results.jsonl"
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+@pytest.fixture
+def crafted(tmp_path: Path) -> list[GameRecord]:
+    return read_results(write_crafted(tmp_path / "run")).records
+
+
+def r1(x: float | None) -> float:
+    return round(100 * x, 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Statistics
+
+
+def test_wilson_matches_published_values():
+    # The papers' appendix tables: 30/30, 16/30 and 13/30 successes.
+    assert [r1(x) for x in wilson_interval(30, 30)] == [88.6, 100.0]
+    assert [r1(x) for x in wilson_interval(16, 30)] == [36.1, 69.8]
+    assert [r1(x) for x in wilson_interval(13, 30)] == [27.4, 60.8]
+
+
+def test_paired_interval_matches_published_value():
+    # Cavo et al. (2012) complete response before/after consolidation, 161 pairs: 59 both, 6 first
+    # only, 16 second only, 80 neither. Fagerland, Lydersen & Laake, "Statistical Analysis of
+    # Contingency Tables" (2017), ch. 8, give -0.0621 (95% CI -0.1186 to -0.0046) for the Newcombe
+    # interval. Without the n/2 reduction of the cross-product the bounds would be -0.1174 and -0.0059.
+    diff, low, high = paired_difference_interval(59, 6, 16, 80)
+    assert (round(diff, 4), round(low, 4), round(high, 4)) == (-0.0621, -0.1186, -0.0046)
+    # Swapping the two conditions mirrors the interval.
+    diff, low, high = paired_difference_interval(59, 16, 6, 80)
+    assert (round(diff, 4), round(low, 4), round(high, 4)) == (0.0621, 0.0046, 0.1186)
+
+
+def _newcombe_reference(a: int, b: int, c: int, d: int, level: float = 0.95) -> tuple[float, float, float]:
+    """An implementation written from the paper's formulas, with its own Wilson interval and z."""
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    n = a + b + c + d
+
+    def wilson(x: int) -> tuple[float, float]:
+        p = x / n
+        centre, root = 2 * n * p + z * z, z * math.sqrt(z * z + 4 * n * p * (1 - p))
+        return (centre - root) / (2 * (n + z * z)), (centre + root) / (2 * (n + z * z))
+
+    p1, p2 = (a + b) / n, (a + c) / n
+    (l1, u1), (l2, u2) = wilson(a + b), wilson(a + c)
+    denominator = (a + b) * (c + d) * (a + c) * (b + d)
+    ad_bc = a * d - b * c
+    corrected = max(ad_bc - n / 2, 0) if ad_bc > 0 else ad_bc
+    phi = corrected / math.sqrt(denominator) if denominator else 0.0
+    dl = math.sqrt((p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2)
+    du = math.sqrt((u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2)
+    return p1 - p2, p1 - p2 - dl, p1 - p2 + du
+
+
+@pytest.mark.parametrize("table", [(59, 6, 16, 80), (1, 1, 7, 12), (14, 5, 0, 22), (3, 1, 0, 1), (12, 2, 1, 29), (0, 0, 0, 30), (5, 0, 0, 0)])
+def test_paired_interval_agrees_with_a_separate_implementation(table):
+    got = paired_difference_interval(*table)
+    want = _newcombe_reference(*table)
+    assert got == pytest.approx(want, abs=1e-9)
+    assert -1.0 <= got[1] <= got[0] <= got[2] <= 1.0
+
+
+def test_paired_interval_edge_cases():
+    assert paired_difference_interval(0, 0, 0, 0) == (0.0, -1.0, 1.0)
+    with pytest.raises(ValueError):
+        paired_difference_interval(1, -1, 0, 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading and the tables' numbers
+
+
+def test_read_results_keeps_last_record_and_skips_the_cut_line(tmp_path: Path):
+    results = read_results(write_crafted(tmp_path / "run"))
+    assert [r.game_id for r in results.records] == list(range(16))
+    assert results.truncated is True
+    assert results.duplicates == 1
+    assert results.damaged == []
+    assert results.records[9].outcome == "success" and results.records[9].solved_turn == 5
+
+
+def test_read_results_skips_damaged_lines(tmp_path: Path):
+    path = tmp_path / "results.jsonl"
+    path.write_bytes(encode_record(game(0, 1, "success", solved=2)) + b"\n{not json\n\n"
+                     + encode_record(game(1, 2, "failure")) + b"\n")
+    results = read_results(path)
+    assert [r.game_id for r in results.records] == [0, 1]
+    assert (results.lines, results.damaged, results.truncated, results.duplicates) == (3, [2], False, 0)
+
+
+def test_success_table(crafted):
+    table = success_table(crafted)
+    assert table.layout.rows == ["agents"]
+    assert table.layout.columns == ["feedback"]
+    assert table.layout.fixed == {"puzzle": "asympuzl", "N": "5", "D": "0", "T": "10", "h": "1"}
+    assert table.row_keys == [(SHARE,), (MIXED,)]
+    assert table.column_keys == [("own",), ("joint",)]
+
+    own = table.cell((SHARE,), ("own",))
+    assert (own.games, own.errors, own.infra_errors, own.n, own.successes) == (6, 2, 1, 4, 3)  # errors left out
+    assert (r1(own.rate), r1(own.low), r1(own.high)) == (75.0, 30.1, 95.4)
+    joint = table.cell((SHARE,), ("joint",))
+    assert (joint.n, joint.successes) == (6, 5)
+    assert (r1(joint.rate), r1(joint.low), r1(joint.high)) == (83.3, 43.6, 97.0)
+    mixed = table.cell((MIXED,), ("own",))
+    assert (mixed.n, mixed.successes) == (3, 1)  # the engine error is left out
+    assert (r1(mixed.rate), r1(mixed.low), r1(mixed.high)) == (33.3, 6.1, 79.2)
+    assert table.cell((MIXED,), ("joint",)) is None
+
+
+def test_success_table_with_other_rows(crafted):
+    table = success_table(crafted, rows=["feedback"])
+    assert table.layout.columns == ["agents"]
+    assert table.row_keys == [("own",), ("joint",)]
+    assert table.cell(("own",), (MIXED,)).successes == 1
+    with pytest.raises(ReportError, match="unknown field 'colour'"):
+        layout(crafted, ["colour"])
+    # A role asked for by name: the other role is a column of its own, not folded into agents.
+    by_alice = success_table(crafted, rows=["alice"])
+    assert by_alice.layout.columns == ["feedback", "bob"]
+    assert by_alice.cell(("one_piece",), ("own", "ignore")).n == 3
+
+
+def test_success_by_turn(crafted):
+    fields = condition_fields(crafted)
+    assert fields == ["feedback", "agents"]
+    curves = {c.key: c for c in success_by_turn(crafted, fields)}
+    assert list(curves) == [("own", SHARE), ("own", MIXED), ("joint", SHARE)]
+    own = curves[("own", SHARE)]
+    assert own.n == 4
+    assert own.solved_by == [0, 2, 3, 3, 3, 3, 3, 3, 3, 3]
+    assert [r1(r) for r in own.rates][:3] == [0.0, 50.0, 75.0]
+    joint = curves[("joint", SHARE)]
+    assert joint.solved_by[:6] == [0, 2, 3, 4, 5, 5]
+    assert r1(joint.rates[-1]) == 83.3
+    assert curves[("own", MIXED)].solved_by == [0] * 6 + [1] * 4
+
+
+def test_actions_sizes_and_errors(crafted):
+    fields = condition_fields(crafted)
+    actions = {r.key: r for r in actions_per_position(crafted, fields)}
+    own = actions[("own", SHARE)]
+    assert own.n == 4  # the two games that ended in error are left out
+    assert own.mean["alice"] == pytest.approx(1.25)
+    assert own.mean["bob"] == pytest.approx(0.6)
+
+    sizes = {r.key: r for r in sizes_per_turn(crafted, fields)}
+    alice, bob = sizes[("own", SHARE)].roles["alice"], sizes[("own", SHARE)].roles["bob"]
+    assert (alice.turns, alice.reply, alice.message) == (5, 44.0, 14.0)
+    assert round(100 * alice.share, 1) == 31.8
+    assert (bob.turns, bob.reply, bob.message, bob.share) == (4, 50.0, 20.0, 0.4)
+    assert sizes[("joint", SHARE)].roles["alice"].turns == 0
+    assert math.isnan(sizes[("joint", SHARE)].roles["alice"].reply)
+
+    errors = {r.key: r for r in error_counts(crafted, fields)}
+    own = errors[("own", SHARE)]
+    assert own.games == 6
+    assert own.format_errors == {"alice": 3, "bob": 1}
+    assert own.invalid_actions == {"alice": 5, "bob": 3}
+    assert (own.infra_errors, own.other_errors, own.other_kinds) == (1, 1, {"actor_error": 1})
+    mixed = errors[("own", MIXED)]
+    assert (mixed.infra_errors, mixed.other_errors, mixed.other_kinds) == (0, 1, {"engine_error": 1})
+    assert (errors[("joint", SHARE)].infra_errors, errors[("joint", SHARE)].other_errors) == (0, 0)
+
+
+def test_paired_comparison(crafted):
+    comparison = paired_comparison(crafted, "feedback", "own", "joint")
+    assert comparison.fields == ["agents"]
+    rows = {r.key: r for r in comparison.rows}
+    share = rows[(SHARE,)]
+    # Seeds 101, 102, 104 solved under both; 103 under joint only; 105 (infrastructure error) and
+    # 106 (actor error) ended in an error under own and are left out.
+    assert (share.pairs, share.both, share.a_only, share.b_only, share.neither, share.unpaired) == (4, 3, 0, 1, 0, 4)
+    assert (share.rate_a, share.rate_b) == (0.75, 1.0)
+    assert (share.difference, share.low, share.high) == pytest.approx(paired_difference_interval(3, 1, 0, 0))
+    assert (share.difference, share.low, share.high) == pytest.approx(_newcombe_reference(3, 1, 0, 0))
+    mixed = rows[(MIXED,)]  # played under own only
+    assert (mixed.pairs, mixed.unpaired) == (0, 4)
+
+    with pytest.raises(ReportError, match="unknown field"):
+        paired_comparison(crafted, "colour", "red", "blue")
+    with pytest.raises(ReportError, match="feedback=both is not in the run"):
+        paired_comparison(crafted, "feedback", "own", "both")
+
+
+def test_turn_limit_that_follows_size_is_not_a_column():
+    records = [game(i, 100 + i % 2, "success", solved=2, size=3 + 2 * (i // 2)) for i in range(4)]
+    shape = layout(records)
+    assert shape.columns == ["N"]
+    assert shape.notes == ["T follows N: T=6 for N=3, T=10 for N=5"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The command
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_command_writes_every_output(tmp_path: Path, capsys):
+    run = tmp_path / "run"
+    write_crafted(run)
+    assert main([str(run), "--compare", "feedback=own", "feedback=joint"]) == 0
+    printed = capsys.readouterr().out
+    out = run / "report"
+    assert "16 games in 3 conditions" in printed
+    assert "last line cut short" in printed
+    assert "1 repeated game id" in printed
+    assert "75.0 [30.1-95.4] (4)" in printed
+    assert f"Report written to {out}" in printed
+
+    md = (out / "tables.md").read_text()
+    for cell in ("| share_everything | 75.0 [30.1-95.4] (4) | 83.3 [43.6-97.0] (6) |",
+                 "| one_piece / ignore | 33.3 [6.1-79.2] (3) |  |",
+                 "| own | share_everything | 4 | 0.0 | 50.0 | 75.0 |",
+                 "| own | share_everything | 4 | 1.25 | 0.60 |",
+                 "| own | share_everything | 4 | 44.0 | 14.0 | 31.8 | 50.0 | 20.0 | 40.0 |",
+                 "| own | share_everything | 6 | 3 | 1 | 5 | 3 | 1 | 1 (actor_error 1) |",
+                 "| share_everything | 4 | 75.0 | 100.0 | +25.0 | [-28.1, +69.9] | 0 / 1 | 4 |"):
+        assert cell in md, cell
+
+    tex = (out / "tables.tex").read_text()
+    assert "\\toprule" in tex and "\\midrule" in tex and "\\bottomrule" in tex
+    assert "share\\_everything & 75.0 [30.1-95.4] (4) & 83.3 [43.6-97.0] (6) \\\\" in tex
+    assert tex.count("\\begin{tabular}") == 6
+
+    success = read_csv(out / "success.csv")
+    row = next(r for r in success if r["agents"] == SHARE and r["feedback"] == "own")
+    assert (row["games"], row["errors"], row["n"], row["successes"]) == ("6", "2", "4", "3")
+    assert (row["success_rate"], row["ci_low"], row["ci_high"]) == ("0.75", "0.3006", "0.9544")
+    turns = read_csv(out / "success_by_turn.csv")
+    k2 = next(r for r in turns if r["feedback"] == "joint" and r["K"] == "4")
+    assert (k2["n"], k2["solved"], k2["success_rate"]) == ("6", "4", "0.6667")
+    actions = read_csv(out / "actions_per_position.csv")
+    assert actions[0]["actions_per_position_alice"] == "1.25"
+    chars = read_csv(out / "chars_per_turn.csv")
+    alice = next(r for r in chars if r["feedback"] == "own" and r["alice"] == SHARE and r["role"] == "alice")
+    assert (alice["turns"], alice["mean_reply_chars"], alice["mean_message_chars"]) == ("5", "44.0", "14.0")
+    errors = read_csv(out / "errors.csv")
+    assert errors[0]["infra_errors"] == "1" and errors[0]["other_error_kinds"] == "actor_error:1"
+    paired = read_csv(out / "paired.csv")
+    assert paired[0]["pairs"] == "4" and paired[0]["difference"] == "0.25"
+
+    for name in ("success_by_turn.png", "actions_per_position.png"):
+        assert png_size(out / name) == (800, 500)
+    assert not (out / "success_vs_size.png").exists()  # one size only
+    from matplotlib.image import imread
+
+    assert imread(out / "success_by_turn.png").shape[:2] == (500, 800)
+
+    page = (out / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == 2
+    assert "<td class=\"num\">75.0 [30.1-95.4] (4)</td>" in page
+    assert "Paired comparison: feedback=joint against feedback=own" in page
+
+
+def test_command_plots_success_by_size(tmp_path: Path, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    records = [game(i, 100 + i % 3, "success" if i % 2 else "failure", solved=2 if i % 2 else None,
+                    size=(3, 5, 10)[i // 3]) for i in range(9)]
+    (run / "results.jsonl").write_bytes(b"".join(encode_record(r) + b"\n" for r in records))
+    out = tmp_path / "elsewhere"
+    assert main([str(run), "--out", str(out), "--rows", "N"]) == 0
+    assert png_size(out / "success_vs_size.png") == (800, 500)
+    assert (out / "report.html").read_text().count("data:image/png;base64,") == 3
+    md = (out / "tables.md").read_text()
+    assert "T follows N: T=6 for N=3, T=10 for N=5, T=20 for N=10" in md
+    assert "| 3 | 33.3 [6.1-79.2] (3) |" in md
+
+
+def test_no_plots_and_missing_matplotlib(tmp_path: Path, capsys, monkeypatch):
+    run = tmp_path / "run"
+    write_crafted(run)
+    assert main([str(run), "--no-plots"]) == 0
+    assert not list((run / "report").glob("*.png"))
+    assert "Plots skipped" not in capsys.readouterr().out
+
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # import fails as if not installed
+    assert main([str(run)]) == 0
+    printed = capsys.readouterr().out
+    lines = [line for line in printed.splitlines() if "Plots skipped" in line]
+    assert len(lines) == 1 and "pip install -e '.[plots]'" in lines[0]
+    assert "data:image/png" not in (run / "report" / "report.html").read_text()
+
+
+def test_command_on_games_lost_to_the_infrastructure(tmp_path: Path, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    records = [game(i, i, "error", error="infra_error") for i in range(3)]
+    (run / "results.jsonl").write_bytes(b"".join(encode_record(r) + b"\n" for r in records))
+    assert main([str(run / "results.jsonl")]) == 0  # the results file itself is accepted too
+    printed = capsys.readouterr().out
+    assert "3 games lost to infrastructure errors" in printed
+    md = (run / "report" / "tables.md").read_text()
+    assert "| share_everything | - (0) |" in md
+    assert "| all | 3 | 0 | 0 | 0 | 0 | 3 | 0 |" in md
+    assert png_size(run / "report" / "success_by_turn.png") == (800, 500)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["{tmp}/missing"], "does not exist"),
+        (["{tmp}"], "is not a run directory (no results.jsonl)"),
+        (["{tmp}/empty"], "holds no complete game record"),
+        (["{tmp}/run", "--compare", "colour=red", "colour=blue"], "argument --compare: unknown field 'colour'"),
+        (["{tmp}/run", "--compare", "feedback=own", "feedback=both"], "feedback=both is not in the run"),
+        (["{tmp}/run", "--compare", "feedback=own", "N=5"], "argument --compare: expected FIELD=A FIELD=B"),
+        (["{tmp}/run", "--rows", "agents,colour"], "argument --rows: unknown field 'colour'"),
+    ],
+)
+def test_bad_input_gives_one_line_and_status_2(tmp_path: Path, capsys, args, message):
+    write_crafted(tmp_path / "run")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "results.jsonl").write_bytes(b'{"game_id": 1, "spe')
+    with pytest.raises(SystemExit) as exit_info:
+        main([a.format(tmp=tmp_path) for a in args])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+    assert "Traceback" not in err
+
+
+def test_report_on_a_real_run(tmp_path: Path, capsys):
+    from runners.concurrent import main as run_main
+
+    run = tmp_path / "run"
+    assert run_main(["--games", "20", "--out", str(run), "--no-dashboard"]) == 0
+    capsys.readouterr()
+    assert main([str(run)]) == 0
+    printed = capsys.readouterr().out
+    assert "20 games in 1 condition" in printed
+    success = read_csv(run / "report" / "success.csv")
+    assert len(success) == 1 and success[0]["n"] == "20" and success[0]["games"] == "20"
+    rate = float(success[0]["success_rate"])
+    low, high = wilson_interval(int(success[0]["successes"]), 20)
+    assert (float(success[0]["ci_low"]), float(success[0]["ci_high"])) == (round(low, 4), round(high, 4))
+    assert 0.0 <= rate <= 1.0
+    turns = read_csv(run / "report" / "success_by_turn.csv")
+    assert len(turns) == 10 and turns[-1]["success_rate"] == success[0]["success_rate"]
+    assert png_size(run / "report" / "success_by_turn.png") == (800, 500)
