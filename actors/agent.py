@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from bus import Act, Bus, Chat, YourTurn
+from bus import Act, Bus, ChannelNotice, Chat, YourTurn
 
 from .environment import ENVIRONMENT
 from .base import Actor
@@ -33,6 +33,10 @@ class TurnContext(msgspec.Struct, frozen=True, gc=False):
     feedback: Any
     conversation: tuple[ChatLine, ...]
     notices: tuple[str, ...] = ()
+    puzzle: str = "asympuzl"
+    partners: tuple[str, ...] = ()  # who this agent may talk to
+    directed: bool = False  # each message goes to one partner, named in the reply's "to"
+    scratchpad: str | None = None  # what the agent wrote for itself last turn, where allowed
 
 
 class Policy(Protocol):
@@ -72,6 +76,10 @@ def recent_lines(log: list[ChatLine], history: int | None, me: str) -> tuple[Cha
 
 
 class AgentActor(Actor):
+    """``directed``: each message goes to the one partner named in the reply's "to" (or to the only
+    partner). ``scratchpad``: the clues are shown on the agent's first turn only, and the reply's
+    "scratchpad" is shown on its next turn instead."""
+
     def __init__(
         self,
         bus: Bus,
@@ -85,6 +93,9 @@ class AgentActor(Actor):
         format_error: type[Exception],
         history: int | None = 1,
         environment: str = ENVIRONMENT,
+        puzzle: str = "asympuzl",
+        directed: bool = False,
+        scratchpad: bool = False,
     ) -> None:
         super().__init__(bus, role)
         self.role = role
@@ -96,13 +107,21 @@ class AgentActor(Actor):
         self.format_error = format_error
         self.history = history
         self.environment = environment
+        self.puzzle = puzzle
+        self.directed = directed
+        self.use_scratchpad = scratchpad
+        self.scratchpad: str | None = None
+        self.turns_taken = 0
         self.log: list[ChatLine] = []
+        self.pending_notices: list[str] = []
 
     async def handle(self, message: Any) -> None:
         if isinstance(message, Chat):
             self.log.append(ChatLine(message.turn, message.sender, message.text))
         elif isinstance(message, YourTurn):
             await self._act(message)
+        elif isinstance(message, ChannelNotice):
+            self.pending_notices.append(message.text)
         else:
             raise TypeError(f"agent {self.role} got unexpected {type(message).__name__}")
 
@@ -110,21 +129,44 @@ class AgentActor(Actor):
         return {
             "usage": getattr(self.policy, "last_usage", None),
             "prompt": getattr(self.policy, "last_prompt", None),
-            "conversation": context.conversation,
+            "context": context,
         }
 
+    def _recipients(self, reply: ParsedReply, partners: tuple[str, ...]) -> tuple[str, ...]:
+        if not self.directed:
+            return partners
+        to = getattr(reply, "to", None)
+        if to in partners:
+            return (to,)
+        if to is None and len(partners) == 1:
+            return partners
+        names = ", ".join(partners)
+        self.pending_notices.append(
+            f"Your message was not delivered: name one recipient in \"to\" (one of {names})."
+        )
+        return ()
+
     async def _act(self, prompt: YourTurn) -> None:
+        partners = tuple(self.bus.talks_to(self.role))
+        show_clues = not self.use_scratchpad or self.turns_taken == 0
+        notices = prompt.notices + tuple(self.pending_notices)
+        self.pending_notices.clear()
+        self.turns_taken += 1
         context = TurnContext(
             game_id=self.game_id,
             role=self.role,
             turn=prompt.turn,
             max_turns=prompt.max_turns,
             size=self.size,
-            clues=self.clues,
+            clues=self.clues if show_clues else None,
             hypothesis=prompt.hypothesis,
             feedback=prompt.feedback,
             conversation=recent_lines(self.log, self.history, self.role),
-            notices=prompt.notices,
+            notices=notices,
+            puzzle=self.puzzle,
+            partners=partners,
+            directed=self.directed,
+            scratchpad=self.scratchpad if self.use_scratchpad else None,
         )
         text = await self.policy.reply(context)
         reply_chars = len(text) if isinstance(text, str) else 0
@@ -137,9 +179,11 @@ class AgentActor(Actor):
                 reply=text if isinstance(text, str) else "", **self._about_the_call(context),
             )
         else:
+            if self.use_scratchpad:
+                self.scratchpad = getattr(reply, "scratchpad", None)
             if reply.message:
                 self.log.append(ChatLine(prompt.turn, self.role, reply.message))
-                for partner in self.bus.talks_to(self.role):
+                for partner in self._recipients(reply, partners):
                     await self.bus.say(
                         Chat(
                             game_id=self.game_id, turn=prompt.turn, sender=self.role,

@@ -153,8 +153,11 @@ class ShareEverything:
 
     def __init__(self, role: str, rng: random.Random) -> None:
         self.memory = _Memory()
+        self.chain = ChainMemory()
 
     async def reply(self, context: TurnContext) -> str:
+        if context.puzzle == "chain":
+            return chain_reply(context, self.chain, listen=True, act=True)
         self.memory.read(context)
         target = target_for(context, self.memory)
         actions = _changes(context, target, target)
@@ -218,9 +221,11 @@ class IgnorePartner:
     """Shares its own view but never reads its partner and never changes its hypothesis."""
 
     def __init__(self, role: str, rng: random.Random) -> None:
-        pass
+        self.chain = ChainMemory()
 
     async def reply(self, context: TurnContext) -> str:
+        if context.puzzle == "chain":
+            return chain_reply(context, self.chain, listen=False, act=False)
         return format_reply("I will go by my own clues.", share_message(context), [])
 
 
@@ -276,3 +281,82 @@ SCRIPTED: dict[str, ScriptedFactory] = {
     "ignore": IgnorePartner,
     "noisy": Noisy,
 }
+
+
+# ---- The K-agent chain puzzle (puzzles.chain) ----
+
+_LINK = re.compile(r"\b(position|shape|color|pattern|material) ([a-z0-9]+) -> (shape|color|pattern|material) ([a-z]+)\b")
+
+
+class ChainMemory:
+    """Facts learned about the chain: ``links[(attribute, value)] = (next attribute, value)``, with
+    "position" as the attribute before the first one."""
+
+    def __init__(self) -> None:
+        self.links: dict[tuple[str, str], tuple[str, str]] = {}
+        self.read_up_to = 0
+
+    def learn_clues(self, clues, attributes: tuple[str, ...]) -> None:
+        for position, item in enumerate(clues, start=1):
+            known = [(a, v) for a, v in zip(attributes, item) if v is not None]
+            if len(known) == 1 and known[0][0] == attributes[0] and self._is_first_role(clues, attributes):
+                self.links.setdefault(("position", str(position)), known[0])
+            elif len(known) == 2:
+                self.links.setdefault(known[0], known[1])
+
+    @staticmethod
+    def _is_first_role(clues, attributes) -> bool:
+        return all(item[1:] == (None,) * (len(attributes) - 1) for item in clues)
+
+    def read(self, context: TurnContext) -> None:
+        for line in context.conversation:
+            if line.sender != context.role and line.turn > self.read_up_to:
+                for a, v, b, w in _LINK.findall(line.text.lower()):
+                    self.links.setdefault((a, v), (b, w))
+        turns = [line.turn for line in context.conversation if line.sender != context.role]
+        if turns:
+            self.read_up_to = max(self.read_up_to, max(turns))
+
+    def message(self) -> str:
+        return "; ".join(f"{a} {v} -> {b} {w}" for (a, v), (b, w) in self.links.items())
+
+    def target(self, size: int, attributes: tuple[str, ...]) -> dict[int, tuple[str, ...]]:
+        """Every position whose whole chain of attributes is known."""
+        target = {}
+        for position in range(1, size + 1):
+            values, key = [], ("position", str(position))
+            for attribute in attributes:
+                link = self.links.get(key)
+                if link is None or link[0] != attribute:
+                    break
+                values.append(link[1])
+                key = link
+            if len(values) == len(attributes):
+                target[position] = tuple(values)
+        return target
+
+
+def _chain_attributes(context: TurnContext) -> tuple[str, ...]:
+    from puzzles.chain import ATTRIBUTES
+
+    return ATTRIBUTES[: len(context.clues[0])]
+
+
+def chain_reply(context: TurnContext, memory: ChainMemory, *, listen: bool, act: bool) -> str:
+    """Share every fact known (own clues and, when listening, what partners said) and, when acting,
+    write every position whose chain is complete."""
+    from puzzles.chain import ChainReplace
+
+    attributes = _chain_attributes(context)
+    memory.learn_clues(context.clues, attributes)
+    if listen:
+        memory.read(context)
+    actions = []
+    if act:
+        for position, values in memory.target(context.size, attributes).items():
+            if tuple(context.hypothesis[position - 1]) != values:
+                actions.append(ChainReplace(position, values))
+    to = None
+    if context.directed and context.partners:
+        to = context.partners[(context.turn - 1) % len(context.partners)]
+    return format_reply("Here is everything I know.", memory.message(), actions, to=to)

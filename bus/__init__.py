@@ -1,10 +1,11 @@
 """The in-process message bus: typed messages, mailboxes, topics, channels and taps."""
 
-from .bus import DEFAULT_MAILBOX_SIZE, Bus, NotConnected, Tap, UnknownAddress
-from .channel import Channel
-from .messages import Act, AnyMessage, Chat, GameOver, Message, TurnStart, YourTurn
+from .bus import CHANNEL, DEFAULT_MAILBOX_SIZE, Bus, NotConnected, Tap, UnknownAddress
+from .channel import Channel, ChannelSpec, Delivery, PolicyChannel
+from .messages import Act, AnyMessage, ChannelNotice, Chat, GameOver, Message, TurnStart, YourTurn
 
 __all__ = [
-    "DEFAULT_MAILBOX_SIZE", "Act", "AnyMessage", "Bus", "Channel", "Chat", "GameOver", "Message",
+    "CHANNEL", "DEFAULT_MAILBOX_SIZE", "Act", "AnyMessage", "Bus", "Channel", "ChannelNotice", "ChannelSpec",
+    "Chat", "Delivery", "GameOver", "Message", "PolicyChannel",
     "NotConnected", "Tap", "TurnStart", "UnknownAddress", "YourTurn",
 ]

@@ -10,10 +10,13 @@ from anyio import WouldBlock
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .channel import Channel
-from .messages import Chat
+from .messages import ChannelNotice, Chat
 
 Tap = Callable[[str, Any], None]
-"""Called as ``tap(address, message)`` for every message delivered on the bus."""
+"""Called as ``tap(address, message)`` for every message delivered on the bus, and as
+``tap(CHANNEL, delivery)`` for what a channel did to each agent-to-agent message."""
+
+CHANNEL = "channel"
 
 DEFAULT_MAILBOX_SIZE = 64
 
@@ -39,6 +42,7 @@ class Bus:
         self._topics: dict[str, list[str]] = {}
         self._channels: dict[tuple[str, str], Channel] = {}
         self._taps: list[Tap] = []
+        self.round = 0  # the game's current round (turn), for channels that delay
 
     def register(self, address: str) -> MemoryObjectReceiveStream[Any]:
         """Create the mailbox for ``address`` and return its receiving end."""
@@ -81,8 +85,21 @@ class Bus:
         channel = self._channels.get((chat.sender, chat.recipient))
         if channel is None:
             raise NotConnected(f"{chat.sender!r} may not talk to {chat.recipient!r}")
-        for delivered in channel.transmit(chat):
+        now, delivery, notice = channel.transmit(chat, self.round)
+        if delivery is not None:
+            for tap in self._taps:
+                tap(CHANNEL, delivery)
+        for delivered in now:
             await self.send(delivered.recipient, delivered)
+        if notice is not None:
+            await self.send(chat.sender, ChannelNotice(game_id=chat.game_id, turn=chat.turn, role=chat.sender, text=notice))
+
+    async def advance_round(self, round: int) -> None:
+        """Start round ``round``: deliver what channels held back for it."""
+        self.round = round
+        for channel in self._channels.values():
+            for delivered in channel.release(round):
+                await self.send(delivered.recipient, delivered)
 
     def close(self) -> None:
         for outbox in self._outboxes.values():

@@ -62,7 +62,15 @@ class Act(Message, tag="act"):
     reply: str = ""  # the raw reply, for transcripts
     usage: Any = None  # what the policy reports about the call (tokens, latency), if anything
     prompt: Any = None  # the prompt the policy sent, if it reports one
-    conversation: tuple[Any, ...] = ()  # the conversation lines the agent was shown
+    context: Any = None  # everything the agent was shown this turn (for transcripts and audits)
+
+
+class ChannelNotice(Message, tag="channel_notice"):
+    """Bus -> agent: what happened to a message it sent (for instance rejected as over budget)."""
+
+    turn: int
+    role: str
+    text: str
 
 
 class GameOver(Message, tag="game_over"):
@@ -72,4 +80,4 @@ class GameOver(Message, tag="game_over"):
     turn: int
 
 
-AnyMessage = TurnStart | YourTurn | Chat | Act | GameOver
+AnyMessage = TurnStart | YourTurn | Chat | Act | ChannelNotice | GameOver

@@ -65,7 +65,7 @@ class _Collector:
             turn = self._open.pop(message.role, None)
             if turn is None:
                 return
-            turn.conversation = list(message.conversation)
+            turn.conversation = list(message.context.conversation) if message.context is not None else []
             turn.prompt = message.prompt
             turn.reply = message.reply
             turn.message = message.message

@@ -21,13 +21,14 @@ from typing import Literal
 
 import msgspec
 
+from .base import Rejected
 from .vocab import COLOR_SET, COLORS, SHAPE_SET, SHAPES
 
 ALICE = "alice"
 BOB = "bob"
 ROLES: tuple[str, str] = (ALICE, BOB)
 SOLO = "solo"  # the single-agent check: one agent holds both views
-ROLE_NAMES = {ALICE: "Alice", BOB: "Bob", SOLO: "You"}
+ROLE_NAMES = {ALICE: "Alice", BOB: "Bob", "carol": "Carol", "dave": "Dave", SOLO: "You"}
 
 DistractorSide = Literal["alice", "bob"]
 
@@ -49,13 +50,6 @@ class Replace(msgspec.Struct, frozen=True, gc=False):
     position: int
     shape: str
     color: str
-
-
-class Rejected(msgspec.Struct, frozen=True, gc=False):
-    """An action that was not applied, and why."""
-
-    action: str
-    reason: str
 
 
 class Puzzle(msgspec.Struct, frozen=True):

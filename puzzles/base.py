@@ -5,6 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+import msgspec
+
+
+class Rejected(msgspec.Struct, frozen=True, gc=False):
+    """An action that was not applied, and why."""
+
+    action: str
+    reason: str
+
 
 class GameRules(Protocol):
     """One game in progress: roles in turn order, each role's state, actions, the end."""

@@ -9,6 +9,8 @@ Nothing here raises anything but ``ReplyFormatError``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 import msgspec
 
@@ -24,8 +26,10 @@ class ReplyFormatError(ValueError):
 
 class Reply(msgspec.Struct, frozen=True, gc=False):
     message: str
-    actions: tuple[Replace, ...]
+    actions: tuple[Any, ...]
     rejected: tuple[Rejected, ...] = ()
+    to: str | None = None  # the one recipient, where messages are directed
+    scratchpad: str | None = None  # what the agent carries to its next turn, where allowed
 
 
 def last_json_object(text: str) -> object:
@@ -53,10 +57,11 @@ def _compact(value: object) -> str:
         return repr(value)[:200]
 
 
-def _read_action(raw: object) -> Replace | str:
-    """A Replace, or the reason the raw action is malformed."""
+def _read_action(raw: object, attributes: tuple[str, ...]) -> tuple[int, tuple[str, ...]] | str:
+    """(position, attribute values), or the reason the raw action is malformed."""
     if not isinstance(raw, dict):
-        return "an action must be an object like {\"replace\": 1, \"by\": {\"shape\": ..., \"color\": ...}}"
+        example = ", ".join(f'"{a}": ...' for a in attributes)
+        return f"an action must be an object like {{\"replace\": 1, \"by\": {{{example}}}}}"
     extra = sorted(set(raw) - {"replace", "by"})
     if extra:
         return f"unknown field {extra[0]!r} in action"
@@ -65,20 +70,33 @@ def _read_action(raw: object) -> Replace | str:
         return f"\"replace\" must be an integer position, got {_compact(position)}"
     by = raw.get("by")
     if not isinstance(by, dict):
-        return f"\"by\" must be an object with \"shape\" and \"color\", got {_compact(by)}"
-    extra = sorted(set(by) - {"shape", "color"})
+        names = " and ".join(f'\"{a}\"' for a in attributes)
+        return f"\"by\" must be an object with {names}, got {_compact(by)}"
+    extra = sorted(set(by) - set(attributes))
     if extra:
         return f"unknown field {extra[0]!r} in \"by\""
-    shape, color = by.get("shape"), by.get("color")
-    if not isinstance(shape, str):
-        return f"\"shape\" must be a string, got {_compact(shape)}"
-    if not isinstance(color, str):
-        return f"\"color\" must be a string, got {_compact(color)}"
-    return Replace(position, shape.strip().lower(), color.strip().lower())
+    values = []
+    for name in attributes:
+        value = by.get(name)
+        if not isinstance(value, str):
+            return f"\"{name}\" must be a string, got {_compact(value)}"
+        values.append(value.strip().lower())
+    return position, tuple(values)
 
 
-def parse_reply(text: str) -> Reply:
-    """Parse a reply; raise ReplyFormatError if it has no valid final JSON object."""
+def parse_reply(
+    text: str,
+    *,
+    attributes: tuple[str, ...] = ("shape", "color"),
+    optional: tuple[str, ...] = (),
+    make_action: Callable[[int, tuple[str, ...]], Any] | None = None,
+) -> Reply:
+    """Parse a reply; raise ReplyFormatError if it has no valid final JSON object.
+
+    ``attributes`` are the fields of an action's "by"; ``optional`` are top-level string fields a
+    game allows besides "message" and "actions" (such as "to" or "scratchpad"); ``make_action``
+    builds an action from (position, values), by default an AsymPuzl ``Replace``.
+    """
     if not isinstance(text, str):
         raise ReplyFormatError(f"the reply is not text but {type(text).__name__}")
     obj = last_json_object(text)
@@ -88,7 +106,7 @@ def parse_reply(text: str) -> Reply:
         raise ReplyFormatError(
             "no JSON object with \"message\" and \"actions\" at the end of the reply (is it cut short?)"
         )
-    extra = sorted(set(obj) - set(_TOP_LEVEL_FIELDS))
+    extra = sorted(set(obj) - set(_TOP_LEVEL_FIELDS) - set(optional))
     if extra:
         raise ReplyFormatError(f"unknown field {extra[0]!r} in the reply object")
     missing = [k for k in _TOP_LEVEL_FIELDS if k not in obj]
@@ -99,24 +117,35 @@ def parse_reply(text: str) -> Reply:
         raise ReplyFormatError(f"\"message\" must be a string, got {_compact(message)}")
     if not isinstance(raw_actions, list):
         raise ReplyFormatError(f"\"actions\" must be a list, got {_compact(raw_actions)}")
-    actions: list[Replace] = []
+    extras: dict[str, str] = {}
+    for name in optional:
+        if name in obj:
+            if not isinstance(obj[name], str):
+                raise ReplyFormatError(f"\"{name}\" must be a string, got {_compact(obj[name])}")
+            extras[name] = obj[name]
+    build = make_action or (lambda position, values: Replace(position, *values))
+    actions: list[Any] = []
     rejected: list[Rejected] = []
     for raw in raw_actions:
-        result = _read_action(raw)
-        if isinstance(result, Replace):
-            actions.append(result)
-        else:
+        result = _read_action(raw, attributes)
+        if isinstance(result, str):
             rejected.append(Rejected(_compact(raw), result))
-    return Reply(message, tuple(actions), tuple(rejected))
+        else:
+            actions.append(build(*result))
+    return Reply(message, tuple(actions), tuple(rejected), extras.get("to"), extras.get("scratchpad"))
 
 
-def format_reply(prose: str, message: str, actions: tuple[Replace, ...] | list[Replace]) -> str:
-    """A reply in the required format: prose, then the JSON object on its own line."""
-    obj = {
+def format_reply(prose: str, message: str, actions, **extra: str | None) -> str:
+    """A reply in the required format: prose, then the JSON object on its own line. Actions are
+    AsymPuzl ``Replace``s or anything with ``position`` and an ``as_by()`` dict; ``extra`` adds
+    optional top-level fields (those that are not None)."""
+    obj: dict[str, Any] = {
         "message": message,
         "actions": [
-            {"replace": a.position, "by": {"shape": a.shape, "color": a.color}} for a in actions
+            {"replace": a.position, "by": a.as_by() if hasattr(a, "as_by") else {"shape": a.shape, "color": a.color}}
+            for a in actions
         ],
     }
+    obj.update({k: v for k, v in extra.items() if v is not None})
     body = msgspec.json.encode(obj).decode()
     return f"{prose}\n{body}" if prose else body

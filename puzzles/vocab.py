@@ -23,3 +23,21 @@ SHAPE_SET = frozenset(SHAPES)
 COLOR_SET = frozenset(COLORS)
 
 assert len(SHAPE_SET) == len(SHAPES) and len(COLOR_SET) == len(COLORS)
+
+PATTERNS: tuple[str, ...] = (
+    "striped", "dotted", "checked", "plain", "spotted", "wavy", "zigzag", "plaid",
+    "floral", "marbled", "speckled", "banded", "ringed", "hatched", "scaled", "dappled",
+    "mottled", "ribbed", "quilted", "woven", "knitted", "embossed", "frosted", "glossy",
+    "matte", "rippled", "crinkled", "pleated", "tiled", "barred", "streaked", "flecked",
+    "veined", "crackled", "brushed", "etched", "gilded", "laced", "beaded", "fringed",
+)
+
+MATERIALS: tuple[str, ...] = (
+    "wood", "glass", "steel", "stone", "paper", "clay", "wool", "silk",
+    "cotton", "leather", "copper", "brass", "iron", "marble", "granite", "plastic",
+    "rubber", "bamboo", "cork", "wax", "ice", "bone", "shell", "pearl",
+    "tin", "lead", "zinc", "chalk", "slate", "felt", "linen", "denim",
+    "velvet", "satin", "hemp", "jute", "resin", "foam", "coal", "sand",
+)
+
+assert len(set(PATTERNS)) == len(PATTERNS) == 40 and len(set(MATERIALS)) == len(MATERIALS) == 40

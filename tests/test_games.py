@@ -95,8 +95,8 @@ async def test_partners_learn_only_from_the_delivered_text():
     """Blank every message on the channel: share-everything can no longer solve anything."""
 
     class Blank(Channel):
-        def transmit(self, message):
-            return (msgspec.structs.replace(message, text="..."),)
+        def transmit(self, message, round):
+            return (msgspec.structs.replace(message, text="..."),), None, None
 
     def build(game_spec, bus, factory):
         environment, actors = BUILDERS["asympuzl"](game_spec, bus, factory)
