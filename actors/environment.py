@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 
 from bus import Act, Bus, GameOver, TurnStart
-from puzzles.base import GameRules
+from puzzles.base import GameRules, Rejected
 
 from .base import GAME_TOPIC, Actor
 
@@ -52,16 +52,33 @@ def _notices(act: Act, rejected: tuple[Any, ...]) -> tuple[str, ...]:
 
 
 class Environment(Actor):
-    """Each turn every role acts once, in ``game.roles`` order; the game ends when solved or after
-    ``game.max_turns`` turns."""
+    """Runs the game in rounds (turns). ``round_robin``: every role acts once per round, in
+    ``game.roles`` order, each seeing what the others did before it. ``simultaneous``: every role is
+    asked at once and acts on the state at the start of the round; the actions are applied together, in
+    roster order. The game ends when solved or after ``game.max_turns`` rounds. ``max_actions`` caps
+    the actions applied per agent turn; the rest are rejected with a reason."""
 
-    def __init__(self, bus: Bus, game_id: int, game: GameRules, feedback_address: str = FEEDBACK) -> None:
+    def __init__(
+        self,
+        bus: Bus,
+        game_id: int,
+        game: GameRules,
+        feedback_address: str = FEEDBACK,
+        *,
+        turn_order: str = "round_robin",
+        max_actions: int | None = None,
+    ) -> None:
         super().__init__(bus, ENVIRONMENT)
+        if turn_order not in ("round_robin", "simultaneous"):
+            raise ValueError(f"unknown turn order {turn_order!r}")
         self.game_id = game_id
         self.game = game
         self.feedback_address = feedback_address
+        self.simultaneous = turn_order == "simultaneous"
+        self.max_actions = max_actions
         self.turn = 1
         self._index = 0
+        self._waiting: dict[str, Act] = {}  # simultaneous: acts received this round
         self._notices: dict[str, tuple[str, ...]] = {}
         self._log: list[TurnLog] = []
         self.result: GameResult | None = None
@@ -71,10 +88,17 @@ class Environment(Actor):
         return self.game.roles[self._index]
 
     async def on_start(self) -> None:
-        await self._ask()
+        await self._start_round()
 
-    async def _ask(self) -> None:
-        role = self.current_role
+    async def _start_round(self) -> None:
+        await self.bus.advance_round(self.turn)
+        if self.simultaneous:
+            for role in self.game.roles:
+                await self._ask(role)
+        else:
+            await self._ask(self.current_role)
+
+    async def _ask(self, role: str) -> None:
         await self.bus.send(
             self.feedback_address,
             TurnStart(
@@ -90,15 +114,47 @@ class Environment(Actor):
     async def handle(self, message: Any) -> None:
         if not isinstance(message, Act):
             raise ProtocolError(f"environment got unexpected {type(message).__name__}")
-        if message.role != self.current_role or message.turn != self.turn:
-            raise ProtocolError(
-                f"act from {message.role} for turn {message.turn}, expected {self.current_role} "
-                f"for turn {self.turn}"
-            )
+        if message.turn != self.turn or message.role not in self.game.roles:
+            raise ProtocolError(f"act from {message.role} for turn {message.turn} during turn {self.turn}")
+        if self.simultaneous:
+            if message.role in self._waiting:
+                raise ProtocolError(f"second act from {message.role} in turn {self.turn}")
+            self._waiting[message.role] = message
+            if len(self._waiting) < len(self.game.roles):
+                return
+            acts, self._waiting = [self._waiting[r] for r in self.game.roles], {}
+            for act in acts:
+                self._apply(act)
+            if self.game.solved():
+                await self._finish("success")
+            else:
+                await self._next_round()
+            return
+        if message.role != self.current_role:
+            raise ProtocolError(f"act from {message.role}, expected {self.current_role} in turn {self.turn}")
+        self._apply(message)
+        if self.game.solved():
+            await self._finish("success")
+            return
+        self._index += 1
+        if self._index < len(self.game.roles):
+            await self._ask(self.current_role)
+        else:
+            self._index = 0
+            await self._next_round()
+
+    def _apply(self, message: Act) -> None:
         game = self.game
         applied, rejected = 0, tuple(message.rejected)
         if message.format_error is None:
-            applied, invalid = game.apply(message.role, tuple(message.actions))
+            actions = tuple(message.actions)
+            if self.max_actions is not None and len(actions) > self.max_actions:
+                rejected += tuple(
+                    Rejected(str(action), f"over the limit of {self.max_actions} actions per turn")
+                    for action in actions[self.max_actions :]
+                )
+                actions = actions[: self.max_actions]
+            applied, invalid = game.apply(message.role, actions)
             rejected += invalid
         self._notices[message.role] = _notices(message, rejected)
         self._log.append(
@@ -113,18 +169,13 @@ class Environment(Actor):
                 progress=game.progress(message.role),
             )
         )
-        if game.solved():
-            await self._finish("success")
+
+    async def _next_round(self) -> None:
+        if self.turn >= self.game.max_turns:
+            await self._finish("failure")
             return
-        self._index += 1
-        if self._index == len(game.roles):
-            self._index = 0
-            self.turn += 1
-            if self.turn > game.max_turns:
-                self.turn = game.max_turns
-                await self._finish("failure")
-                return
-        await self._ask()
+        self.turn += 1
+        await self._start_round()
 
     async def _finish(self, outcome: str) -> None:
         self.result = GameResult(

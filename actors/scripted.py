@@ -294,7 +294,6 @@ class ChainMemory:
 
     def __init__(self) -> None:
         self.links: dict[tuple[str, str], tuple[str, str]] = {}
-        self.read_up_to = 0
 
     def learn_clues(self, clues, attributes: tuple[str, ...]) -> None:
         for position, item in enumerate(clues, start=1):
@@ -309,13 +308,11 @@ class ChainMemory:
         return all(item[1:] == (None,) * (len(attributes) - 1) for item in clues)
 
     def read(self, context: TurnContext) -> None:
+        """Learn from every partner line shown (reading one twice changes nothing)."""
         for line in context.conversation:
-            if line.sender != context.role and line.turn > self.read_up_to:
+            if line.sender != context.role:
                 for a, v, b, w in _LINK.findall(line.text.lower()):
                     self.links.setdefault((a, v), (b, w))
-        turns = [line.turn for line in context.conversation if line.sender != context.role]
-        if turns:
-            self.read_up_to = max(self.read_up_to, max(turns))
 
     def message(self) -> str:
         return "; ".join(f"{a} {v} -> {b} {w}" for (a, v), (b, w) in self.links.items())

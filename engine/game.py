@@ -2,35 +2,78 @@
 
 from __future__ import annotations
 
+import functools
+import random
 import traceback
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 import anyio
+from msgspec import UNSET
 
 from actors.agent import AgentActor
 from actors.base import Actor, ActorFailed
 from actors.environment import Environment, GameResult
-from bus import Bus, Tap
+from bus import CHANNEL, Bus, Channel, ChannelSpec, Delivery, PolicyChannel, Tap
 from feedback.actor import FeedbackActor
 from feedback.modes import feedback_mode
 from puzzles.asympuzl import ROLES, SOLO, AsymPuzlGame, generate
+from puzzles.base import GameRules
+from puzzles.chain import ChainGame, ChainReplace, generate_chain
 from puzzles.replies import ReplyFormatError, parse_reply
 
+from .audit import LeakAudit
 from .policies import PolicyFactory
 from .records import ErrorInfo, GameRecord
 from .spec import GameSpec
 
 
-def build_asympuzl(
-    spec: GameSpec, bus: Bus, factory: PolicyFactory, roles: tuple[str, ...] = ROLES
-) -> tuple[Environment, list[Actor]]:
-    """The actors of one AsymPuzl game, wired on ``bus``: everyone may talk to everyone."""
+class GameKit(NamedTuple):
+    """What the engine needs from a puzzle to set up one game."""
+
+    game: GameRules  # the state: roles in turn order, apply, solved
+    truth: Any  # for the feedback modes
+    size: int
+    parse: Callable[..., Any]  # reply text -> Reply; takes ``optional`` top-level field names
+    kind: str  # shown to policies as TurnContext.puzzle
+
+
+def asympuzl_kit(spec: GameSpec, roles: tuple[str, ...] = ROLES) -> GameKit:
     puzzle = generate(spec.size, spec.seed, spec.distractors, spec.distractors_in)
     game = AsymPuzlGame(puzzle, spec.max_turns, roles)
-    environment = Environment(bus, spec.game_id, game)
+    return GameKit(game, puzzle.truth, puzzle.size, parse_reply, "asympuzl")
+
+
+def chain_kit(spec: GameSpec) -> GameKit:
+    puzzle = generate_chain(spec.size, len(spec.agents), spec.seed)
+    if tuple(spec.agents) != puzzle.roles:
+        raise ValueError(f"the chain puzzle's roles are {', '.join(puzzle.roles)}, got {', '.join(spec.agents)}")
+    parse = functools.partial(parse_reply, attributes=puzzle.attributes, make_action=ChainReplace)
+    return GameKit(ChainGame(puzzle, spec.max_turns), puzzle.truth, puzzle.size, parse, "chain")
+
+
+def connect(bus: Bus, roles: tuple[str, ...], topology: str, make_channel: Callable[[str, str], Channel | None]) -> None:
+    """Who may talk to whom: everyone to everyone ("all", "directed") or neighbours ("chain")."""
+    if topology == "chain":
+        pairs = list(zip(roles, roles[1:])) + [(b, a) for a, b in zip(roles, roles[1:])]
+    else:
+        pairs = [(a, b) for a in roles for b in roles if a != b]
+    for sender, recipient in sorted(pairs, key=lambda p: (roles.index(p[0]), roles.index(p[1]))):
+        bus.connect(sender, recipient, make_channel(sender, recipient))
+
+
+def build_game(spec: GameSpec, bus: Bus, factory: PolicyFactory, kit: GameKit) -> tuple[Environment, list[Actor]]:
+    """The actors of one game, wired on ``bus`` as the spec says."""
+    game = kit.game
+    turn_order = spec.option("turn_order", "round_robin")
+    topology = spec.option("topology", "all")
+    memory = spec.option("memory", "reinject")
+    environment = Environment(
+        bus, spec.game_id, game, turn_order=turn_order, max_actions=spec.option("max_actions", None)
+    )
     mode = feedback_mode(spec.feedback)
-    truth = puzzle.truth
+    truth = kit.truth
     actors: list[Actor] = [
         environment,
         FeedbackActor(
@@ -38,26 +81,38 @@ def build_asympuzl(
             evaluate=lambda hypotheses, role: mode(truth, hypotheses, role),
         ),
     ]
+    optional = (("to",) if topology == "directed" else ()) + (("scratchpad",) if memory == "scratchpad" else ())
+    parse = functools.partial(kit.parse, optional=optional) if optional else kit.parse
     for role in game.roles:
         policy = factory.make(spec.agents[role], role, spec.seed)
         actors.append(
             AgentActor(
-                bus, role, policy, game_id=spec.game_id, clues=game.clues(role), size=puzzle.size,
-                parse=parse_reply, format_error=ReplyFormatError, history=spec.history,
+                bus, role, policy, game_id=spec.game_id, clues=game.clues(role), size=kit.size,
+                parse=parse, format_error=ReplyFormatError, history=spec.history, puzzle=kit.kind,
+                directed=topology == "directed", scratchpad=memory == "scratchpad",
             )
         )
-        for other in game.roles:
-            if other != role:
-                bus.connect(role, other)
+    channel_spec = spec.option("channel", None)
+    simultaneous = turn_order == "simultaneous"
+
+    def make_channel(sender: str, recipient: str) -> Channel | None:
+        if channel_spec is None and not simultaneous:
+            return None  # unlimited and faithful
+        rng = random.Random(f"{spec.seed}:channel:{sender}:{recipient}")
+        # Simultaneous play: what is said in a round is heard in the next.
+        return PolicyChannel(channel_spec or ChannelSpec(), rng, min_delay=1 if simultaneous else 0)
+
+    connect(bus, game.roles, topology, make_channel)
+    if spec.option("leak_audit", False):
+        bus.add_tap(LeakAudit({role: game.private_words(role) for role in game.roles}).tap)
     return environment, actors
 
 
-def build_asympuzl_solo(spec: GameSpec, bus: Bus, factory: PolicyFactory) -> tuple[Environment, list[Actor]]:
-    """The single-agent check: one agent holds both views and no one to talk to."""
-    return build_asympuzl(spec, bus, factory, roles=(SOLO,))
-
-
-BUILDERS = {"asympuzl": build_asympuzl, "asympuzl_solo": build_asympuzl_solo}
+BUILDERS = {
+    "asympuzl": lambda spec, bus, factory: build_game(spec, bus, factory, asympuzl_kit(spec)),
+    "asympuzl_solo": lambda spec, bus, factory: build_game(spec, bus, factory, asympuzl_kit(spec, (SOLO,))),
+    "chain": lambda spec, bus, factory: build_game(spec, bus, factory, chain_kit(spec)),
+}
 
 
 def _find_actor_failure(exc: BaseException) -> ActorFailed | None:
@@ -84,13 +139,13 @@ def error_info(exc: BaseException) -> ErrorInfo:
     if failure is not None:
         cause = failure.cause
         return ErrorInfo(
-            kind="actor_error", type=type(cause).__name__, message=str(cause),
+            kind=getattr(cause, "kind", "actor_error"), type=type(cause).__name__, message=str(cause),
             actor=failure.address, where=_where(cause),
         )
     return ErrorInfo(kind="engine_error", type=type(exc).__name__, message=str(exc), where=_where(exc))
 
 
-def record_from_result(spec: GameSpec, result: GameResult) -> GameRecord:
+def record_from_result(spec: GameSpec, result: GameResult, channel_log: list[Delivery] | None = None) -> GameRecord:
     roles = list(spec.agents)
     log = result.turn_log
     metrics = result.metrics
@@ -107,15 +162,21 @@ def record_from_result(spec: GameSpec, result: GameResult) -> GameRecord:
         invalid_actions={r: sum(len(t.rejected) for t in log if t.role == r) for r in roles},
         message_chars={r: [t.message_chars for t in log if t.role == r] for r in roles},
         turn_log=log,
+        channel_log=UNSET if channel_log is None else channel_log,
     )
 
 
 async def play_game(spec: GameSpec, factory: PolicyFactory, taps: Iterable[Tap] = ()) -> GameRecord:
     """Run one game to its record. Any exception inside the game becomes the record's error."""
+    channel_log: list[Delivery] | None = None
     try:
         bus = Bus()
         for tap in taps:
             bus.add_tap(tap)
+        if spec.channel is not UNSET or spec.turn_order is not UNSET:
+            channel_log = []
+            log = channel_log
+            bus.add_tap(lambda address, message: log.append(message) if address == CHANNEL else None)
         environment, actors = BUILDERS[spec.puzzle](spec, bus, factory)
         async with anyio.create_task_group() as tg:
             for actor in actors:
@@ -125,4 +186,4 @@ async def play_game(spec: GameSpec, factory: PolicyFactory, taps: Iterable[Tap] 
     if environment.result is None:
         error = ErrorInfo(kind="engine_error", type="GameEndedEarly", message="the game ended without a result")
         return GameRecord(game_id=spec.game_id, spec=spec, outcome="error", error=error)
-    return record_from_result(spec, environment.result)
+    return record_from_result(spec, environment.result, channel_log)

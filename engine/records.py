@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from actors.environment import TurnLog
+from bus.channel import Delivery
 
 from .spec import GameSpec
 
@@ -37,6 +39,8 @@ class GameRecord(msgspec.Struct, kw_only=True):
     message_chars: dict[str, list[int]] = {}
     turn_log: list[TurnLog] = []
     error: ErrorInfo | None = None
+    # Written only when the game used channel policies: what each channel did to each message.
+    channel_log: list[Delivery] | UnsetType = UNSET
 
 
 class RecordKey(msgspec.Struct):
