@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -168,7 +169,9 @@ class AgentActor(Actor):
             directed=self.directed,
             scratchpad=self.scratchpad if self.use_scratchpad else None,
         )
+        started = time.perf_counter()
         text = await self.policy.reply(context)
+        latency = time.perf_counter() - started
         reply_chars = len(text) if isinstance(text, str) else 0
         try:
             reply = self.parse(text)
@@ -176,7 +179,7 @@ class AgentActor(Actor):
             act = Act(
                 game_id=self.game_id, turn=prompt.turn, role=self.role, message="",
                 format_error=str(exc), reply_chars=reply_chars,
-                reply=text if isinstance(text, str) else "", **self._about_the_call(context),
+                reply=text if isinstance(text, str) else "", latency=latency, **self._about_the_call(context),
             )
         else:
             if self.use_scratchpad:
@@ -193,6 +196,6 @@ class AgentActor(Actor):
             act = Act(
                 game_id=self.game_id, turn=prompt.turn, role=self.role, message=reply.message,
                 actions=reply.actions, rejected=reply.rejected, reply_chars=reply_chars,
-                reply=text, **self._about_the_call(context),
+                reply=text, latency=latency, **self._about_the_call(context),
             )
         await self.bus.send(self.environment, act)

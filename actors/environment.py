@@ -177,6 +177,10 @@ class Environment(Actor):
         self.turn += 1
         await self._start_round()
 
+    def partial_result(self) -> GameResult:
+        """What has been played so far (for a game that ended in an error)."""
+        return GameResult(outcome="error", turns=self.turn, solved_turn=None, turn_log=list(self._log), metrics=self.game.metrics())
+
     async def _finish(self, outcome: str) -> None:
         self.result = GameResult(
             outcome=outcome,

@@ -63,6 +63,7 @@ class Act(Message, tag="act"):
     usage: Any = None  # what the policy reports about the call (tokens, latency), if anything
     prompt: Any = None  # the prompt the policy sent, if it reports one
     context: Any = None  # everything the agent was shown this turn (for transcripts and audits)
+    latency: float | None = None  # seconds the policy took to reply
 
 
 class ChannelNotice(Message, tag="channel_notice"):

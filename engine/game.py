@@ -169,6 +169,7 @@ def record_from_result(spec: GameSpec, result: GameResult, channel_log: list[Del
 async def play_game(spec: GameSpec, factory: PolicyFactory, taps: Iterable[Tap] = ()) -> GameRecord:
     """Run one game to its record. Any exception inside the game becomes the record's error."""
     channel_log: list[Delivery] | None = None
+    environment: Environment | None = None
     try:
         bus = Bus()
         for tap in taps:
@@ -182,7 +183,12 @@ async def play_game(spec: GameSpec, factory: PolicyFactory, taps: Iterable[Tap] 
             for actor in actors:
                 tg.start_soon(actor.run, name=f"game {spec.game_id} {actor.address}")
     except Exception as exc:  # one game's failure never ends the run
-        return GameRecord(game_id=spec.game_id, spec=spec, outcome="error", error=error_info(exc))
+        record = GameRecord(game_id=spec.game_id, spec=spec, outcome="error", error=error_info(exc))
+        if environment is not None:  # keep what was played before the error
+            partial = record_from_result(spec, environment.partial_result(), channel_log)
+            partial.outcome, partial.error, partial.solved_turn = "error", record.error, None
+            return partial
+        return record
     if environment.result is None:
         error = ErrorInfo(kind="engine_error", type="GameEndedEarly", message="the game ended without a result")
         return GameRecord(game_id=spec.game_id, spec=spec, outcome="error", error=error)

@@ -43,11 +43,16 @@ class GameRecord(msgspec.Struct, kw_only=True):
     channel_log: list[Delivery] | UnsetType = UNSET
 
 
+class _ErrorKind(msgspec.Struct):
+    kind: str
+
+
 class RecordKey(msgspec.Struct):
     """The part of a record that resuming needs; decodes far faster than the whole record."""
 
     game_id: int
     outcome: str
+    error: _ErrorKind | None = None
 
 
 encode_record = msgspec.json.Encoder().encode

@@ -534,6 +534,9 @@ def paired_comparison(records: Sequence[GameRecord], field: str, a: str, b: str)
             raise ReportError(f"{field}={value} is not in the run; {field} takes {', '.join(values)}")
     roles = roles_of(records)
     left_out = {field} | (set(roles) if field == AGENTS else set()) | ({AGENTS} if field in roles else set())
+    # A field the compared one determines (T = 2N when comparing N) differs with it: not a pairing key.
+    all_values = [field_values(r) for r in records]
+    left_out |= {f for f in names if f not in left_out and _determines(all_values, field, f)}
     pair_fields = [f for f in names if f not in left_out]
     shown = layout(records, [field]).columns
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from .records import GameRecord, decode_key, decode_record, encode_record
+from .records import GameRecord, RecordKey, decode_key, decode_record, encode_record
 from .spec import RunConfig
 from .sweep import Grid
 
@@ -91,44 +91,24 @@ class RunDir:
 
     def recorded_ids(self) -> set[int]:
         """Ids of the games already recorded. A last line cut short by a kill is removed first."""
-        self._drop_partial_tail()
-        ids: set[int] = set()
+        return set(self.recorded())
+
+    def recorded(self) -> dict[int, RecordKey]:
+        """Id, outcome and error kind of every game recorded (the last record of each wins). A last
+        line cut short by a kill is removed first."""
+        drop_partial_tail(self.results_path)
+        keys: dict[int, RecordKey] = {}
         if not self.results_path.exists():
-            return ids
+            return keys
         with self.results_path.open("rb") as f:
             for number, line in enumerate(f, start=1):
                 if line.strip():
                     try:
-                        ids.add(decode_key(line).game_id)
+                        key = decode_key(line)
                     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
                         raise RunDirError(f"{self.results_path} line {number} is damaged: {exc}") from None
-        return ids
-
-    def _drop_partial_tail(self) -> None:
-        path = self.results_path
-        if not path.exists():
-            return
-        with path.open("rb+") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            if size == 0:
-                return
-            f.seek(size - 1)
-            if f.read(1) == b"\n":
-                return
-            # Find the last newline and cut after it.
-            position = size - 1
-            chunk = 4096
-            while position > 0:
-                start = max(0, position - chunk)
-                f.seek(start)
-                data = f.read(position - start)
-                newline = data.rfind(b"\n")
-                if newline != -1:
-                    f.truncate(start + newline + 1)
-                    return
-                position = start
-            f.truncate(0)
+                    keys[key.game_id] = key
+        return keys
 
     def writer(self) -> RecordWriter:
         return RecordWriter(self.results_path)
@@ -173,6 +153,32 @@ class RecordWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def drop_partial_tail(path: Path) -> None:
+    """Cut a last line that a kill left without its newline."""
+    if not path.exists():
+        return
+    with path.open("rb+") as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        if size == 0:
+            return
+        f.seek(size - 1)
+        if f.read(1) == b"\n":
+            return
+        position = size - 1
+        chunk = 4096
+        while position > 0:
+            start = max(0, position - chunk)
+            f.seek(start)
+            data = f.read(position - start)
+            newline = data.rfind(b"\n")
+            if newline != -1:
+                f.truncate(start + newline + 1)
+                return
+            position = start
+        f.truncate(0)
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

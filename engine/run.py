@@ -86,23 +86,37 @@ class RunProgress:
         self.live[spec.game_id] = game
         return game.tap
 
-    def game_finished(self, spec: GameSpec, record: GameRecord) -> None:
-        self.running -= 1
-        self.done += 1
-        self.finished_now += 1
-        counts = self.by_condition.get(spec.condition())
+    def know_conditions(self, specs: Iterable[GameSpec]) -> None:
+        """Every condition of the run, one spec each, so that labels are right from the start."""
+        for spec in specs:
+            label = spec.condition()
+            self.condition_fields.setdefault(label, spec.condition_fields())
+            self.by_condition.setdefault(label, [0, 0, 0])
+
+    def count_recorded(self, spec: GameSpec, outcome: str, error_kind: str | None) -> None:
+        """Count a game recorded by an earlier process (when resuming)."""
+        self._count(spec.condition(), outcome, error_kind)
+
+    def _count(self, condition: str, outcome: str, error_kind: str | None) -> None:
+        counts = self.by_condition.get(condition)
         if counts is None:
-            counts = self.by_condition[spec.condition()] = [0, 0, 0]
-        if record.outcome == "success":
+            counts = self.by_condition[condition] = [0, 0, 0]
+        if outcome == "success":
             self.successes += 1
             counts[0] += 1
-        elif record.outcome == "failure":
+        elif outcome == "failure":
             self.failures += 1
             counts[1] += 1
         else:
             self.errors += 1
             counts[2] += 1
-            self.error_kinds[record.error.kind if record.error else "unknown"] += 1
+            self.error_kinds[error_kind or "unknown"] += 1
+
+    def game_finished(self, spec: GameSpec, record: GameRecord) -> None:
+        self.running -= 1
+        self.done += 1
+        self.finished_now += 1
+        self._count(spec.condition(), record.outcome, record.error.kind if record.error else None)
         if self.track_live:
             self.live.pop(spec.game_id, None)
             self.recent.append(record)

@@ -135,6 +135,10 @@ class RunConfig(msgspec.Struct, frozen=True, kw_only=True, tag="run"):
     def specs_for(self, indices: Iterable[int]) -> Iterator[GameSpec]:
         return (self.spec(i) for i in indices)
 
+    def condition_specs(self) -> list[GameSpec]:
+        """One game of each condition (here there is one)."""
+        return [self.spec(0)]
+
     @property
     def turn_limit(self) -> int:
         return self.max_turns if self.max_turns is not None else 2 * self.size

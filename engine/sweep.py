@@ -120,6 +120,10 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
     def spec(self, index: int) -> GameSpec:
         return next(self.specs_for([index]))
 
+    def condition_specs(self) -> list[GameSpec]:
+        """One game of each condition, in condition order."""
+        return list(self.specs_for(range(0, self.total, self.seeds)))
+
 
 def load_grid(path: Path | str) -> Grid:
     """Read and check a grid file; ValueError with a one-line reason otherwise."""

@@ -12,6 +12,7 @@ import msgspec
 from bus import Act, Chat, YourTurn
 
 from .records import GameRecord
+from .results import drop_partial_tail
 from .spec import GameSpec
 
 TRANSCRIPTS_FILE = "transcripts.jsonl"
@@ -38,6 +39,7 @@ class TranscriptTurn(msgspec.Struct, kw_only=True):
     delivered: list[Delivered] = []
     progress: int | None = None  # positions right after the turn
     usage: Any = None
+    latency: float | None = None  # seconds the policy took to reply
 
 
 class Transcript(msgspec.Struct, kw_only=True):
@@ -73,6 +75,7 @@ class _Collector:
             turn.rejected = list(message.rejected)
             turn.format_error = message.format_error
             turn.usage = message.usage
+            turn.latency = message.latency
             self._last = turn
         elif isinstance(message, Chat):
             # An agent's message is delivered before its Act reaches the Environment.
@@ -88,6 +91,7 @@ class TranscriptWriter:
 
     def __init__(self, run_path: Path) -> None:
         self.path = Path(run_path) / TRANSCRIPTS_FILE
+        drop_partial_tail(self.path)  # a line a kill cut short
         self._file: Any = open(self.path, "ab", buffering=0)
         self._collectors: dict[int, _Collector] = {}
         self._encode = msgspec.json.Encoder().encode
@@ -103,9 +107,12 @@ class TranscriptWriter:
             return
         transcript = collector.transcript
         transcript.outcome = record.outcome
-        progress = {(log.turn, log.role): log.progress for log in record.turn_log}
+        logs = {(log.turn, log.role): log for log in record.turn_log}
         for turn in transcript.turns:
-            turn.progress = progress.get((turn.turn, turn.role))
+            log = logs.get((turn.turn, turn.role))
+            if log is not None:
+                turn.progress = log.progress
+                turn.rejected = list(log.rejected)  # by the parser and by the game
         data = memoryview(self._encode(transcript) + b"\n")
         while data:
             data = data[self._file.write(data):]
@@ -125,5 +132,8 @@ def read_transcript(run_path: Path, game_id: int) -> Transcript | None:
     with path.open("rb") as f:
         for line in f:
             if line.startswith(needle) and line.endswith(b"\n"):
-                found = decoder.decode(line)
+                try:
+                    found = decoder.decode(line)
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    continue  # a damaged line: an earlier or later copy may be whole
     return found

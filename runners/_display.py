@@ -78,7 +78,11 @@ def render_dashboard(progress: RunProgress, elapsed: float) -> Group:
         table = Table(title="by condition", title_justify="left", expand=False)
         for column in ("condition", "done", "success %", "95% CI", "errors"):
             table.add_column(column, justify="left" if column == "condition" else "right")
-        for condition, (wins, losses, errs) in list(p.by_condition.items())[:SHOWN_CONDITIONS]:
+        # Conditions with games in flight first, then the others in the run's order.
+        active = dict.fromkeys(game.condition for game in itertools.islice(p.live.values(), 64))
+        order = [c for c in active if c in p.by_condition] + [c for c in p.by_condition if c not in active]
+        for condition in order[:SHOWN_CONDITIONS]:
+            wins, losses, errs = p.by_condition[condition]
             rate, ci = _rate_cell(wins, wins + losses)
             table.add_row(short.get(condition) or condition, str(wins + losses + errs), rate, ci, str(errs))
         if len(p.by_condition) > SHOWN_CONDITIONS:

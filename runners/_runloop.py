@@ -85,7 +85,7 @@ class Prepared(NamedTuple):
     plan: Plan
     run: RunDir
     lock: Any  # held until the run ends
-    recorded: set[int]
+    recorded: dict[int, Any]  # game id -> RecordKey of what is already recorded
     command: str  # how to run this runner, for the resume hint
 
 
@@ -111,7 +111,7 @@ def open_run(
             plan = new_plan()
             run = RunDir.create(args.out or default_out(out_name), plan)
         lock = run.lock()
-        recorded = run.recorded_ids()
+        recorded = run.recorded()
     except (RunDirError, ValueError) as exc:
         parser.error(str(exc))
     except OSError as exc:
@@ -162,12 +162,24 @@ def make_logger(stream: TextIO, level: str):
     )
 
 
+def make_progress(prepared: Prepared, track_live: bool) -> RunProgress:
+    """The run's counters, with the games already recorded counted in (when resuming)."""
+    plan, keys = prepared.plan, prepared.recorded
+    recorded = sorted(i for i in keys if i < plan.total)
+    progress = RunProgress(total=plan.total, already_done=len(recorded), track_live=track_live)
+    progress.know_conditions(plan.condition_specs())
+    for spec in plan.specs_for(recorded):
+        key = keys[spec.game_id]
+        progress.count_recorded(spec, key.outcome, key.error.kind if key.error else None)
+    return progress
+
+
 async def execute(prepared: Prepared, factory: PolicyFactory, console: Console) -> bool:
     """Run the games not yet recorded; True if the run finished, False if it was interrupted."""
     args, plan, run = prepared.args, prepared.plan, prepared.run
     todo = [i for i in range(plan.total) if i not in prepared.recorded]
     interactive = console.is_terminal and not args.no_dashboard
-    progress = RunProgress(total=plan.total, already_done=plan.total - len(todo), track_live=interactive)
+    progress = make_progress(prepared, interactive)
     interrupted = False
 
     with run.log_path.open("a", encoding="utf-8") as log_stream, run.writer() as writer:

@@ -137,7 +137,10 @@ def main(argv: list[str] | None = None, console: Console | None = None) -> int:
         parser.error(f"argument run_dir: {exc}")
     if record is None:
         parser.error(f"argument game_id: no game {args.game_id} in {run.results_path}")
-    transcript = read_transcript(run.path, args.game_id)
+    try:
+        transcript = read_transcript(run.path, args.game_id)
+    except OSError as exc:
+        parser.error(f"argument run_dir: cannot read transcripts: {exc}")
     (console or Console()).print(render_replay(record, transcript))
     return 0
 

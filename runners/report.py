@@ -15,6 +15,7 @@ import csv
 import html
 import io
 import math
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -652,36 +653,43 @@ def main(argv: list[str] | None = None) -> int:
     if not console.is_terminal:
         console = Console(width=max(console.width, 160))
     intro = intro_lines(results, results_path)
-    for line in intro:
-        console.print(line, highlight=False, markup=False)
-    for t in tables:
-        console.print()
-        console.print(to_rich(t))
-        if t.note:
-            console.print(t.note, style="dim", highlight=False, markup=False)
 
+    # Files first, so that a closed pipe on the terminal side loses nothing.
     out = args.out if args.out is not None else results_path.parent / "report"
+    plots_note = None
     try:
         out.mkdir(parents=True, exist_ok=True)
         images: list[Path] = []
         if not args.no_plots:
             made = make_plots(records, out)
             if made is None:
-                console.print(f"Plots skipped: matplotlib is not installed (install it with: {PLOTS_INSTALL})",
-                              highlight=False, markup=False)
+                plots_note = f"Plots skipped: matplotlib is not installed (install it with: {PLOTS_INSTALL})"
             else:
                 images = made
         remove_stale(out, tables, images)
         write_report(out, tables, intro, images, str(results_path.parent))
     except OSError as exc:
         parser.error(f"argument --out: cannot write {out}: {exc.strerror or exc}")
-    console.print()
-    plots = f", plots: {', '.join(p.name for p in images)}" if images else ""
-    console.print(
-        f"Report written to {out}: report.html, tables.md, tables.tex, "
-        f"CSV: {', '.join(t.name + '.csv' for t in tables)}{plots}",
-        highlight=False, markup=False,
-    )
+
+    try:
+        for line in intro:
+            console.print(line, highlight=False, markup=False)
+        for t in tables:
+            console.print()
+            console.print(to_rich(t))
+            if t.note:
+                console.print(t.note, style="dim", highlight=False, markup=False)
+        if plots_note:
+            console.print(plots_note, highlight=False, markup=False)
+        console.print()
+        plots = f", plots: {', '.join(p.name for p in images)}" if images else ""
+        console.print(
+            f"Report written to {out}: report.html, tables.md, tables.tex, "
+            f"CSV: {', '.join(t.name + '.csv' for t in tables)}{plots}",
+            highlight=False, markup=False,
+        )
+    except BrokenPipeError:  # the reader went away (report | head): the files are written
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
     return 0
 
 

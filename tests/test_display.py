@@ -118,8 +118,66 @@ def test_replay_without_transcripts_shows_the_turn_log(tmp_path, capsys):
     text = console.export_text()
     assert "run with --transcripts" in text and "solved at turn 2" in text and "5/5" in text
     capsys.readouterr()
-    try:
+    import pytest
+
+    with pytest.raises(SystemExit) as exit_info:
         replay_main([str(out), "99"])
-    except SystemExit as exit_info:
-        assert exit_info.code == 2
-    assert "no game 99" in capsys.readouterr().err
+    assert exit_info.value.code == 2 and "no game 99" in capsys.readouterr().err
+
+
+def test_resumed_run_counts_what_was_recorded_before(tmp_path):
+    from engine import RunDir
+    from runners._runloop import make_progress
+    from runners.sweep import main as sweep_main, prepare
+
+    grid = tmp_path / "g.toml"
+    grid.write_text("seeds = 10\nagents = [['noisy', 'noisy']]\nfeedback = ['none', 'own_detailed']\n")
+    out = tmp_path / "run"
+    assert sweep_main([str(grid), "--out", str(out), "--no-dashboard"]) == 0
+    records = RunDir.open(out).records()
+    kept = records[:7] + records[12:15]
+    (out / "results.jsonl").write_bytes(b"".join(msgspec.json.encode(r) + b"\n" for r in kept))
+    prepared = prepare(["--resume", str(out)], PolicyFactory())
+    try:
+        progress = make_progress(prepared, track_live=True)
+    finally:
+        prepared.lock.close()
+    assert progress.done == 10 and progress.queued == 10
+    assert progress.successes == sum(r.outcome == "success" for r in kept)
+    expected = {s.condition: [s.successes, s.failures, s.errors] for s in summarize(kept)}
+    assert progress.by_condition == expected
+    text = rendered(render_dashboard(progress, elapsed=1.0))
+    assert "feedback=none" in text and "feedback=own_detailed" in text  # labels from the plan
+
+
+def test_a_transcript_line_cut_short_is_dropped_and_skipped(tmp_path):
+    out = tmp_path / "run"
+    assert run_main(["--games", "4", "--transcripts", "--out", str(out), "--no-dashboard"]) == 0
+    path = out / "transcripts.jsonl"
+    data = path.read_bytes()
+    path.write_bytes(data + data.splitlines(keepends=True)[0][:50])  # a kill mid-write
+    writer = TranscriptWriter(out)
+    writer.close()
+    assert path.read_bytes() == data
+    path.write_bytes(b'{"game_id":1,"spec":' + b"broken\n" + data)
+    assert read_transcript(out, 1) is not None  # the damaged copy is skipped
+
+
+def test_a_game_that_fails_keeps_the_turns_played_before(tmp_path):
+    class LateFailure(PolicyFactory):
+        def make(self, name, role, seed):
+            inner = super().make(name, role, seed)
+
+            class Policy:
+                async def reply(self, context):
+                    if role == "bob" and context.turn == 2:
+                        raise RuntimeError("late")
+                    return await inner.reply(context)
+            return Policy()
+
+    from tests.helpers import spec
+
+    record = anyio.run(lambda: __import__("engine").play_game(spec(0, alice="noisy", bob="noisy", feedback="none"), LateFailure()))
+    assert record.outcome == "error" and record.error.message == "late"
+    assert [(t.turn, t.role) for t in record.turn_log] == [(1, "alice"), (1, "bob"), (2, "alice")]
+    assert record.message_chars["alice"] and record.solved_turn is None

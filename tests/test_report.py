@@ -462,3 +462,15 @@ def test_report_on_a_real_run(tmp_path: Path, capsys):
     turns = read_csv(run / "report" / "success_by_turn.csv")
     assert len(turns) == 10 and turns[-1]["success_rate"] == success[0]["success_rate"]
     assert png_size(run / "report" / "success_by_turn.png") == (800, 500)
+
+
+def test_compare_sizes_when_the_turn_limit_follows_the_size(tmp_path):
+    from runners.sweep import main as sweep_main
+
+    grid = tmp_path / "g.toml"
+    grid.write_text("seeds = 4\nagents = [['one_piece', 'one_piece']]\nsize = [3, 5]\n")
+    out = tmp_path / "run"
+    assert sweep_main([str(grid), "--out", str(out), "--no-dashboard"]) == 0
+    records = read_results(out / "results.jsonl").records
+    comparison = paired_comparison(records, "N", "3", "5")
+    assert [(r.pairs, r.unpaired) for r in comparison.rows] == [(4, 0)]
