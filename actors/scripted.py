@@ -29,6 +29,8 @@ import random
 import re
 from collections.abc import Callable
 
+import msgspec
+
 from puzzles.asympuzl import ALICE, SOLO, Feedback, Piece, Replace
 from puzzles.replies import format_reply
 from puzzles.vocab import COLORS
@@ -135,6 +137,15 @@ def _changes(context: TurnContext, target: dict[int, Piece], positions) -> list[
     ]
 
 
+def remember_clues(policy: object, context: TurnContext) -> TurnContext:
+    """Scripted agents note their clues when first shown them; where the clues are not re-shown
+    (scratchpad memory) they use that note."""
+    if context.clues is not None:
+        policy._clues = context.clues  # type: ignore[attr-defined]
+        return context
+    return msgspec.structs.replace(context, clues=getattr(policy, "_clues", ()))
+
+
 def share_message(context: TurnContext) -> str:
     if context.role == SOLO:
         return ""
@@ -156,6 +167,7 @@ class ShareEverything:
         self.chain = ChainMemory()
 
     async def reply(self, context: TurnContext) -> str:
+        context = remember_clues(self, context)
         if context.puzzle == "chain":
             return chain_reply(context, self.chain, listen=True, act=True)
         self.memory.read(context)
@@ -173,6 +185,7 @@ class OnePiece:
         self.told: set[int] = set()  # Alice: positions already stated
 
     async def reply(self, context: TurnContext) -> str:
+        context = remember_clues(self, context)
         memory = self.memory
         memory.read(context)
         target = target_for(context, memory)
@@ -224,6 +237,7 @@ class IgnorePartner:
         self.chain = ChainMemory()
 
     async def reply(self, context: TurnContext) -> str:
+        context = remember_clues(self, context)
         if context.puzzle == "chain":
             return chain_reply(context, self.chain, listen=False, act=False)
         return format_reply("I will go by my own clues.", share_message(context), [])
@@ -260,6 +274,7 @@ class Noisy:
         return self.rng.choice(others) if others else piece
 
     async def reply(self, context: TurnContext) -> str:
+        context = remember_clues(self, context)
         self.memory.read(context)
         target = target_for(context, self.memory)
         positions = {p for p, piece in target.items() if self.intended.get(p) != piece}

@@ -22,11 +22,15 @@ from pathlib import Path
 from typing import Literal
 
 import msgspec
+from msgspec import UNSET
+
+from bus.channel import ChannelSpec
+from puzzles.chain import CHAIN_ROLES
 
 from feedback.modes import MODES
 from puzzles.asympuzl import ALICE, BOB, SOLO, InvalidParameter, check_params
 
-from .spec import GameSpec, game_seed
+from .spec import GameSpec, check_extensions, game_seed
 
 PUZZLE_ROLES = {"asympuzl": (ALICE, BOB), "asympuzl_solo": (SOLO,)}
 
@@ -35,7 +39,7 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
     name: str = "sweep"
     seeds: int = 30
     seed: int = 0
-    puzzle: Literal["asympuzl", "asympuzl_solo"] = "asympuzl"
+    puzzle: Literal["asympuzl", "asympuzl_solo", "chain"] = "asympuzl"
     agents: list[list[str]] = msgspec.field(default_factory=lambda: [["share_everything", "share_everything"]])
     swap_seats: bool = False
     size: list[int] = msgspec.field(default_factory=lambda: [5])
@@ -44,14 +48,24 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
     feedback: list[str] = msgspec.field(default_factory=lambda: ["own_detailed"])
     history: list[int | Literal["full"]] = msgspec.field(default_factory=lambda: [1])
     max_turns: list[int] = []  # empty: 2N for the two-agent game, 1 for the solo check
+    # Extensions; an empty list leaves the option unset (the default game).
+    topology: list[Literal["all", "directed", "chain"]] = []
+    turn_order: list[Literal["round_robin", "simultaneous"]] = []
+    max_actions: list[int] = []
+    memory: list[Literal["reinject", "scratchpad"]] = []
+    channel: list[ChannelSpec] = []
+    leak_audit: bool = False
 
-    def roles(self) -> tuple[str, ...]:
+    def roles(self, names: list[str] | None = None) -> tuple[str, ...]:
+        """The roles of an agents entry: for the chain puzzle, one per name given."""
+        if self.puzzle == "chain":
+            return CHAIN_ROLES[: len(names) if names is not None else 3]
         return PUZZLE_ROLES[self.puzzle]
 
     def agent_rosters(self) -> list[dict[str, str]]:
-        roles = self.roles()
         rosters = []
         for names in self.agents:
+            roles = self.roles(names)
             rosters.append(dict(zip(roles, names)))
             if self.swap_seats and len(names) == 2 and names[0] != names[1]:
                 rosters.append(dict(zip(roles, reversed(names))))
@@ -63,9 +77,10 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
         conditions = []
         axes = itertools.product(
             self.agent_rosters(), self.size, self.distractors, self.distractors_in, self.feedback,
-            self.history, self.max_turns or [None],
+            self.history, self.max_turns or [None], self.topology or [UNSET], self.turn_order or [UNSET],
+            self.max_actions or [UNSET], self.memory or [UNSET], self.channel or [UNSET],
         )
-        for agents, size, distractors, side, feedback, history, max_turns in axes:
+        for agents, size, distractors, side, feedback, history, max_turns, *options in axes:
             if distractors == 0:
                 side = ALICE
             if max_turns is None:
@@ -75,6 +90,10 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
                 "distractors_in": side, "feedback": feedback,
                 "history": None if history == "full" else history, "max_turns": max_turns,
             }
+            names = ("topology", "turn_order", "max_actions", "memory", "channel")
+            condition.update({n: v for n, v in zip(names, options) if v is not UNSET})
+            if self.leak_audit:
+                condition["leak_audit"] = True
             key = msgspec.json.encode(condition)
             if key not in seen:
                 seen.add(key)
@@ -89,15 +108,26 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
         """Raise InvalidParameter naming the field."""
         if self.seeds < 1:
             raise InvalidParameter("seeds", f"seeds must be at least 1, got {self.seeds}")
-        roles = self.roles()
         for field in ("agents", "size", "distractors", "distractors_in", "feedback", "history"):
             if not getattr(self, field):
                 raise InvalidParameter(field, f"{field} must list at least one value")
         for names in self.agents:
+            roles = self.roles(names)
+            if self.puzzle == "chain" and not 2 <= len(names) <= len(CHAIN_ROLES):
+                raise InvalidParameter("agents", f"the chain puzzle takes 2 to {len(CHAIN_ROLES)} agents, got {names}")
             if len(names) != len(roles):
                 raise InvalidParameter(
                     "agents", f"each entry of agents names one policy per role ({', '.join(roles)}), got {names}"
                 )
+            check_extensions(self.puzzle, dict(zip(roles, names)), max(self.distractors), None, None)
+        for limit in self.max_actions:
+            if limit < 0:
+                raise InvalidParameter("max_actions", f"max_actions must be 0 or more, got {limit}")
+        for channel in self.channel:
+            try:
+                channel.check()
+            except ValueError as exc:
+                raise InvalidParameter("channel", str(exc)) from None
         for size, distractors, side in itertools.product(self.size, self.distractors, self.distractors_in):
             check_params(size, distractors, side)
         for mode in self.feedback:

@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from bus.channel import ChannelSpec
 from engine import PolicyFactory, RunConfig
 from engine.results import Plan
 from feedback.modes import MODES
@@ -22,7 +23,30 @@ GAME_FLAGS = {
     "games": "--games", "size": "--size", "distractors": "--distractors",
     "distractors_in": "--distractors-in", "feedback": "--feedback", "max_turns": "--max-turns",
     "history": "--history", "alice": "--alice", "bob": "--bob", "seed": "--seed",
+    "puzzle": "--puzzle", "carol": "--carol", "dave": "--dave", "topology": "--topology",
+    "turn_order": "--turn-order", "max_actions": "--max-actions", "memory": "--memory",
+    "leak_audit": "--leak-audit", "channel": "--max-message-chars",
 }
+# Flags that together describe every channel (a ChannelSpec field each).
+CHANNEL_FLAGS = {
+    "max_message_chars": "max_chars", "max_message_tokens": "max_tokens", "over_budget": "over_budget",
+    "game_chars": "game_chars", "game_tokens": "game_tokens", "drop": "drop", "noise": "noise", "delay": "delay",
+}
+
+
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a probability between 0 and 1, got {text!r}")
+    return value
+
+
+def _channel(args: argparse.Namespace) -> ChannelSpec | None:
+    given = {field: getattr(args, flag) for flag, field in CHANNEL_FLAGS.items() if getattr(args, flag) is not None}
+    return ChannelSpec(**given) if given else None
 
 
 def _history(text: str) -> int | str:
@@ -48,22 +72,47 @@ def build_parser(factory: PolicyFactory) -> OneLineParser:
     game.add_argument("--alice", metavar="POLICY", help=f"Alice's policy: {policies} (default share_everything)")
     game.add_argument("--bob", metavar="POLICY", help=f"Bob's policy: {policies} (default share_everything)")
     game.add_argument("--seed", type=int, metavar="S", help="run seed; game i gets a seed derived from it and i (default 0)")
+    more = p.add_argument_group("more agents, channels and other knobs (saved with the run; unset by default)")
+    more.add_argument("--puzzle", type=choice(["asympuzl", "chain"]), help="asympuzl (two agents, default) or chain (2 to 4 agents, each holding one link)")
+    more.add_argument("--carol", metavar="POLICY", help="chain puzzle: the third agent's policy")
+    more.add_argument("--dave", metavar="POLICY", help="chain puzzle: the fourth agent's policy")
+    more.add_argument("--topology", type=choice(["all", "directed", "chain"]), help="who talks to whom: all (default), directed (one named partner per message), chain (neighbours)")
+    more.add_argument("--turn-order", type=choice(["round_robin", "simultaneous"]), help="round_robin (default) or simultaneous (all act on the previous round's messages)")
+    more.add_argument("--max-actions", type=integer(0), metavar="A", help="actions applied per agent turn; the rest are rejected")
+    more.add_argument("--memory", type=choice(["reinject", "scratchpad"]), help="reinject (clues every turn, default) or scratchpad (clues once, then the agent's own notes)")
+    more.add_argument("--leak-audit", action="store_const", const=True, help="end a game with a 'leak' error if an agent is shown another's private words")
+    more.add_argument("--max-message-chars", type=integer(0), metavar="C", help="channel: characters per message")
+    more.add_argument("--max-message-tokens", type=integer(0), metavar="K", help="channel: tokens (words) per message")
+    more.add_argument("--over-budget", type=choice(["truncate", "reject"]), help="channel: cut a message over budget (default) or reject it and tell the sender")
+    more.add_argument("--game-chars", type=integer(0), metavar="C", help="channel: characters per sender for the whole game")
+    more.add_argument("--game-tokens", type=integer(0), metavar="K", help="channel: tokens per sender for the whole game")
+    more.add_argument("--drop", type=_probability, metavar="P", help="channel: probability a message is lost")
+    more.add_argument("--noise", type=_probability, metavar="P", help="channel: per character, probability of a dropped and of an inserted character")
+    more.add_argument("--delay", type=integer(0), metavar="R", help="channel: rounds before a message is delivered")
     add_running_arguments(p)
     return p
 
 
 def _given(args: argparse.Namespace, field: str, factory: PolicyFactory):
     """A game flag's value as it would be saved: policy names in one spelling, 'full' as None."""
+    if field == "channel":
+        return _channel(args)
     value = getattr(args, field)
     if field == "history" and value == "full":
         return None
-    if field in ("alice", "bob"):
+    if field in ("alice", "bob", "carol", "dave"):
         return factory.canonical(value)
     return value
 
 
+def _is_given(args: argparse.Namespace, field: str) -> bool:
+    if field == "channel":
+        return any(getattr(args, flag) is not None for flag in CHANNEL_FLAGS)
+    return getattr(args, field) is not None
+
+
 def config_from_args(args: argparse.Namespace, factory: PolicyFactory) -> RunConfig:
-    return RunConfig(**{k: _given(args, k, factory) for k in GAME_FLAGS if getattr(args, k) is not None})
+    return RunConfig(**{k: _given(args, k, factory) for k in GAME_FLAGS if _is_given(args, k)})
 
 
 def check_config(parser: OneLineParser, config: RunConfig, factory: PolicyFactory) -> None:
@@ -71,7 +120,8 @@ def check_config(parser: OneLineParser, config: RunConfig, factory: PolicyFactor
         config.validate()
     except InvalidParameter as exc:
         parser.error(f"argument {GAME_FLAGS.get(exc.field, exc.field)}: {exc}")
-    for flag, name in (("--alice", config.alice), ("--bob", config.bob)):
+    for role, name in config.roster.items():
+        flag = f"--{role}"
         try:
             factory.check(name)
         except ValueError as exc:
@@ -92,7 +142,7 @@ def prepare(argv: list[str] | None, factory: PolicyFactory) -> Prepared:
         if not isinstance(saved, RunConfig):
             parser.error(f"argument --resume: {args.resume} holds a sweep; resume it with python -m runners.sweep --resume")
         for field, flag in GAME_FLAGS.items():
-            if getattr(args, field) is None:
+            if not _is_given(args, field):
                 continue
             given = _given(args, field, factory)
             have = saved.turn_limit if field == "max_turns" else getattr(saved, field)

@@ -1,0 +1,263 @@
+"""More agents, topologies, turn orders, channel policies, action limits, scratchpads, leak audit."""
+
+import random
+
+import anyio
+import msgspec
+import pytest
+
+from bus import ChannelSpec, Chat, PolicyChannel
+from engine import PolicyFactory, RunConfig, play_game
+from engine.game import BUILDERS
+from puzzles.chain import CHAIN_ROLES, generate_chain
+from runners.concurrent import main as run_main
+from tests.helpers import spec
+
+
+def play(game_spec, factory=None):
+    return anyio.run(play_game, game_spec, factory or PolicyFactory())
+
+
+def chain(index=0, **fields):
+    fields = {"carol": "share_everything", "size": 5, **fields}
+    return RunConfig(puzzle="chain", **fields).spec(index)
+
+
+# ---- The K-agent puzzle ----
+
+
+@pytest.mark.parametrize("agents", [2, 3, 4])
+def test_chain_puzzle_gives_each_agent_one_link(agents):
+    for seed in range(20):
+        puzzle = generate_chain(6, agents, seed)
+        assert puzzle == generate_chain(6, agents, seed)
+        assert puzzle.roles == CHAIN_ROLES[:agents]
+        truth = puzzle.truth
+        assert all(len(item) == agents for item in truth)
+        assert [item[0] for item in puzzle.clues["alice"]] == [item[0] for item in truth]
+        for i, role in enumerate(puzzle.roles[1:], start=1):
+            links = puzzle.clues[role]
+            assert sorted((item[i - 1], item[i]) for item in links) == sorted((t[i - 1], t[i]) for t in truth)
+            assert all(v is None for item in links for k, v in enumerate(item) if k not in (i - 1, i))
+
+
+@pytest.mark.parametrize(
+    "topology, turn_order, rounds",
+    [("all", "round_robin", 2), ("all", "simultaneous", 2), ("chain", "round_robin", 3),
+     ("chain", "simultaneous", 3), ("directed", "round_robin", 3), ("directed", "simultaneous", 3)],
+)
+def test_three_agents_sharing_everything_solve_in_the_expected_rounds(topology, turn_order, rounds):
+    """All: everyone hears everyone, so the last to speak knows everything in round 1 and the others
+    read it in round 2. Chain: Bob relays, so Alice hears Carol's link only in round 3. Directed: each
+    message reaches one partner, chosen in turn, so the last agent learns everything in round 3."""
+    for index in range(6):
+        record = play(chain(index, topology=topology, turn_order=turn_order))
+        assert (record.outcome, record.solved_turn) == ("success", rounds)
+
+
+def test_four_agents_in_a_chain_need_three_relays():
+    record = play(RunConfig(puzzle="chain", carol="share_everything", dave="share_everything", size=6, topology="chain").spec(0))
+    assert (record.outcome, record.solved_turn) == ("success", 4)
+
+
+def test_no_two_agents_solve_without_the_third():
+    class SilentCarol(PolicyFactory):
+        def make(self, name, role, seed):
+            if role != "carol":
+                return super().make(name, role, seed)
+
+            class Silent:
+                async def reply(self, context):
+                    return '{"message": "", "actions": []}'
+            return Silent()
+
+    for index in range(5):
+        record = play(chain(index), SilentCarol())
+        assert record.outcome == "failure"
+        # Without Carol's patterns nobody can write a whole position.
+        assert record.correct_positions == {"alice": 0, "bob": 0, "carol": 0}
+        # Carol talking but not listening: the others solve, she cannot, so the game is not solved.
+        record = play(chain(index, carol="ignore"))
+        assert record.outcome == "failure"
+        assert record.correct_positions == {"alice": 5, "bob": 5, "carol": 0}
+
+
+# ---- Channels ----
+
+
+def _chat(text, turn=1):
+    return Chat(game_id=0, turn=turn, sender="alice", recipient="bob", text=text)
+
+
+def test_channel_budgets_cut_or_reject():
+    cut = PolicyChannel(ChannelSpec(max_chars=5), random.Random(0))
+    now, delivery, notice = cut.transmit(_chat("hello world"), 1)
+    assert now[0].text == "hello" and delivery.fate == "truncated" and notice is None
+    assert (delivery.sent_chars, delivery.delivered_chars) == (11, 5)
+    words = PolicyChannel(ChannelSpec(max_tokens=2), random.Random(0))
+    assert words.transmit(_chat("one two three"), 1)[0][0].text == "one two"
+    reject = PolicyChannel(ChannelSpec(max_tokens=2, over_budget="reject"), random.Random(0))
+    now, delivery, notice = reject.transmit(_chat("one two three"), 1)
+    assert now == () and delivery.fate == "rejected" and "over the channel's budget" in notice
+    assert reject.transmit(_chat("one two"), 1)[0][0].text == "one two"
+
+
+def test_game_budget_runs_out():
+    channel = PolicyChannel(ChannelSpec(game_chars=8), random.Random(0))
+    assert channel.transmit(_chat("abcde"), 1)[0][0].text == "abcde"
+    assert channel.transmit(_chat("fghij"), 2)[0][0].text == "fgh"
+    now, delivery, _ = channel.transmit(_chat("klm"), 3)
+    assert now[0].text == "" and delivery.fate == "truncated"
+
+
+def test_drop_noise_and_delay():
+    dropped = PolicyChannel(ChannelSpec(drop=1.0), random.Random(0)).transmit(_chat("hi"), 1)
+    assert dropped[0] == () and dropped[1].fate == "dropped"
+    text = "the square is blue; the circle is red"
+    noisy = [PolicyChannel(ChannelSpec(noise=0.2), random.Random(s)).transmit(_chat(text), 1)[0][0].text for s in (1, 1, 2)]
+    assert noisy[0] == noisy[1] != text and noisy[0] != noisy[2]  # seeded
+    late = PolicyChannel(ChannelSpec(delay=2), random.Random(0))
+    now, delivery, _ = late.transmit(_chat("later"), 1)
+    assert now == () and delivery.due == 3 and "delayed 2" in delivery.fate
+    assert late.release(2) == () and late.release(3)[0].text == "later" and late.release(4) == ()
+
+
+def test_delayed_channel_slows_share_everything_and_is_recorded():
+    # Both share their whole view in round 1; with a delay of 2 rounds they hear it in round 3.
+    record = play(spec(0, channel=ChannelSpec(delay=2)))
+    assert (record.outcome, record.solved_turn) == ("success", 3)
+    first = record.channel_log[0]
+    assert (first.turn, first.sender, first.recipient, first.due, first.fate) == (1, "alice", "bob", 3, "delivered, delayed 2")
+    assert play(spec(0, channel=ChannelSpec(delay=1))).solved_turn == 2  # heard in round 2: no loss
+
+
+class Recording(PolicyFactory):
+    """share_everything, remembering every context each agent was shown."""
+
+    def __init__(self):
+        self.seen = []
+
+    def make(self, name, role, seed):
+        inner = super().make(name, role, seed)
+        seen = self.seen
+
+        class Policy:
+            async def reply(self, context):
+                seen.append(context)
+                return await inner.reply(context)
+
+        return Policy()
+
+
+def test_a_rejected_message_is_reported_to_its_sender():
+    factory = Recording()
+    record = play(spec(0, max_turns=2, channel=ChannelSpec(max_chars=20, over_budget="reject")), factory)
+    assert record.outcome == "failure"
+    assert all(d.fate == "rejected" and d.delivered_chars == 0 for d in record.channel_log)
+    alice_second = [c for c in factory.seen if c.role == "alice"][1]
+    assert any("was not delivered" in n for n in alice_second.notices)
+    assert all(c.conversation == () or all(l.sender == c.role for l in c.conversation) for c in factory.seen)
+
+
+def test_directed_messages_reach_only_the_named_partner():
+    class Pointing(PolicyFactory):
+        def make(self, name, role, seed):
+            class Policy:
+                async def reply(self, context):
+                    if role == "alice":
+                        return '{"message": "for carol only", "actions": [], "to": "carol"}'
+                    if role == "bob":
+                        return '{"message": "to nobody", "actions": []}'
+                    heard.append((context.turn, [l.text for l in context.conversation if l.sender != "carol"]))
+                    return '{"message": "", "actions": []}'
+            return Policy()
+
+    heard = []
+    factory = Pointing()
+    record = play(chain(0, topology="directed", max_turns=2), factory)
+    assert record.outcome == "failure"
+    assert heard == [(1, ["for carol only"]), (2, ["for carol only"])]
+
+
+# ---- Other knobs ----
+
+
+def test_action_limit_spreads_the_writes_over_turns():
+    record = play(spec(0, max_actions=2))
+    assert (record.outcome, record.solved_turn) == ("success", 4)  # Alice's 5 colors, 2 per turn
+    alice_turn_2 = next(t for t in record.turn_log if (t.turn, t.role) == (2, "alice"))
+    assert alice_turn_2.applied == 2
+    assert [r.reason for r in alice_turn_2.rejected] == ["over the limit of 2 actions per turn"] * 3
+
+
+def test_scratchpad_replaces_the_reinjected_clues():
+    class Noting(PolicyFactory):
+        def make(self, name, role, seed):
+            class Policy:
+                async def reply(self, context):
+                    seen.append((role, context.turn, context.clues is not None, context.scratchpad))
+                    return '{"message": "", "actions": [], "scratchpad": "note %d"}' % context.turn
+            return Policy()
+
+    seen = []
+    play(spec(0, max_turns=3, memory="scratchpad"), Noting())
+    assert [s for s in seen if s[0] == "alice"] == [("alice", 1, True, None), ("alice", 2, False, "note 1"), ("alice", 3, False, "note 2")]
+    assert play(spec(0, memory="scratchpad")).solved_turn == 2  # the scripted agents keep their own notes
+
+
+# ---- Leak audit ----
+
+
+@pytest.mark.parametrize("policy", ["share_everything", "one_piece", "noisy", "ignore"])
+def test_leak_audit_passes_honest_games(policy):
+    for index in range(5):
+        assert play(spec(index, alice=policy, bob=policy, leak_audit=True, distractors=2, distractors_in="bob")).error is None
+        assert play(chain(index, leak_audit=True, topology="chain")).error is None
+
+
+def test_leak_audit_catches_a_planted_leak():
+    """A faulty build hands Alice the whole truth in her feedback: Bob's colors reach her without
+    any message."""
+
+    def leaky(game_spec, bus, factory):
+        environment, actors = BUILDERS["asympuzl"](game_spec, bus, factory)
+        feedback_actor = actors[1]
+        honest = feedback_actor.evaluate
+        truth = environment.game.puzzle.truth
+        feedback_actor.evaluate = lambda hypotheses, role: (honest(hypotheses, role), truth if role == "alice" else None)
+        return environment, actors
+
+    BUILDERS["leaky"] = leaky
+    try:
+        record = play(msgspec.structs.replace(spec(0, leak_audit=True), puzzle="leaky"))
+    finally:
+        del BUILDERS["leaky"]
+    assert record.outcome == "error"
+    assert (record.error.kind, record.error.actor, record.error.type) == ("leak", "alice", "LeakDetected")
+    assert "private to another agent" in record.error.message
+
+
+# ---- The command line ----
+
+
+def test_command_line_options_reach_the_games(tmp_path):
+    out = tmp_path / "run"
+    assert run_main(["--games", "6", "--puzzle", "chain", "--carol", "share_everything", "--topology", "chain",
+                     "--max-message-tokens", "200", "--leak-audit", "--out", str(out), "--no-dashboard"]) == 0
+    from engine import RunDir
+
+    records = RunDir.open(out).records()
+    assert all(r.outcome == "success" and r.solved_turn == 3 for r in records)
+    assert records[0].spec.channel == ChannelSpec(max_tokens=200) and records[0].spec.topology == "chain"
+
+
+@pytest.mark.parametrize(
+    "args, flag",
+    [(["--carol", "noisy"], "--carol"), (["--puzzle", "chain", "--distractors", "2"], "--distractors"),
+     (["--noise", "2"], "--noise"), (["--topology", "ring"], "--topology")],
+)
+def test_bad_extension_arguments(args, flag, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        run_main([*args, "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and flag in err and err.count("\n") == 1
