@@ -91,7 +91,6 @@ class Environment(Actor):
         await self._start_round()
 
     async def _start_round(self) -> None:
-        await self.bus.advance_round(self.turn)
         if self.simultaneous:
             for role in self.game.roles:
                 await self._ask(role)
@@ -99,6 +98,7 @@ class Environment(Actor):
             await self._ask(self.current_role)
 
     async def _ask(self, role: str) -> None:
+        await self.bus.turn_starting(role)
         await self.bus.send(
             self.feedback_address,
             TurnStart(
@@ -190,4 +190,5 @@ class Environment(Actor):
             metrics=self.game.metrics(),
         )
         self.stop()
+        self.bus.end()
         await self.bus.publish(GAME_TOPIC, GameOver(game_id=self.game_id, outcome=outcome, turn=self.turn))

@@ -183,9 +183,13 @@ class OnePiece:
         self.memory = _Memory()
         self.volunteered: set[str] = set()  # Bob: pairs already offered
         self.told: set[int] = set()  # Alice: positions already stated
+        self.chain = ChainMemory()
+        self.sent_facts: set = set()  # chain puzzle: facts already told
 
     async def reply(self, context: TurnContext) -> str:
         context = remember_clues(self, context)
+        if context.puzzle == "chain":
+            return chain_reply(context, self.chain, listen=True, act=True, one_fact=self.sent_facts)
         memory = self.memory
         memory.read(context)
         target = target_for(context, memory)
@@ -251,6 +255,7 @@ class Noisy:
         self.noise = noise
         self.memory = _Memory()
         self.intended: dict[int, Piece] = {}  # what it believes it wrote
+        self.chain = ChainMemory()
 
     def _to_rewrite(self, feedback: Feedback, target: dict[int, Piece]) -> set[int]:
         if not self.intended:
@@ -273,8 +278,30 @@ class Noisy:
         others = [p for p in context.clues if p != piece]
         return self.rng.choice(others) if others else piece
 
+    def _chain_writes(self, context: TurnContext):
+        from puzzles.chain import VOCABULARIES, ChainReplace
+
+        attributes = _chain_attributes(context)
+
+        def writes(target: dict[int, tuple[str, ...]]) -> list:
+            positions = {p for p, values in target.items() if self.intended.get(p) != values}
+            positions |= self._to_rewrite(context.feedback, target) & set(target)
+            actions = []
+            for p in sorted(positions):
+                values = list(target[p])
+                if self.rng.random() < self.noise:  # one attribute written wrong
+                    k = self.rng.randrange(len(values))
+                    values[k] = self.rng.choice([w for w in VOCABULARIES[attributes[k]] if w != values[k]])
+                actions.append(ChainReplace(p, tuple(values)))
+                self.intended[p] = target[p]
+            return actions
+
+        return writes
+
     async def reply(self, context: TurnContext) -> str:
         context = remember_clues(self, context)
+        if context.puzzle == "chain":
+            return chain_reply(context, self.chain, listen=True, act=True, writes=self._chain_writes(context))
         self.memory.read(context)
         target = target_for(context, self.memory)
         positions = {p for p, piece in target.items() if self.intended.get(p) != piece}
@@ -354,9 +381,13 @@ def _chain_attributes(context: TurnContext) -> tuple[str, ...]:
     return ATTRIBUTES[: len(context.clues[0])]
 
 
-def chain_reply(context: TurnContext, memory: ChainMemory, *, listen: bool, act: bool) -> str:
-    """Share every fact known (own clues and, when listening, what partners said) and, when acting,
-    write every position whose chain is complete."""
+def chain_reply(
+    context: TurnContext, memory: ChainMemory, *, listen: bool, act: bool,
+    one_fact: set | None = None, writes=None,
+) -> str:
+    """Share every fact known (own clues and, when listening, what partners said), or with
+    ``one_fact`` (the facts already sent) one new fact per message; when acting, write every
+    position whose chain is complete, or let ``writes(target)`` choose the actions."""
     from puzzles.chain import ChainReplace
 
     attributes = _chain_attributes(context)
@@ -365,10 +396,23 @@ def chain_reply(context: TurnContext, memory: ChainMemory, *, listen: bool, act:
         memory.read(context)
     actions = []
     if act:
-        for position, values in memory.target(context.size, attributes).items():
-            if tuple(context.hypothesis[position - 1]) != values:
-                actions.append(ChainReplace(position, values))
+        target = memory.target(context.size, attributes)
+        if writes is not None:
+            actions = writes(target)
+        else:
+            actions = [
+                ChainReplace(p, values) for p, values in target.items()
+                if tuple(context.hypothesis[p - 1]) != values
+            ]
     to = None
     if context.directed and context.partners:
         to = context.partners[(context.turn - 1) % len(context.partners)]
-    return format_reply("Here is everything I know.", memory.message(), actions, to=to)
+    message = memory.message()
+    if one_fact is not None:
+        fresh = [fact for fact in memory.links.items() if fact not in one_fact]
+        message = ""
+        if fresh:
+            one_fact.add(fresh[0])
+            (a, v), (b, w) = fresh[0]
+            message = f"{a} {v} -> {b} {w}"
+    return format_reply("Here is what I know.", message, actions, to=to)

@@ -42,7 +42,6 @@ class Bus:
         self._topics: dict[str, list[str]] = {}
         self._channels: dict[tuple[str, str], Channel] = {}
         self._taps: list[Tap] = []
-        self.round = 0  # the game's current round (turn), for channels that delay
 
     def register(self, address: str) -> MemoryObjectReceiveStream[Any]:
         """Create the mailbox for ``address`` and return its receiving end."""
@@ -85,7 +84,7 @@ class Bus:
         channel = self._channels.get((chat.sender, chat.recipient))
         if channel is None:
             raise NotConnected(f"{chat.sender!r} may not talk to {chat.recipient!r}")
-        now, delivery, notice = channel.transmit(chat, self.round)
+        now, delivery, notice = channel.transmit(chat)
         if delivery is not None:
             for tap in self._taps:
                 tap(CHANNEL, delivery)
@@ -94,12 +93,19 @@ class Bus:
         if notice is not None:
             await self.send(chat.sender, ChannelNotice(game_id=chat.game_id, turn=chat.turn, role=chat.sender, text=notice))
 
-    async def advance_round(self, round: int) -> None:
-        """Start round ``round``: deliver what channels held back for it."""
-        self.round = round
+    async def turn_starting(self, role: str) -> None:
+        """``role`` is about to take a turn: deliver what channels held back for it now."""
+        for (_, recipient), channel in self._channels.items():
+            if recipient == role:
+                for delivered in channel.release(role):
+                    await self.send(delivered.recipient, delivered)
+
+    def end(self) -> None:
+        """The game is over: tell the taps what channels still held."""
         for channel in self._channels.values():
-            for delivered in channel.release(round):
-                await self.send(delivered.recipient, delivered)
+            for delivery in channel.undelivered():
+                for tap in self._taps:
+                    tap(CHANNEL, delivery)
 
     def close(self) -> None:
         for outbox in self._outboxes.values():

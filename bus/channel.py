@@ -60,8 +60,8 @@ class Delivery(msgspec.Struct, frozen=True, gc=False):
     recipient: str
     sent_chars: int
     delivered_chars: int  # 0 when nothing was delivered
-    fate: str  # delivered, truncated, rejected, dropped, noised; "delayed N" is added when held
-    due: int  # the round it is delivered in
+    fate: str  # delivered, truncated, noised, rejected, dropped, budget spent, undelivered (game over)
+    delay: int = 0  # turns of the recipient the message was held for
 
 
 def count_words(text: str) -> int:
@@ -72,41 +72,57 @@ def _cut_words(text: str, limit: int) -> str:
     return " ".join(text.split()[:limit])
 
 
+class Spend:
+    """What one sender has said so far in a game, over all its channels (for game budgets)."""
+
+    def __init__(self) -> None:
+        self.chars = 0
+        self.tokens = 0
+
+
 class Channel:
     """Unlimited, faithful delivery."""
 
-    def transmit(self, chat: Chat, round: int) -> tuple[tuple[Chat, ...], Delivery | None, str | None]:
+    def transmit(self, chat: Chat) -> tuple[tuple[Chat, ...], Delivery | None, str | None]:
         """(messages to deliver now, what happened, a notice for the sender or None)."""
         return (chat,), None, None
 
-    def release(self, round: int) -> tuple[Chat, ...]:
-        """Messages held back whose round has come."""
+    def release(self, recipient: str) -> tuple[Chat, ...]:
+        """Called as ``recipient`` is about to take a turn: the held messages it hears now."""
+        return ()
+
+    def undelivered(self) -> tuple[Delivery, ...]:
+        """Messages still held when the game ended."""
         return ()
 
 
 class PolicyChannel(Channel):
-    """A channel that applies a ``ChannelSpec``. ``rng`` draws drops and noise (seed it per game)."""
+    """A channel that applies a ``ChannelSpec``. ``rng`` draws drops and noise (seed it per game);
+    ``spend`` is shared by all the channels of one sender. ``hold``: deliver only when the recipient
+    next takes a turn (simultaneous play: what is said in a round is heard in the next)."""
 
     _NOISE_ALPHABET = string.ascii_lowercase + " "
 
-    def __init__(self, spec: ChannelSpec, rng: random.Random, count_tokens=count_words, min_delay: int = 0) -> None:
+    def __init__(
+        self, spec: ChannelSpec, rng: random.Random, *, spend: Spend | None = None,
+        count_tokens=count_words, hold: bool = False,
+    ) -> None:
         self.spec = spec
         self.rng = rng
+        self.spend = spend or Spend()
         self.count_tokens = count_tokens
-        self.min_delay = min_delay
-        self.spent_chars = 0
-        self.spent_tokens = 0
-        self._held: list[tuple[int, Chat]] = []
+        self.hold = hold
+        self._held: list[list] = []  # [turns still to wait, message, its delivery record]
 
     def _fit(self, text: str) -> tuple[str, bool]:
         """The text cut to every budget that applies, and whether it had to be cut."""
-        spec, fitted = self.spec, text
-        limits_chars = [x for x in (spec.max_chars, None if spec.game_chars is None else spec.game_chars - self.spent_chars) if x is not None]
-        limits_tokens = [x for x in (spec.max_tokens, None if spec.game_tokens is None else spec.game_tokens - self.spent_tokens) if x is not None]
-        if limits_tokens and self.count_tokens(fitted) > max(0, min(limits_tokens)):
-            fitted = _cut_words(fitted, max(0, min(limits_tokens)))
-        if limits_chars and len(fitted) > max(0, min(limits_chars)):
-            fitted = fitted[: max(0, min(limits_chars))]
+        spec, spent, fitted = self.spec, self.spend, text
+        chars = [x for x in (spec.max_chars, None if spec.game_chars is None else spec.game_chars - spent.chars) if x is not None]
+        tokens = [x for x in (spec.max_tokens, None if spec.game_tokens is None else spec.game_tokens - spent.tokens) if x is not None]
+        if tokens and self.count_tokens(fitted) > max(0, min(tokens)):
+            fitted = _cut_words(fitted, max(0, min(tokens)))
+        if chars and len(fitted) > max(0, min(chars)):
+            fitted = fitted[: max(0, min(chars))]
         return fitted, fitted != text
 
     def _noisy(self, text: str) -> str:
@@ -118,21 +134,19 @@ class PolicyChannel(Channel):
                 out.append(self.rng.choice(self._NOISE_ALPHABET))
         return "".join(out)
 
-    def transmit(self, chat: Chat, round: int) -> tuple[tuple[Chat, ...], Delivery | None, str | None]:
+    def transmit(self, chat: Chat) -> tuple[tuple[Chat, ...], Delivery | None, str | None]:
         spec, text = self.spec, chat.text
-        delay = self.min_delay + spec.delay
-        fitted, cut = self._fit(text)
 
         def record(delivered: str, fate: str) -> Delivery:
-            if delay and delivered:
-                fate += f", delayed {delay}"
-            return Delivery(chat.turn, chat.sender, chat.recipient, len(text), len(delivered), fate, round + delay)
+            return Delivery(chat.turn, chat.sender, chat.recipient, len(text), len(delivered), fate, spec.delay)
 
-        if cut and spec.over_budget == "reject":
-            notice = f"Your message to {chat.recipient} was not delivered: it is over the channel's budget."
-            return (), record("", "rejected"), notice
-        self.spent_chars += len(fitted)
-        self.spent_tokens += self.count_tokens(fitted)
+        fitted, cut = self._fit(text)
+        if cut and (spec.over_budget == "reject" or not fitted.strip()):
+            reason = "it is over the channel's budget" if fitted.strip() else "the budget is spent"
+            notice = f"Your message to {chat.recipient} was not delivered: {reason}."
+            return (), record("", "rejected" if spec.over_budget == "reject" else "budget spent"), notice
+        self.spend.chars += len(fitted)
+        self.spend.tokens += self.count_tokens(fitted)
         if spec.drop and self.rng.random() < spec.drop:
             return (), record("", "dropped"), None
         delivered, fate = fitted, ("truncated" if cut else "delivered")
@@ -141,12 +155,28 @@ class PolicyChannel(Channel):
             if delivered != fitted:
                 fate = "noised" if fate == "delivered" else fate + ", noised"
         out = msgspec.structs.replace(chat, text=delivered)
-        if delay:
-            self._held.append((round + delay, out))
-            return (), record(delivered, fate), None
-        return (out,), record(delivered, fate), None
+        delivery = record(delivered, fate)
+        if self.hold or spec.delay:
+            self._held.append([spec.delay, out, delivery])
+            return (), delivery, None
+        return (out,), delivery, None
 
-    def release(self, round: int) -> tuple[Chat, ...]:
-        due = tuple(chat for when, chat in self._held if when <= round)
-        self._held = [(when, chat) for when, chat in self._held if when > round]
-        return due
+    def release(self, recipient: str) -> tuple[Chat, ...]:
+        """Each held message waits ``delay`` of the recipient's turns, counted from the first turn
+        at which it would have been heard."""
+        due = []
+        for entry in self._held:
+            if entry[1].recipient != recipient:
+                continue
+            if entry[0] == 0:
+                due.append(entry)
+            else:
+                entry[0] -= 1
+        self._held = [e for e in self._held if not any(e is d for d in due)]
+        return tuple(entry[1] for entry in due)
+
+    def undelivered(self) -> tuple[Delivery, ...]:
+        return tuple(
+            msgspec.structs.replace(entry[2], delivered_chars=0, fate="undelivered (game over)")
+            for entry in self._held
+        )

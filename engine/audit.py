@@ -1,12 +1,15 @@
 """The leak audit: no agent may be shown information private to another agent, except through
 what the channels delivered to it.
 
-Each role's private words are the values only its clues hold (for AsymPuzl, Bob's colors and the
-distractors in one view; for the chain puzzle, each agent's new attribute). The audit watches a game's
-bus: it notes every word delivered to each agent, and checks everything each agent was shown on each
-turn (its clues, hypothesis, feedback, notices, the conversation shown, its scratchpad and prompt).
-A private word of another agent that was never delivered to this one is a leak: the game ends with
-an error of kind "leak".
+Information is audited as facts: pairs of words that belong together, such as a position and its
+shape (Alice's order), a shape and its color (Bob's pairs), or one link of the chain puzzle. A
+role's private facts are those its clues hold and no other role's clues do. On every turn the audit
+looks at everything the agent was shown (clues, hypothesis, feedback, notices, the conversation, its
+scratchpad and prompt), cut into small units: a line or clause of text, or one position of a
+hypothesis together with its number. A private fact of another role found inside one unit is a leak
+unless the agent could know it: from its own clues, from a unit of a message delivered to it, or
+from what it wrote itself (its replies and actions, including its own wrong guesses). A leak ends
+the game with an error of kind "leak".
 """
 
 from __future__ import annotations
@@ -19,47 +22,102 @@ import msgspec
 
 from bus import Act, Chat
 
-_WORD = re.compile(r"[a-z]+")
+_WORD = re.compile(r"[a-z0-9]+")
+_CLAUSE = re.compile(r"[\n;.!?]")
+Fact = frozenset  # of two words
+
+_SCALARS = (str, int, type(None))
 
 
 class LeakDetected(Exception):
     kind = "leak"
 
 
-def words_in(value: Any) -> set[str]:
-    """Every lower-case word in any string inside ``value`` (structs, containers, text)."""
-    found: set[str] = set()
+def _is_item(value: Any) -> bool:
+    """One position of a hypothesis or clue list: a struct or tuple of single words."""
+    if isinstance(value, msgspec.Struct):
+        fields = [getattr(value, f) for f in value.__struct_fields__]
+    elif isinstance(value, tuple):
+        fields = list(value)
+    else:
+        return False
+    return all(isinstance(f, _SCALARS) and not (isinstance(f, str) and " " in f) for f in fields)
+
+
+def _words(value: Any) -> set[str]:
+    fields = [getattr(value, f) for f in value.__struct_fields__] if isinstance(value, msgspec.Struct) else value
+    return {str(f).lower() for f in fields if f is not None and not isinstance(f, bool)}
+
+
+def units(value: Any) -> list[set[str]]:
+    """``value`` cut into units of words that belong together."""
+    out: list[set[str]] = []
     stack = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            found.update(_WORD.findall(item.lower()))
+            out.extend(set(_WORD.findall(part)) for part in _CLAUSE.split(item.lower()))
+        elif _is_item(item):
+            out.append(_words(item))
+        elif isinstance(item, (list, tuple)):
+            if item and all(_is_item(x) for x in item):  # a list of positions: number each one
+                out.extend(_words(x) | {str(i)} for i, x in enumerate(item, start=1))
+            else:
+                stack.extend(item)
         elif isinstance(item, dict):
             stack.extend(item.values())
-        elif isinstance(item, (list, tuple, set, frozenset)):
-            stack.extend(item)
         elif isinstance(item, msgspec.Struct):
             stack.extend(getattr(item, f) for f in item.__struct_fields__)
+    return [u for u in out if len(u) >= 2]
+
+
+def facts_in(value: Any) -> set[Fact]:
+    found: set[Fact] = set()
+    for unit in units(value):
+        words = sorted(unit)
+        found.update(Fact((a, b)) for i, a in enumerate(words) for b in words[i + 1 :])
     return found
 
 
 class LeakAudit:
-    def __init__(self, private: dict[str, Iterable[str]]) -> None:
-        self.private = {role: set(words) for role, words in private.items()}
-        self.heard: dict[str, set[str]] = {role: set() for role in private}
+    """A tap for one game. ``clues`` maps each role to its private view."""
+
+    def __init__(self, clues: dict[str, Any]) -> None:
+        own = {role: facts_in(view) for role, view in clues.items()}
+        self.private = {
+            role: own[role] - set().union(*(own[r] for r in clues if r != role)) for role in clues
+        }
+        self.known: dict[str, set[Fact]] = {role: set(own[role]) for role in clues}
+
+    def _learn(self, role: str, value: Any) -> None:
+        others = set().union(*(facts for r, facts in self.private.items() if r != role))
+        if not others:
+            return
+        known = self.known.setdefault(role, set())
+        for unit in units(value):
+            known.update(f for f in others if f <= unit)
 
     def tap(self, address: str, message: Any) -> None:
         if isinstance(message, Chat):
-            self.heard.setdefault(message.recipient, set()).update(words_in(message.text))
-        elif isinstance(message, Act) and message.context is not None:
-            self.check(message.role, message.context, message.prompt)
+            self._learn(message.recipient, message.text)
+        elif isinstance(message, Act):
+            if message.context is not None:
+                self.check(message.role, (message.context, message.prompt))
+            self._learn(message.role, (message.reply, message.message, message.actions))
 
-    def check(self, role: str, context: Any, prompt: Any = None) -> None:
-        shown = words_in(context) | words_in(prompt)
-        others = set().union(*(words for r, words in self.private.items() if r != role))
-        leaked = (shown & others) - self.heard.get(role, set()) - self.private.get(role, set())
+    def check(self, role: str, shown: Any) -> None:
+        others = set().union(*(facts for r, facts in self.private.items() if r != role))
+        suspects = others - self.known.get(role, set())
+        if not suspects:
+            return
+        leaked = {f for f in suspects for unit in units(shown) if f <= unit}
         if leaked:
+            shown_facts = "; ".join(" & ".join(sorted(f)) for f in sorted(leaked, key=sorted)[:5])
             raise LeakDetected(
-                f"{role} was shown {', '.join(sorted(leaked))}, private to another agent and never "
-                f"delivered to {role}"
+                f"{role} was shown {shown_facts}, private to another agent and never delivered to {role}"
             )
+
+
+def audit_words(values: Iterable[Any]) -> set[str]:
+    """Every word in ``values`` (for tests and reports)."""
+    return set().union(*(u for v in values for u in units(v)))

@@ -16,6 +16,7 @@ from actors.agent import AgentActor
 from actors.base import Actor, ActorFailed
 from actors.environment import Environment, GameResult
 from bus import CHANNEL, Bus, Channel, ChannelSpec, Delivery, PolicyChannel, Tap
+from bus.channel import Spend
 from feedback.actor import FeedbackActor
 from feedback.modes import feedback_mode
 from puzzles.asympuzl import ROLES, SOLO, AsymPuzlGame, generate
@@ -94,17 +95,18 @@ def build_game(spec: GameSpec, bus: Bus, factory: PolicyFactory, kit: GameKit) -
         )
     channel_spec = spec.option("channel", None)
     simultaneous = turn_order == "simultaneous"
+    spend = {role: Spend() for role in game.roles}  # game budgets are per sender
 
     def make_channel(sender: str, recipient: str) -> Channel | None:
         if channel_spec is None and not simultaneous:
             return None  # unlimited and faithful
         rng = random.Random(f"{spec.seed}:channel:{sender}:{recipient}")
         # Simultaneous play: what is said in a round is heard in the next.
-        return PolicyChannel(channel_spec or ChannelSpec(), rng, min_delay=1 if simultaneous else 0)
+        return PolicyChannel(channel_spec or ChannelSpec(), rng, spend=spend[sender], hold=simultaneous)
 
     connect(bus, game.roles, topology, make_channel)
     if spec.option("leak_audit", False):
-        bus.add_tap(LeakAudit({role: game.private_words(role) for role in game.roles}).tap)
+        bus.add_tap(LeakAudit({role: game.clues(role) for role in game.roles}).tap)
     return environment, actors
 
 

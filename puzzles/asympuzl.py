@@ -285,15 +285,6 @@ class AsymPuzlGame:
     def progress(self, role: str) -> int:
         return correct_count(self._hypotheses[role], self.puzzle.truth)
 
-    def private_words(self, role: str) -> set[str]:
-        """The shapes and colors only ``role``'s clues hold (for the leak audit)."""
-
-        def words(r: str) -> set[str]:
-            return {w for p in self.clues(r) for w in (p.shape, p.color) if w is not None}
-
-        others = set().union(*(words(r) for r in self.roles if r != role))
-        return words(role) - others
-
     def metrics(self) -> dict[str, object]:
         size = self.puzzle.size
         return {

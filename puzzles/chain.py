@@ -162,12 +162,6 @@ class ChainGame:
     def progress(self, role: str) -> int:
         return sum(a == b for a, b in zip(self._hypotheses[role], self.puzzle.truth))
 
-    def private_words(self, role: str) -> set[str]:
-        """The attribute values only ``role``'s clues hold (for the leak audit)."""
-        own = {v for item in self.puzzle.clues[role] for v in item if v is not None}
-        others = {v for r in self.roles if r != role for item in self.puzzle.clues[r] for v in item if v is not None}
-        return own - others
-
     def metrics(self) -> dict[str, Any]:
         size = self.puzzle.size
         return {

@@ -141,8 +141,14 @@ def prepare(argv: list[str] | None, factory: PolicyFactory) -> Prepared:
     def check_saved(saved: Plan) -> None:
         if not isinstance(saved, RunConfig):
             parser.error(f"argument --resume: {args.resume} holds a sweep; resume it with python -m runners.sweep --resume")
+        saved_channel = saved.channel or ChannelSpec()
+        for flag, field in CHANNEL_FLAGS.items():  # each channel flag against its own field
+            given = getattr(args, flag)
+            if given is not None and given != getattr(saved_channel, field):
+                name = "--" + flag.replace("_", "-")
+                parser.error(f"argument {name}: the run being resumed has {name} {getattr(saved_channel, field)}, got {given}")
         for field, flag in GAME_FLAGS.items():
-            if not _is_given(args, field):
+            if field == "channel" or not _is_given(args, field):
                 continue
             given = _given(args, field, factory)
             have = saved.turn_limit if field == "max_turns" else getattr(saved, field)

@@ -37,7 +37,7 @@ async def test_publish_reaches_every_subscriber():
 
 async def test_say_goes_through_the_channel_and_only_between_connected_agents():
     class Shouting(Channel):
-        def transmit(self, message, round):
+        def transmit(self, message):
             return (msgspec.structs.replace(message, text=message.text.upper()),), None, None
 
     bus = Bus()

@@ -7,6 +7,7 @@ import msgspec
 import pytest
 
 from bus import ChannelSpec, Chat, PolicyChannel
+from bus.channel import Spend
 from engine import PolicyFactory, RunConfig, play_game
 from engine.game import BUILDERS
 from puzzles.chain import CHAIN_ROLES, generate_chain
@@ -91,44 +92,52 @@ def _chat(text, turn=1):
 
 def test_channel_budgets_cut_or_reject():
     cut = PolicyChannel(ChannelSpec(max_chars=5), random.Random(0))
-    now, delivery, notice = cut.transmit(_chat("hello world"), 1)
+    now, delivery, notice = cut.transmit(_chat("hello world"))
     assert now[0].text == "hello" and delivery.fate == "truncated" and notice is None
     assert (delivery.sent_chars, delivery.delivered_chars) == (11, 5)
     words = PolicyChannel(ChannelSpec(max_tokens=2), random.Random(0))
-    assert words.transmit(_chat("one two three"), 1)[0][0].text == "one two"
+    assert words.transmit(_chat("one two three"))[0][0].text == "one two"
     reject = PolicyChannel(ChannelSpec(max_tokens=2, over_budget="reject"), random.Random(0))
-    now, delivery, notice = reject.transmit(_chat("one two three"), 1)
+    now, delivery, notice = reject.transmit(_chat("one two three"))
     assert now == () and delivery.fate == "rejected" and "over the channel's budget" in notice
-    assert reject.transmit(_chat("one two"), 1)[0][0].text == "one two"
+    assert reject.transmit(_chat("one two"))[0][0].text == "one two"
 
 
-def test_game_budget_runs_out():
-    channel = PolicyChannel(ChannelSpec(game_chars=8), random.Random(0))
-    assert channel.transmit(_chat("abcde"), 1)[0][0].text == "abcde"
-    assert channel.transmit(_chat("fghij"), 2)[0][0].text == "fgh"
-    now, delivery, _ = channel.transmit(_chat("klm"), 3)
-    assert now[0].text == "" and delivery.fate == "truncated"
+def test_game_budget_is_per_sender_and_runs_out():
+    spend = Spend()
+    to_bob = PolicyChannel(ChannelSpec(game_chars=8), random.Random(0), spend=spend)
+    to_carol = PolicyChannel(ChannelSpec(game_chars=8), random.Random(0), spend=spend)
+    assert to_bob.transmit(_chat("abcde"))[0][0].text == "abcde"
+    assert to_carol.transmit(_chat("fghij"))[0][0].text == "fgh"  # the same sender's budget
+    now, delivery, notice = to_bob.transmit(_chat("klm"))
+    assert now == () and delivery.fate == "budget spent" and "budget is spent" in notice
 
 
 def test_drop_noise_and_delay():
-    dropped = PolicyChannel(ChannelSpec(drop=1.0), random.Random(0)).transmit(_chat("hi"), 1)
+    dropped = PolicyChannel(ChannelSpec(drop=1.0), random.Random(0)).transmit(_chat("hi"))
     assert dropped[0] == () and dropped[1].fate == "dropped"
     text = "the square is blue; the circle is red"
-    noisy = [PolicyChannel(ChannelSpec(noise=0.2), random.Random(s)).transmit(_chat(text), 1)[0][0].text for s in (1, 1, 2)]
+    noisy = [PolicyChannel(ChannelSpec(noise=0.2), random.Random(s)).transmit(_chat(text))[0][0].text for s in (1, 1, 2)]
     assert noisy[0] == noisy[1] != text and noisy[0] != noisy[2]  # seeded
     late = PolicyChannel(ChannelSpec(delay=2), random.Random(0))
-    now, delivery, _ = late.transmit(_chat("later"), 1)
-    assert now == () and delivery.due == 3 and "delayed 2" in delivery.fate
-    assert late.release(2) == () and late.release(3)[0].text == "later" and late.release(4) == ()
+    now, delivery, _ = late.transmit(_chat("later"))
+    assert now == () and delivery.delay == 2 and delivery.fate == "delivered"
+    # Held for two of Bob's turns after the one at which he would have heard it.
+    assert late.release("carol") == () and late.release("bob") == () and late.release("bob") == ()
+    assert late.release("bob")[0].text == "later" and late.release("bob") == ()
+    late.transmit(_chat("never heard"))
+    assert [d.fate for d in late.undelivered()] == ["undelivered (game over)"]
 
 
 def test_delayed_channel_slows_share_everything_and_is_recorded():
-    # Both share their whole view in round 1; with a delay of 2 rounds they hear it in round 3.
-    record = play(spec(0, channel=ChannelSpec(delay=2)))
+    # Without delay Bob hears Alice in round 1 and Alice hears Bob in round 2. With a delay of one
+    # turn: Bob hears Alice in round 2, Alice hears Bob's round-1 message in round 3.
+    record = play(spec(0, channel=ChannelSpec(delay=1)))
     assert (record.outcome, record.solved_turn) == ("success", 3)
     first = record.channel_log[0]
-    assert (first.turn, first.sender, first.recipient, first.due, first.fate) == (1, "alice", "bob", 3, "delivered, delayed 2")
-    assert play(spec(0, channel=ChannelSpec(delay=1))).solved_turn == 2  # heard in round 2: no loss
+    assert (first.turn, first.sender, first.recipient, first.delay, first.fate) == (1, "alice", "bob", 1, "delivered")
+    assert record.channel_log[-1].fate == "undelivered (game over)"  # said in the last round
+    assert play(spec(0, channel=ChannelSpec(delay=2))).solved_turn == 4
 
 
 class Recording(PolicyFactory):
@@ -208,32 +217,55 @@ def test_scratchpad_replaces_the_reinjected_clues():
 # ---- Leak audit ----
 
 
-@pytest.mark.parametrize("policy", ["share_everything", "one_piece", "noisy", "ignore"])
+POLICIES = ["share_everything", "one_piece", "noisy", "ignore"]
+
+
+@pytest.mark.parametrize("policy", POLICIES)
 def test_leak_audit_passes_honest_games(policy):
-    for index in range(5):
-        assert play(spec(index, alice=policy, bob=policy, leak_audit=True, distractors=2, distractors_in="bob")).error is None
-        assert play(chain(index, leak_audit=True, topology="chain")).error is None
+    """Every policy, distractors on either side, limited and lossy channels, detailed feedback on
+    both sides, and the chain puzzle with 2 to 4 agents under every topology: no false alarm."""
+    channels = [None, ChannelSpec(max_tokens=15), ChannelSpec(drop=0.3, noise=0.05)]
+    for index, (partner, side, channel) in enumerate(zip(POLICIES * 3, ["alice", "bob"] * 6, channels * 4)):
+        game = spec(index, alice=policy, bob=partner, distractors=3, distractors_in=side,
+                    feedback="both_detailed", channel=channel, leak_audit=True)
+        assert play(game).error is None
+    for index, (extra, topology) in enumerate([({}, "all"), ({"carol": policy}, "chain"),
+                                                ({"carol": policy, "dave": policy}, "directed")]):
+        game = RunConfig(puzzle="chain", alice=policy, bob=policy, topology=topology, turn_order="simultaneous",
+                         feedback="both_detailed", leak_audit=True, **extra).spec(index)
+        assert play(game).error is None
 
 
-def test_leak_audit_catches_a_planted_leak():
-    """A faulty build hands Alice the whole truth in her feedback: Bob's colors reach her without
-    any message."""
+def _leaky(base: str, victim: str, source: str):
+    """A faulty build that hands ``victim`` the clues of ``source`` inside its feedback."""
 
-    def leaky(game_spec, bus, factory):
-        environment, actors = BUILDERS["asympuzl"](game_spec, bus, factory)
+    def build(game_spec, bus, factory):
+        environment, actors = BUILDERS[base](game_spec, bus, factory)
         feedback_actor = actors[1]
         honest = feedback_actor.evaluate
-        truth = environment.game.puzzle.truth
-        feedback_actor.evaluate = lambda hypotheses, role: (honest(hypotheses, role), truth if role == "alice" else None)
+        stolen = environment.game.clues(source)
+        feedback_actor.evaluate = lambda hypotheses, role: (honest(hypotheses, role), stolen if role == victim else None)
         return environment, actors
 
-    BUILDERS["leaky"] = leaky
+    return build
+
+
+@pytest.mark.parametrize(
+    "base, agents, victim, source",
+    [("asympuzl", {}, "alice", "bob"),  # Bob's shape-color pairs
+     ("asympuzl", {}, "bob", "alice"),  # Alice's order of shapes
+     ("chain", {"carol": "share_everything"}, "alice", "bob"),  # a middle link
+     ("chain", {"carol": "share_everything", "dave": "share_everything"}, "bob", "carol")],
+)
+def test_leak_audit_catches_a_planted_leak(base, agents, victim, source):
+    BUILDERS["leaky"] = _leaky(base, victim, source)
     try:
-        record = play(msgspec.structs.replace(spec(0, leak_audit=True), puzzle="leaky"))
+        game = msgspec.structs.replace(RunConfig(puzzle=base, leak_audit=True, **agents).spec(0), puzzle="leaky")
+        record = play(game)
     finally:
         del BUILDERS["leaky"]
     assert record.outcome == "error"
-    assert (record.error.kind, record.error.actor, record.error.type) == ("leak", "alice", "LeakDetected")
+    assert (record.error.kind, record.error.actor, record.error.type) == ("leak", victim, "LeakDetected")
     assert "private to another agent" in record.error.message
 
 
@@ -261,3 +293,26 @@ def test_bad_extension_arguments(args, flag, tmp_path, capsys):
         run_main([*args, "--out", str(tmp_path / "run")])
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and flag in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_every_scripted_policy_plays_the_chain_puzzle(policy):
+    expected = {"share_everything": ("success", 2), "one_piece": ("success", 6), "ignore": ("failure", None)}
+    for index in range(3):
+        record = play(RunConfig(puzzle="chain", alice=policy, bob=policy, carol=policy).spec(index))
+        assert record.error is None
+        if policy in expected:
+            assert (record.outcome, record.solved_turn) == expected[policy]
+    noisy = [play(RunConfig(puzzle="chain", alice="noisy", bob="noisy", carol="noisy", feedback=mode).spec(i)).outcome
+             for mode in ("own_detailed", "none") for i in range(10)]
+    assert noisy[:10].count("success") > noisy[10:].count("success")
+
+
+def test_resume_compares_each_channel_flag(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert run_main(["--games", "3", "--noise", "0.1", "--drop", "0.2", "--out", str(out), "--no-dashboard"]) == 0
+    assert run_main(["--resume", str(out), "--noise", "0.1", "--no-dashboard"]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        run_main(["--resume", str(out), "--drop", "0.5"])
+    assert "argument --drop: the run being resumed has --drop 0.2, got 0.5" in capsys.readouterr().err

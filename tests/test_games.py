@@ -95,7 +95,7 @@ async def test_partners_learn_only_from_the_delivered_text():
     """Blank every message on the channel: share-everything can no longer solve anything."""
 
     class Blank(Channel):
-        def transmit(self, message, round):
+        def transmit(self, message):
             return (msgspec.structs.replace(message, text="..."),), None, None
 
     def build(game_spec, bus, factory):
