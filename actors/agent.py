@@ -44,7 +44,7 @@ class Policy(Protocol):
     """Decides what an agent says and does. Returns the raw reply text, which must end with the
     game's JSON object; the agent actor parses it exactly as it would parse a model's reply.
     A policy may also set ``last_usage`` (tokens, latency) and ``last_prompt`` after each reply;
-    they are passed on with the turn for records and transcripts."""
+    they go into the transcripts with the turn."""
 
     async def reply(self, context: TurnContext) -> str: ...
 

@@ -15,7 +15,6 @@ the game with an error of kind "leak".
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -117,7 +116,3 @@ class LeakAudit:
                 f"{role} was shown {shown_facts}, private to another agent and never delivered to {role}"
             )
 
-
-def audit_words(values: Iterable[Any]) -> set[str]:
-    """Every word in ``values`` (for tests and reports)."""
-    return set().union(*(u for v in values for u in units(v)))

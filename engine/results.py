@@ -89,10 +89,6 @@ class RunDir:
             raise RunDirError(f"{self.path} is in use by another process") from None
         return handle
 
-    def recorded_ids(self) -> set[int]:
-        """Ids of the games already recorded. A last line cut short by a kill is removed first."""
-        return set(self.recorded())
-
     def recorded(self) -> dict[int, RecordKey]:
         """Id, outcome and error kind of every game recorded (the last record of each wins). A last
         line cut short by a kill is removed first."""
