@@ -7,7 +7,6 @@ import random
 import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, NamedTuple
 
 import anyio
 from msgspec import UNSET
@@ -19,39 +18,13 @@ from bus import CHANNEL, Bus, Channel, ChannelSpec, Delivery, PolicyChannel, Tap
 from bus.channel import Spend
 from feedback.actor import FeedbackActor
 from feedback.modes import feedback_mode
-from puzzles.asympuzl import ROLES, SOLO, AsymPuzlGame, generate
-from puzzles.base import GameRules
-from puzzles.chain import ChainGame, ChainReplace, generate_chain
-from puzzles.replies import ReplyFormatError, parse_reply
+from puzzles.registry import KITS, GameKit
+from puzzles.replies import ReplyFormatError
 
 from .audit import LeakAudit
 from .policies import PolicyFactory
 from .records import ErrorInfo, GameRecord
 from .spec import GameSpec
-
-
-class GameKit(NamedTuple):
-    """What the engine needs from a puzzle to set up one game."""
-
-    game: GameRules  # the state: roles in turn order, apply, solved
-    truth: Any  # for the feedback modes
-    size: int
-    parse: Callable[..., Any]  # reply text -> Reply; takes ``optional`` top-level field names
-    kind: str  # shown to policies as TurnContext.puzzle
-
-
-def asympuzl_kit(spec: GameSpec, roles: tuple[str, ...] = ROLES) -> GameKit:
-    puzzle = generate(spec.size, spec.seed, spec.distractors, spec.distractors_in)
-    game = AsymPuzlGame(puzzle, spec.max_turns, roles)
-    return GameKit(game, puzzle.truth, puzzle.size, parse_reply, "asympuzl")
-
-
-def chain_kit(spec: GameSpec) -> GameKit:
-    puzzle = generate_chain(spec.size, len(spec.agents), spec.seed)
-    if tuple(spec.agents) != puzzle.roles:
-        raise ValueError(f"the chain puzzle's roles are {', '.join(puzzle.roles)}, got {', '.join(spec.agents)}")
-    parse = functools.partial(parse_reply, attributes=puzzle.attributes, make_action=ChainReplace)
-    return GameKit(ChainGame(puzzle, spec.max_turns), puzzle.truth, puzzle.size, parse, "chain")
 
 
 def connect(bus: Bus, roles: tuple[str, ...], topology: str, make_channel: Callable[[str, str], Channel | None]) -> None:
@@ -110,11 +83,11 @@ def build_game(spec: GameSpec, bus: Bus, factory: PolicyFactory, kit: GameKit) -
     return environment, actors
 
 
-BUILDERS = {
-    "asympuzl": lambda spec, bus, factory: build_game(spec, bus, factory, asympuzl_kit(spec)),
-    "asympuzl_solo": lambda spec, bus, factory: build_game(spec, bus, factory, asympuzl_kit(spec, (SOLO,))),
-    "chain": lambda spec, bus, factory: build_game(spec, bus, factory, chain_kit(spec)),
-}
+def _builder(kit: Callable[[GameSpec], GameKit]):
+    return lambda spec, bus, factory: build_game(spec, bus, factory, kit(spec))
+
+
+BUILDERS = {name: _builder(kit) for name, kit in KITS.items()}
 
 
 def _find_actor_failure(exc: BaseException) -> ActorFailed | None:

@@ -25,15 +25,12 @@ import msgspec
 from msgspec import UNSET
 
 from bus.channel import ChannelSpec
-from puzzles.chain import CHAIN_ROLES
+from puzzles.registry import puzzle_roles
 
 from feedback.modes import MODES
-from puzzles.asympuzl import ALICE, BOB, SOLO, InvalidParameter, check_params
+from puzzles.asympuzl import ALICE, InvalidParameter, check_params
 
 from .spec import GameSpec, check_extensions, game_seed
-
-PUZZLE_ROLES = {"asympuzl": (ALICE, BOB), "asympuzl_solo": (SOLO,)}
-
 
 class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid"):
     name: str = "sweep"
@@ -58,9 +55,7 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
 
     def roles(self, names: list[str] | None = None) -> tuple[str, ...]:
         """The roles of an agents entry: for the chain puzzle, one per name given."""
-        if self.puzzle == "chain":
-            return CHAIN_ROLES[: len(names) if names is not None else 3]
-        return PUZZLE_ROLES[self.puzzle]
+        return puzzle_roles(self.puzzle, len(names) if names is not None else 3)
 
     def agent_rosters(self) -> list[dict[str, str]]:
         rosters = []
@@ -113,8 +108,8 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
                 raise InvalidParameter(field, f"{field} must list at least one value")
         for names in self.agents:
             roles = self.roles(names)
-            if self.puzzle == "chain" and not 2 <= len(names) <= len(CHAIN_ROLES):
-                raise InvalidParameter("agents", f"the chain puzzle takes 2 to {len(CHAIN_ROLES)} agents, got {names}")
+            if self.puzzle == "chain" and not 2 <= len(names) <= len(puzzle_roles("chain", 99)):
+                raise InvalidParameter("agents", f"the chain puzzle takes 2 to {len(puzzle_roles('chain', 99))} agents, got {names}")
             if len(names) != len(roles):
                 raise InvalidParameter(
                     "agents", f"each entry of agents names one policy per role ({', '.join(roles)}), got {names}"
