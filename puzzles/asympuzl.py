@@ -21,7 +21,7 @@ from typing import Literal
 
 import msgspec
 
-from .base import Rejected
+from .base import Rejected, position_metrics
 from .vocab import COLOR_SET, COLORS, SHAPE_SET, SHAPES
 
 ALICE = "alice"
@@ -286,9 +286,4 @@ class AsymPuzlGame:
         return correct_count(self._hypotheses[role], self.puzzle.truth)
 
     def metrics(self) -> dict[str, object]:
-        size = self.puzzle.size
-        return {
-            "actions_per_position": {r: sum(c) / size for r, c in self._writes.items()},
-            "position_actions": {r: list(c) for r, c in self._writes.items()},
-            "correct_positions": {r: self.progress(r) for r in self.roles},
-        }
+        return position_metrics(self._writes, {r: self.progress(r) for r in self.roles})

@@ -15,6 +15,16 @@ class Rejected(msgspec.Struct, frozen=True, gc=False):
     reason: str
 
 
+def position_metrics(writes: dict[str, list[int]], progress: dict[str, int]) -> dict[str, Any]:
+    """The record's figures for a game played on positions: how often each agent wrote each position
+    (and its mean per position) and how many positions each got right."""
+    return {
+        "actions_per_position": {r: sum(c) / len(c) for r, c in writes.items()},
+        "position_actions": {r: list(c) for r, c in writes.items()},
+        "correct_positions": progress,
+    }
+
+
 class GameRules(Protocol):
     """One game in progress: roles in turn order, each role's state, actions, the end."""
 

@@ -18,9 +18,8 @@ from typing import Any
 
 import msgspec
 
-from .asympuzl import MIN_SIZE, InvalidParameter
-from .base import Rejected
-from .replies import Reply, parse_reply
+from .asympuzl import MIN_SIZE, InvalidParameter, correct_count
+from .base import Rejected, position_metrics
 from .vocab import COLORS, MATERIALS, PATTERNS, SHAPES
 
 ATTRIBUTES: tuple[str, ...] = ("shape", "color", "pattern", "material")
@@ -160,22 +159,7 @@ class ChainGame:
         return all(h == self.puzzle.truth for h in self._hypotheses.values())
 
     def progress(self, role: str) -> int:
-        return sum(a == b for a, b in zip(self._hypotheses[role], self.puzzle.truth))
+        return correct_count(self._hypotheses[role], self.puzzle.truth)
 
     def metrics(self) -> dict[str, Any]:
-        size = self.puzzle.size
-        return {
-            "actions_per_position": {r: sum(c) / size for r, c in self._writes.items()},
-            "position_actions": {r: list(c) for r, c in self._writes.items()},
-            "correct_positions": {r: self.progress(r) for r in self.roles},
-        }
-
-
-def chain_parser(agents: int, optional: tuple[str, ...] = ()):
-    attributes = ATTRIBUTES[:agents]
-
-    def parse(text: str) -> Reply:
-        return parse_reply(text, attributes=attributes, optional=optional, make_action=ChainReplace)
-
-    return parse
-
+        return position_metrics(self._writes, {r: self.progress(r) for r in self.roles})
