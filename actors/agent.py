@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from bus import Act, Bus, ChannelNotice, Chat, YourTurn
+from bus import Act, Bus, ChannelNotice, Chat, Usage, YourTurn
 
 from .environment import ENVIRONMENT
 from .base import Actor
@@ -38,13 +38,15 @@ class TurnContext(msgspec.Struct, frozen=True, gc=False):
     partners: tuple[str, ...] = ()  # who this agent may talk to
     directed: bool = False  # each message goes to one partner, named in the reply's "to"
     scratchpad: str | None = None  # what the agent wrote for itself last turn, where allowed
+    keeps_notes: bool = False  # the reply may carry a "scratchpad" (shown instead of the clues next turn)
 
 
 class Policy(Protocol):
     """Decides what an agent says and does. Returns the raw reply text, which must end with the
     game's JSON object; the agent actor parses it exactly as it would parse a model's reply.
-    A policy may also set ``last_usage`` (tokens, latency) and ``last_prompt`` after each reply;
-    they go into the transcripts with the turn."""
+    A policy may also set ``last_usage`` (a ``bus.Usage``) and ``last_prompt`` after each reply; they
+    go into the transcripts and the record with the turn. A policy with ``count_tokens(text)`` gets
+    the sent message's tokens counted into its usage."""
 
     async def reply(self, context: TurnContext) -> str: ...
 
@@ -126,9 +128,13 @@ class AgentActor(Actor):
         else:
             raise TypeError(f"agent {self.role} got unexpected {type(message).__name__}")
 
-    def _about_the_call(self, context: TurnContext) -> dict[str, Any]:
+    def _about_the_call(self, context: TurnContext, message: str = "") -> dict[str, Any]:
+        usage = getattr(self.policy, "last_usage", None)
+        count_tokens = getattr(self.policy, "count_tokens", None)
+        if isinstance(usage, Usage) and count_tokens is not None and message:
+            usage = msgspec.structs.replace(usage, message_tokens=count_tokens(message))
         return {
-            "usage": getattr(self.policy, "last_usage", None),
+            "usage": usage,
             "prompt": getattr(self.policy, "last_prompt", None),
             "context": context,
         }
@@ -168,6 +174,7 @@ class AgentActor(Actor):
             partners=partners,
             directed=self.directed,
             scratchpad=self.scratchpad if self.use_scratchpad else None,
+            keeps_notes=self.use_scratchpad,
         )
         started = time.perf_counter()
         text = await self.policy.reply(context)
@@ -196,6 +203,6 @@ class AgentActor(Actor):
             act = Act(
                 game_id=self.game_id, turn=prompt.turn, role=self.role, message=reply.message,
                 actions=reply.actions, rejected=reply.rejected, reply_chars=reply_chars,
-                reply=text, latency=latency, **self._about_the_call(context),
+                reply=text, latency=latency, **self._about_the_call(context, reply.message),
             )
         await self.bus.send(self.environment, act)

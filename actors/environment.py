@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from bus import Act, Bus, GameOver, TurnStart
+from bus import Act, Bus, GameOver, TurnStart, Usage
 from puzzles.base import GameRules, Rejected
 
 from .base import GAME_TOPIC, Actor
@@ -27,6 +27,7 @@ class TurnLog(msgspec.Struct, frozen=True, gc=False):
     rejected: tuple[Any, ...] = ()
     format_error: str | None = None
     progress: int = 0
+    usage: Usage | msgspec.UnsetType = msgspec.UNSET  # the model call behind the turn, if any
 
 
 class GameResult(msgspec.Struct):
@@ -167,6 +168,7 @@ class Environment(Actor):
                 rejected=rejected,
                 format_error=message.format_error,
                 progress=game.progress(message.role),
+                usage=message.usage if isinstance(message.usage, Usage) else msgspec.UNSET,
             )
         )
 

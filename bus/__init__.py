@@ -2,10 +2,10 @@
 
 from .bus import CHANNEL, DEFAULT_MAILBOX_SIZE, Bus, NotConnected, Tap, UnknownAddress
 from .channel import Channel, ChannelSpec, Delivery, PolicyChannel
-from .messages import Act, AnyMessage, ChannelNotice, Chat, GameOver, Message, TurnStart, YourTurn
+from .messages import Act, AnyMessage, ChannelNotice, Chat, GameOver, Message, TurnStart, Usage, YourTurn
 
 __all__ = [
     "CHANNEL", "DEFAULT_MAILBOX_SIZE", "Act", "AnyMessage", "Bus", "Channel", "ChannelNotice", "ChannelSpec",
     "Chat", "Delivery", "GameOver", "Message", "PolicyChannel",
-    "NotConnected", "Tap", "TurnStart", "UnknownAddress", "YourTurn",
+    "NotConnected", "Tap", "TurnStart", "UnknownAddress", "Usage", "YourTurn",
 ]

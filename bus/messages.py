@@ -11,6 +11,25 @@ from typing import Any
 import msgspec
 
 
+class Usage(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
+    """One model call as the provider reported it, plus what the engine measured around it.
+
+    Token counts are the provider's. ``message_tokens`` counts the message sent to partners with the
+    run's one tokenizer (the same for every model); ``attempts`` includes retries; ``latency`` is the
+    successful attempt, ``waited`` the time spent in the rate limiter and in back-off before it.
+    """
+
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    message_tokens: int = 0
+    attempts: int = 1
+    latency: float = 0.0
+    waited: float = 0.0
+    cost_usd: float | None = None
+
+
 class Message(msgspec.Struct, frozen=True, tag_field="kind", gc=False):
     game_id: int
 

@@ -23,7 +23,7 @@ from puzzles.replies import ReplyFormatError
 
 from .audit import LeakAudit
 from .policies import PolicyFactory
-from .records import ErrorInfo, GameRecord
+from .records import ErrorInfo, GameRecord, usage_totals
 from .spec import GameSpec
 
 
@@ -138,6 +138,7 @@ def record_from_result(spec: GameSpec, result: GameResult, channel_log: list[Del
         message_chars={r: [t.message_chars for t in log if t.role == r] for r in roles},
         turn_log=log,
         channel_log=UNSET if channel_log is None else channel_log,
+        usage=usage_totals(log),
     )
 
 

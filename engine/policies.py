@@ -1,7 +1,9 @@
 """Turning a policy name into a policy for one agent of one game.
 
 One ``PolicyFactory`` serves a whole run; shared resources (model clients, limiters) hang off it,
-never off module globals.
+never off module globals. Names are a scripted strategy (``share_everything``) or a model
+(``openai:gpt-4o``, ``anthropic:claude-sonnet-4-5``, ``vllm:MODEL``). Use the factory as
+``async with factory:`` around the games when models play (it opens and closes their clients).
 """
 
 from __future__ import annotations
@@ -11,28 +13,57 @@ import random
 from actors.agent import Policy
 from actors.scripted import SCRIPTED
 
+from .backends import BackendSettings, ModelHub, split_name
+
+MODEL_FORMS = ("openai:MODEL", "anthropic:MODEL", "vllm:MODEL")
+
 
 def _normal(name: str) -> str:
     return name.strip().lower().replace("-", "_")
 
 
+def is_model(name: str) -> bool:
+    return ":" in name
+
+
 class PolicyFactory:
+    def __init__(self, backends: BackendSettings | None = None, environ=None) -> None:
+        self.hub = ModelHub(backends, environ)
+
+    def configure(self, backends: BackendSettings) -> None:
+        """Set how models are called (before any policy is made)."""
+        self.hub = ModelHub(backends, self.hub.environ)
+
     def names(self) -> list[str]:
-        return sorted(SCRIPTED)
+        return sorted(SCRIPTED) + list(MODEL_FORMS)
 
     def canonical(self, name: str) -> str:
-        """The name as it is saved with a run: one spelling per policy."""
+        """The name as it is saved with a run: one spelling per policy (a model name keeps its case)."""
+        if is_model(name):
+            provider, model = name.split(":", 1)
+            return f"{provider.strip().lower()}:{model.strip()}"
         return _normal(name)
 
     def check(self, name: str) -> None:
         """Raise ValueError with a one-line reason if ``name`` is not a policy this factory can make."""
-        key = _normal(name)
-        if key in SCRIPTED:
+        if is_model(name):
+            self.hub.check(name)
             return
-        if ":" in key:
-            raise ValueError(f"model backends such as {name!r} are not available in this version")
-        raise ValueError(f"unknown policy {name!r}; choose from {', '.join(self.names())}")
+        if _normal(name) not in SCRIPTED:
+            raise ValueError(f"unknown policy {name!r}; choose from {', '.join(self.names())}")
 
     def make(self, name: str, role: str, seed: int) -> Policy:
+        if is_model(name):
+            from actors.llm import LLMPolicy
+
+            split_name(name)
+            return LLMPolicy(self.hub.backend(self.canonical(name)), structured=self.hub.settings.options.structured)
         self.check(name)
         return SCRIPTED[_normal(name)](role, random.Random(f"{seed}:{role}"))
+
+    async def __aenter__(self) -> PolicyFactory:
+        await self.hub.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info) -> bool | None:
+        return await self.hub.__aexit__(*exc_info)

@@ -25,6 +25,41 @@ class ErrorInfo(msgspec.Struct, frozen=True):
     where: str | None = None
 
 
+class UsageTotals(msgspec.Struct, omit_defaults=True):
+    """One agent's model calls in one game, summed. ``cost_usd`` is None when a call's price is unknown."""
+
+    calls: int = 0
+    attempts: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    message_tokens: int = 0
+    latency: float = 0.0
+    waited: float = 0.0
+    cost_usd: float | None = 0.0
+
+    def add(self, usage) -> None:
+        self.calls += 1
+        self.attempts += usage.attempts
+        self.prompt_tokens += usage.prompt_tokens
+        self.completion_tokens += usage.completion_tokens
+        self.cached_tokens += usage.cached_tokens
+        self.message_tokens += usage.message_tokens
+        self.latency = round(self.latency + usage.latency, 4)
+        self.waited = round(self.waited + usage.waited, 4)
+        if self.cost_usd is not None:
+            self.cost_usd = None if usage.cost_usd is None else round(self.cost_usd + usage.cost_usd, 8)
+
+
+def usage_totals(turn_log: list[TurnLog]) -> dict[str, UsageTotals] | UnsetType:
+    """Per role, the model calls of a game; UNSET when no turn came from a model."""
+    totals: dict[str, UsageTotals] = {}
+    for turn in turn_log:
+        if turn.usage is not UNSET:
+            totals.setdefault(turn.role, UsageTotals()).add(turn.usage)
+    return totals or UNSET
+
+
 class GameRecord(msgspec.Struct, kw_only=True):
     game_id: int
     spec: GameSpec
@@ -41,6 +76,8 @@ class GameRecord(msgspec.Struct, kw_only=True):
     error: ErrorInfo | None = None
     # Written only when the game used channel policies: what each channel did to each message.
     channel_log: list[Delivery] | UnsetType = UNSET
+    # Written only when a model played: per agent, its calls, tokens, latency and cost.
+    usage: dict[str, UsageTotals] | UnsetType = UNSET
 
 
 class _ErrorKind(msgspec.Struct):

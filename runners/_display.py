@@ -31,6 +31,15 @@ def status_line(progress: RunProgress, elapsed: float) -> str:
     )
 
 
+def model_line(hub, now: float) -> str:
+    backends = hub.backends() if hub is not None else []
+    return "".join(
+        f" | {b.limiter.name}: {b.limiter.running} in flight, {b.limiter.stats.rate(now):.0f} rpm, "
+        f"{b.limiter.stats.rate_limited} x 429, {b.limiter.stats.failed} failed"
+        for b in backends
+    )
+
+
 def _clock(seconds: float | None) -> str:
     if seconds is None:
         return "-:--:--"
@@ -54,7 +63,37 @@ def short_labels(fields: dict[str, dict[str, str]]) -> dict[str, str]:
     return {label: " ".join(f"{k}={f.get(k)}" for k in varying) for label, f in fields.items()}
 
 
-def render_dashboard(progress: RunProgress, elapsed: float) -> Group:
+def model_table(hub, now: float) -> Table | None:
+    """One row per model: calls in flight and the cap, requests per minute over the last minute,
+    429s and other failures, mean latency, tokens and cost; for vLLM the server's running/waiting."""
+    backends = hub.backends() if hub is not None else []
+    if not backends:
+        return None
+    table = Table(title="models", title_justify="left")
+    for column in ("model", "in flight", "rpm (limit)", "calls", "429/529", "5xx", "timeouts", "failed", "latency s", "tokens in/out", "cost $", "server run/wait"):
+        table.add_column(column, justify="left" if column == "model" else "right")
+    for backend in backends:
+        limiter, s = backend.limiter, backend.limiter.stats
+        limit = limiter.requests.per_minute
+        load = hub.loads.get(limiter.name)
+        table.add_row(
+            limiter.name,
+            f"{limiter.running}/{limiter.cap}",
+            f"{s.rate(now):.0f} ({limit:.0f})" if limit else f"{s.rate(now):.0f}",
+            str(s.calls),
+            str(s.rate_limited),
+            str(s.server_errors),
+            str(s.timeouts),
+            str(s.failed),
+            f"{s.latency_sum / s.calls:.2f}" if s.calls else "-",
+            f"{s.prompt_tokens}/{s.completion_tokens}",
+            "-" if s.cost_usd is None else f"{s.cost_usd:.2f}",
+            f"{load.running:.0f}/{load.waiting:.0f}" if load is not None else "",
+        )
+    return table
+
+
+def render_dashboard(progress: RunProgress, elapsed: float, hub=None) -> Group:
     """One frame of the live dashboard, from the counters only (bounded work per frame)."""
     p = progress
     short = short_labels(p.condition_fields)
@@ -73,6 +112,9 @@ def render_dashboard(progress: RunProgress, elapsed: float) -> Group:
     rate, ci = _rate_cell(p.successes, scored)
     errors = ", ".join(f"{kind} {n}" for kind, n in sorted(p.error_kinds.items())) or "none"
     parts: list = [head, Text(f"success so far {rate}% (95% CI {ci}) of {scored} scored games | errors: {errors}")]
+    models = model_table(hub, time.monotonic())
+    if models is not None:
+        parts.append(models)
 
     if len(p.by_condition) > 1:
         table = Table(title="by condition", title_justify="left", expand=False)
@@ -129,9 +171,10 @@ class ProgressDisplay:
         self.interactive = interactive
         self._started = time.perf_counter()
         self._live: Live | None = None
+        self.hub = None  # the run's model clients, once open
 
     def frame(self) -> Group:
-        return render_dashboard(self.progress, time.perf_counter() - self._started)
+        return render_dashboard(self.progress, time.perf_counter() - self._started, self.hub)
 
     async def run(self) -> None:
         """Redraw until cancelled. A display that fails goes quiet; it never ends the run."""
@@ -145,7 +188,8 @@ class ProgressDisplay:
         if not self.interactive:
             while True:
                 await anyio.sleep(LINE_INTERVAL)
-                self.console.print(status_line(self.progress, time.perf_counter() - self._started), highlight=False)
+                line = status_line(self.progress, time.perf_counter() - self._started)
+                self.console.print(line + model_line(self.hub, time.monotonic()), highlight=False)
         self._live = Live(Text(""), console=self.console, auto_refresh=False, transient=False)
         self._live.start()
         while True:

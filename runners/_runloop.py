@@ -23,6 +23,7 @@ from engine.spec import GameSpec
 from engine.transcripts import TranscriptWriter
 
 from ._display import ProgressDisplay, summary_table
+from ._models import add_model_arguments
 
 EXIT_INTERRUPTED = 130
 DEFAULT_CONCURRENCY = 256
@@ -67,6 +68,7 @@ def add_running_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--no-dashboard", action="store_true", help="no live display: a summary line every few seconds")
     run.add_argument("--transcripts", action="store_true", help="also write every game's full transcript (transcripts.jsonl)")
     run.add_argument("--log-level", type=choice(["debug", "info", "warning", "error"]), default="info", metavar="LEVEL", help="level of the run's JSON log (default info)")
+    add_model_arguments(parser)
 
 
 def default_out(name: str = "") -> Path:
@@ -111,7 +113,8 @@ def open_run(
             plan = new_plan()
             run = RunDir.create(args.out or default_out(out_name), plan)
         lock = run.lock()
-        recorded = run.recorded()
+        # Games lost to the infrastructure (provider or network) are played again.
+        recorded = {i: key for i, key in run.recorded().items() if not is_infra_error(key)}
     except (RunDirError, ValueError) as exc:
         parser.error(str(exc))
     except OSError as exc:
@@ -119,6 +122,10 @@ def open_run(
         where = args.resume or args.out or "the run directory"
         parser.error(f"argument {flag}: cannot use {where}: {exc.strerror or exc}")
     return Prepared(args, plan, run, lock, recorded, parser.prog)
+
+
+def is_infra_error(key: Any) -> bool:
+    return key.error is not None and key.error.kind == "infra_error"
 
 
 class GameLog:
@@ -148,6 +155,15 @@ class GameLog:
             self.log.error("game_error", game_id=record.game_id, **msgspec.to_builtins(record.error))
         else:
             self.log.info("game_finished", game_id=record.game_id, outcome=record.outcome, turns=record.turns)
+
+
+def write_usage(path: Path, hub: Any, log: Any) -> None:
+    """Per model: calls, retries by cause, tokens and cost (``usage.json``); nothing when no model played."""
+    if not hub.backends():
+        return
+    summary = hub.summary()
+    (path / "usage.json").write_bytes(msgspec.json.format(msgspec.json.encode(summary)) + b"\n")
+    log.info("model_usage", **summary)
 
 
 def make_logger(stream: TextIO, level: str):
@@ -203,14 +219,19 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console) 
 
             outer.start_soon(watch_signals)
             outer.start_soon(display.run)
-            await run_games(
-                plan.specs_for(todo),
-                factory=factory,
-                concurrency=args.concurrency,
-                on_record=writer.write,
-                progress=progress,
-                observers=observers,
-            )
+            async with factory:
+                display.hub = factory.hub
+                try:
+                    await run_games(
+                        plan.specs_for(todo),
+                        factory=factory,
+                        concurrency=args.concurrency,
+                        on_record=writer.write,
+                        progress=progress,
+                        observers=observers,
+                    )
+                finally:
+                    write_usage(run.path, factory.hub, log)
             outer.cancel_scope.cancel()
         display.close()
         if transcripts is not None:

@@ -16,6 +16,7 @@ from engine.results import Plan
 from feedback.modes import MODES
 from puzzles.asympuzl import ROLES, InvalidParameter
 
+from ._models import settings_from_args
 from ._runloop import OneLineParser, Prepared, add_running_arguments, choice, integer, open_run, run_and_report
 
 # Flags that define the games; on --resume they must be absent or equal to the saved run's.
@@ -132,6 +133,7 @@ def prepare(argv: list[str] | None, factory: PolicyFactory) -> Prepared:
     """Parse and check everything before any game runs; exits with status 2 on bad input."""
     parser = build_parser(factory)
     args = parser.parse_args(argv)
+    factory.configure(settings_from_args(args))
 
     def new_plan() -> Plan:
         config = config_from_args(args, factory)

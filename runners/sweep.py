@@ -15,6 +15,7 @@ from engine import PolicyFactory
 from engine.results import Plan
 from engine.sweep import Grid, load_grid
 
+from ._models import settings_from_args
 from ._runloop import OneLineParser, Prepared, add_running_arguments, integer, open_run, run_and_report
 
 
@@ -44,6 +45,7 @@ def check_policies(parser: OneLineParser, grid: Grid, factory: PolicyFactory) ->
 def prepare(argv: list[str] | None, factory: PolicyFactory) -> Prepared:
     parser = build_parser()
     args = parser.parse_args(argv)
+    factory.configure(settings_from_args(args))
     if args.resume is None and args.grid is None:
         parser.error("argument grid: a grid file is required (or --resume RUN_DIR)")
     if args.resume is not None and (args.grid is not None or args.seeds is not None):

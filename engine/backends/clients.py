@@ -1,0 +1,474 @@
+"""Model backends: OpenAI, Anthropic and a vLLM server, each behind its limiter, with our own retries.
+
+One SDK client per provider per process (``openai.AsyncOpenAI``, ``anthropic.AsyncAnthropic``; the vLLM
+server through its OpenAI-compatible API), on the SDKs' aiohttp transport, with the SDKs' own retries
+off so that every attempt is counted and paced here. The SDKs are imported only when a backend is used.
+
+Failures are sorted in two:
+- the provider or the network failed (429 after all retries, 5xx, 529, timeouts, connection errors,
+  bodies that are not the API's JSON, and 4xx refusals such as a bad key): ``InfraError``, which ends
+  the game as an ``infra_error``; ``--resume`` plays such games again;
+- the model answered: whatever text it wrote is the agent's reply, and a reply that cannot be read
+  is the agent's format error, scored as the model's failure.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import re
+import time
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+import anyio
+import msgspec
+
+from bus import Usage
+
+from .limiter import Limiter, retry_after
+from .tokens import PRICES, Tokenizer, cost_usd
+
+PROVIDERS = ("openai", "anthropic", "vllm")
+KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "vllm": "VLLM_API_KEY"}
+URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL", "vllm": "VLLM_BASE_URL"}
+RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+OVERLOAD_STATUS = frozenset({429, 503, 529})
+
+
+class ModelOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """How every model call of a run is made."""
+
+    temperature: float = 0.0
+    max_tokens: int = 4096
+    seed: int | None = None  # passed to providers that take one (OpenAI, vLLM)
+    structured: bool = False  # ask the backend for JSON that follows the reply schema
+    timeout: float = 120.0  # seconds per attempt
+    max_attempts: int = 8
+    backoff_base: float = 1.0  # seconds; doubles per attempt, full jitter
+    backoff_max: float = 60.0
+
+
+class BackendSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """Per-run settings of the model backends (none of them changes what a game is)."""
+
+    options: ModelOptions = ModelOptions()
+    rpm: dict[str, float] = {}  # provider or provider:model -> requests per minute
+    tpm: dict[str, float] = {}  # provider or provider:model -> tokens per minute
+    urls: dict[str, str] = {}  # provider -> base URL
+    max_in_flight: int = 512  # per provider and model (OpenAI, Anthropic)
+    vllm_max_seqs: int = 256  # the server's --max-num-seqs
+    prices: dict[str, tuple[float, float, float]] = {}
+
+
+class InfraError(RuntimeError):
+    """The provider or the network failed, not the model. Ends the game as an infrastructure error."""
+
+    kind = "infra_error"
+
+
+class Completion(NamedTuple):
+    text: str
+    usage: Usage
+
+
+class _Failure(NamedTuple):
+    reason: str
+    retryable: bool
+    pause: float | None  # what the provider asked for (retry-after)
+    overloaded: bool  # lower the in-flight cap
+    counter: str  # which LimiterStats counter
+
+
+class Secrets:
+    """The API keys in use, to scrub from anything written (error messages end up in records)."""
+
+    _KEYLIKE = re.compile(r"\b(sk|key)-[A-Za-z0-9_\-*.]{6,}")
+
+    def __init__(self, values: list[str]) -> None:
+        self.values = [v for v in values if v and len(v) >= 6 and v != "EMPTY"]
+
+    def scrub(self, text: str) -> str:
+        for value in self.values:
+            text = text.replace(value, "[redacted]")
+            for part in (value[:12], value[-8:]):  # providers echo a masked key: its ends
+                if len(part) >= 8:
+                    text = text.replace(part, "[redacted]")
+        return self._KEYLIKE.sub("[redacted]", text)
+
+
+def _headers(obj: Any) -> Mapping[str, str]:
+    headers = getattr(obj, "headers", None)
+    return headers if headers is not None else {}
+
+
+class Backend:
+    """One model of one provider: builds the request, sends it through the limiter, retries."""
+
+    provider = ""
+
+    def __init__(
+        self, client: Any, sdk: Any, model: str, limiter: Limiter, options: ModelOptions,
+        tokenizer: Tokenizer, prices: dict[str, tuple[float, float, float]], secrets: Secrets,
+    ) -> None:
+        self.client = client
+        self.sdk = sdk
+        self.model = model
+        self.limiter = limiter
+        self.options = options
+        self.tokenizer = tokenizer
+        self.prices = prices
+        self.secrets = secrets
+        self.rng = random.Random(f"jitter:{self.provider}:{model}")  # back-off jitter only
+
+    def estimate(self, system: str, user: str) -> int:
+        """Tokens a call may use, for the token bucket: the prompt plus a typical reply (corrected after)."""
+        return self.tokenizer.count(system) + self.tokenizer.count(user) + min(self.options.max_tokens, 400)
+
+    async def _send(self, system: str, user: str, schema: dict | None) -> tuple[str, int, int, int, Mapping[str, str]]:
+        """(text, prompt tokens, cached tokens, completion tokens, headers) or an SDK exception."""
+        raise NotImplementedError
+
+    def _classify(self, exc: Exception) -> _Failure | None:
+        sdk = self.sdk
+        if isinstance(exc, sdk.APITimeoutError):
+            return _Failure("timed out", True, None, False, "timeouts")
+        if isinstance(exc, sdk.APIStatusError):
+            status = exc.status_code
+            pause = retry_after(_headers(exc.response))
+            reason = f"HTTP {status}: {exc.message}"
+            if status in RETRYABLE_STATUS:
+                counter = "rate_limited" if status in (429, 529) else "server_errors"
+                return _Failure(reason, True, pause, status in OVERLOAD_STATUS, counter)
+            return _Failure(reason, False, None, False, "server_errors")
+        if isinstance(exc, sdk.APIResponseValidationError):
+            return _Failure(f"malformed reply: {exc.message}", True, None, False, "malformed")
+        if isinstance(exc, sdk.APIConnectionError):
+            cause = exc.__cause__ or exc.__context__
+            detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
+            return _Failure(f"connection error{detail}", True, None, False, "connection_errors")
+        if isinstance(exc, (ValueError, KeyError, TypeError, AttributeError, IndexError)):
+            return _Failure(f"malformed reply: {type(exc).__name__}: {exc}", True, None, False, "malformed")
+        return None
+
+    def _backoff(self, attempt: int) -> float:
+        ceiling = min(self.options.backoff_max, self.options.backoff_base * 2 ** (attempt - 1))
+        return self.rng.uniform(0, ceiling)
+
+    async def complete(self, system: str, user: str, schema: dict | None = None) -> Completion:
+        limiter, options, stats = self.limiter, self.options, self.limiter.stats
+        estimate = self.estimate(system, user)
+        waited = 0.0
+        failure: _Failure | None = None
+        for attempt in range(1, options.max_attempts + 1):
+            queued = time.monotonic()
+            async with limiter.slot(estimate) as slot:
+                sent = time.monotonic()
+                waited += sent - queued
+                try:
+                    text, prompt, cached, completion, headers = await self._send(system, user, schema)
+                except anyio.get_cancelled_exc_class():
+                    raise
+                except Exception as exc:  # noqa: BLE001 - sorted below; anything unknown is re-raised
+                    failure = self._classify(exc)
+                    if failure is None:
+                        raise
+                    setattr(stats, failure.counter, getattr(stats, failure.counter) + 1)
+                else:
+                    latency = time.monotonic() - sent
+                    slot.done(headers, prompt + completion)
+                    cost = cost_usd(self.prices, self.model, prompt, cached, completion)
+                    stats.prompt_tokens += prompt
+                    stats.completion_tokens += completion
+                    stats.cached_tokens += cached
+                    stats.latency_sum += latency
+                    if stats.cost_usd is not None:
+                        stats.cost_usd = None if cost is None else stats.cost_usd + cost
+                    usage = Usage(
+                        model=f"{self.provider}:{self.model}", prompt_tokens=prompt, completion_tokens=completion,
+                        cached_tokens=cached, attempts=attempt, latency=round(latency, 4),
+                        waited=round(waited, 4), cost_usd=cost,
+                    )
+                    return Completion(text, usage)
+            if not failure.retryable or attempt == options.max_attempts:
+                break
+            limiter.backed_off(failure.pause, overloaded=failure.overloaded)
+            delay = failure.pause + self.rng.uniform(0, 0.1 * failure.pause + 0.05) if failure.pause else self._backoff(attempt)
+            await anyio.sleep(delay)
+            waited += delay
+        stats.failed += 1
+        assert failure is not None
+        tries = f"after {attempt} attempt{'s' if attempt > 1 else ''}"
+        raise InfraError(self.secrets.scrub(f"{self.provider}:{self.model} {tries}: {failure.reason}"))
+
+
+class OpenAIBackend(Backend):
+    provider = "openai"
+    max_tokens_field = "max_completion_tokens"
+
+    async def _send(self, system, user, schema):
+        options = self.options
+        extra: dict[str, Any] = {self.max_tokens_field: options.max_tokens}
+        if options.seed is not None:
+            extra["seed"] = options.seed
+        if schema is not None:
+            extra["response_format"] = {
+                "type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": True},
+            }
+        raw = await self.client.chat.completions.with_raw_response.create(
+            model=self.model,
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+            temperature=options.temperature,
+            timeout=options.timeout,
+            **extra,
+        )
+        reply = raw.parse()
+        if not reply.choices:
+            raise ValueError("the reply has no choices")
+        text = reply.choices[0].message.content or ""
+        usage = reply.usage
+        if usage is None:
+            raise ValueError("the reply has no usage")
+        details = usage.prompt_tokens_details
+        cached = (details.cached_tokens or 0) if details is not None else 0
+        return text, usage.prompt_tokens, cached, usage.completion_tokens, raw.headers
+
+
+class VLLMBackend(OpenAIBackend):
+    provider = "vllm"
+    max_tokens_field = "max_tokens"
+
+
+class AnthropicBackend(Backend):
+    provider = "anthropic"
+
+    async def _send(self, system, user, schema):
+        options = self.options
+        extra: dict[str, Any] = {}
+        if schema is not None:
+            extra["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
+        raw = await self.client.messages.with_raw_response.create(
+            model=self.model,
+            max_tokens=options.max_tokens,
+            system=system,
+            messages=[{"role": "user", "content": user}],
+            temperature=options.temperature,
+            timeout=options.timeout,
+            **extra,
+        )
+        reply = raw.parse()
+        text = "".join(block.text for block in reply.content if block.type == "text")
+        usage = reply.usage
+        cached = usage.cache_read_input_tokens or 0
+        # Anthropic counts cache reads and writes apart from input_tokens; prompt_tokens holds all three.
+        prompt = usage.input_tokens + cached + (usage.cache_creation_input_tokens or 0)
+        return text, prompt, cached, usage.output_tokens, raw.headers
+
+
+_BACKENDS = {"openai": OpenAIBackend, "anthropic": AnthropicBackend, "vllm": VLLMBackend}
+
+
+def split_name(name: str) -> tuple[str, str]:
+    """``provider:model`` -> (provider, model); the model keeps its spelling. Raises ValueError."""
+    provider, sep, model = name.partition(":")
+    provider = provider.strip().lower()
+    model = model.strip()
+    if not sep or provider not in PROVIDERS:
+        raise ValueError(f"unknown model provider in {name!r}; use openai:MODEL, anthropic:MODEL or vllm:MODEL")
+    if not model:
+        raise ValueError(f"{name!r} names no model; use {provider}:MODEL")
+    return provider, model
+
+
+def _metrics_url(base_url: str) -> str:
+    return re.sub(r"/v1/?$", "", base_url.rstrip("/")) + "/metrics"
+
+
+_METRIC = re.compile(r"^(vllm:num_requests_(?:running|waiting))(?:\{[^}]*\})?\s+([0-9.eE+-]+)", re.M)
+
+
+def read_vllm_metrics(text: str) -> dict[str, float]:
+    """Sum ``vllm:num_requests_running`` and ``..._waiting`` over their label sets."""
+    found: dict[str, float] = {}
+    for name, value in _METRIC.findall(text):
+        key = name.removeprefix("vllm:num_requests_")
+        found[key] = found.get(key, 0.0) + float(value)
+    return found
+
+
+class ServerLoad:
+    """The vLLM server's queue as its /metrics last said."""
+
+    def __init__(self) -> None:
+        self.running = 0.0
+        self.waiting = 0.0
+        self.samples = 0
+        self.running_sum = 0.0
+        self.error: str | None = None
+
+
+class ModelHub:
+    """The run's model clients and limiters: one SDK client per provider, one limiter per model.
+
+    Use as ``async with hub:``; it polls each vLLM server's /metrics while open and closes the clients
+    at the end. ``backend(name)`` is cheap after the first call for a model.
+    """
+
+    def __init__(self, settings: BackendSettings | None = None, environ: Mapping[str, str] | None = None) -> None:
+        self.settings = settings or BackendSettings()
+        self.environ = os.environ if environ is None else environ
+        self.tokenizer = Tokenizer()
+        self.prices = {**PRICES, **self.settings.prices}
+        self._clients: dict[str, Any] = {}
+        self._backends: dict[str, Backend] = {}
+        self.loads: dict[str, ServerLoad] = {}
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self.secrets = Secrets([self.environ.get(v, "") for v in KEY_ENV.values()])
+
+    def check(self, name: str) -> None:
+        """Raise ValueError with a one-line reason if ``name`` cannot be played (unknown provider, no key)."""
+        provider, _ = split_name(name)
+        if provider != "vllm" and not self.environ.get(KEY_ENV[provider]):
+            raise ValueError(f"{name} needs the environment variable {KEY_ENV[provider]} (the API key)")
+        if provider == "vllm" and not self.base_url("vllm"):
+            raise ValueError(f"{name} needs the server's address: --vllm-url http://HOST:8000/v1")
+        _import_sdk(provider)
+
+    def base_url(self, provider: str) -> str | None:
+        return self.settings.urls.get(provider) or self.environ.get(URL_ENV[provider]) or None
+
+    def _limit(self, table: dict[str, float], provider: str, model: str) -> float | None:
+        return table.get(f"{provider}:{model}", table.get(provider))
+
+    def _client(self, provider: str) -> Any:
+        client = self._clients.get(provider)
+        if client is None:
+            sdk = _import_sdk(provider)
+            limits_module = __import__("httpx2")
+            connections = max(self.settings.max_in_flight, self.settings.vllm_max_seqs * 2) + 16
+            http_client = sdk.DefaultAioHttpClient(
+                limits=limits_module.Limits(max_connections=connections, max_keepalive_connections=connections)
+            )
+            key = self.environ.get(KEY_ENV[provider]) or ("EMPTY" if provider == "vllm" else None)
+            kwargs: dict[str, Any] = {"api_key": key, "max_retries": 0, "http_client": http_client}
+            if self.base_url(provider):
+                kwargs["base_url"] = self.base_url(provider)
+            client = (sdk.AsyncAnthropic if provider == "anthropic" else sdk.AsyncOpenAI)(**kwargs)
+            self._clients[provider] = client
+        return client
+
+    def backend(self, name: str) -> Backend:
+        backend = self._backends.get(name)
+        if backend is not None:
+            return backend
+        provider, model = split_name(name)
+        settings = self.settings
+        if provider == "vllm":
+            seqs = settings.vllm_max_seqs
+            limiter = Limiter(
+                name, rpm=self._limit(settings.rpm, provider, model), tpm=self._limit(settings.tpm, provider, model),
+                max_in_flight=seqs * 2, initial_in_flight=seqs + vllm_headroom(seqs), learn_limits=False,
+            )
+            self._watch_vllm(name, limiter)
+        else:
+            rpm = self._limit(settings.rpm, provider, model)
+            tpm = self._limit(settings.tpm, provider, model)
+            # With no limit given, start low and let the headers and the cap's growth find the limit.
+            start = settings.max_in_flight if rpm is not None else min(settings.max_in_flight, 16)
+            limiter = Limiter(name, rpm=rpm, tpm=tpm, max_in_flight=settings.max_in_flight, initial_in_flight=start)
+        backend = _BACKENDS[provider](
+            self._client(provider), _import_sdk(provider), model, limiter, settings.options,
+            self.tokenizer, self.prices, self.secrets,
+        )
+        self._backends[name] = backend
+        return backend
+
+    def backends(self) -> list[Backend]:
+        return list(self._backends.values())
+
+    def _watch_vllm(self, name: str, limiter: Limiter) -> None:
+        url = self.base_url("vllm")
+        load = self.loads.setdefault(name, ServerLoad())
+        if self._task_group is not None and url:
+            self._task_group.start_soon(self._poll_vllm, _metrics_url(url), limiter, load)
+
+    async def _poll_vllm(self, url: str, limiter: Limiter, load: ServerLoad, every: float = 0.25) -> None:
+        """Keep calls in flight near the server's batch size: a few more than it runs at once, fewer if
+        its own queue grows (another client shares it), more if it runs below its batch with nothing waiting."""
+        import aiohttp
+
+        seqs = self.settings.vllm_max_seqs
+        headroom = vllm_headroom(seqs)
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as session:
+            while True:
+                try:
+                    async with session.get(url) as response:
+                        metrics = read_vllm_metrics(await response.text())
+                    load.error = None
+                except (aiohttp.ClientError, TimeoutError, UnicodeDecodeError) as exc:
+                    load.error = f"{type(exc).__name__}: {exc}"
+                    metrics = {}
+                if "running" in metrics:
+                    load.running, load.waiting = metrics["running"], metrics.get("waiting", 0.0)
+                    load.samples += 1
+                    load.running_sum += load.running
+                    if load.waiting > 2 * headroom:
+                        limiter._set_cap(limiter.cap - int(load.waiting - headroom))
+                    elif load.waiting == 0 and load.running < seqs and limiter.running >= limiter.cap:
+                        limiter._set_cap(limiter.cap + int(seqs - load.running))
+                await anyio.sleep(every)
+
+    async def __aenter__(self) -> ModelHub:
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info) -> bool | None:
+        assert self._task_group is not None
+        self._task_group.cancel_scope.cancel()
+        try:
+            return await self._task_group.__aexit__(*exc_info)
+        finally:
+            self._task_group = None
+            with anyio.CancelScope(shield=True):
+                for client in self._clients.values():
+                    await client.close()
+                self._clients.clear()
+
+    def summary(self) -> dict[str, Any]:
+        """Per model: calls, attempts, failures by cause, tokens, cost; written to usage.json."""
+        result: dict[str, Any] = {"tokenizer": self.tokenizer.name, "models": {}}
+        for name, backend in self._backends.items():
+            s = backend.limiter.stats
+            result["models"][name] = {
+                "calls": s.calls, "attempts": s.attempts, "rate_limited": s.rate_limited,
+                "server_errors": s.server_errors, "timeouts": s.timeouts,
+                "connection_errors": s.connection_errors, "malformed": s.malformed, "failed": s.failed,
+                "prompt_tokens": s.prompt_tokens, "completion_tokens": s.completion_tokens,
+                "cached_tokens": s.cached_tokens,
+                "cost_usd": None if s.cost_usd is None else round(s.cost_usd, 6),
+                "mean_latency": round(s.latency_sum / s.calls, 4) if s.calls else None,
+                "in_flight_cap": backend.limiter.cap,
+                "rpm_limit": backend.limiter.requests.per_minute,
+                "tpm_limit": backend.limiter.tokens.per_minute,
+            }
+        return result
+
+
+def vllm_headroom(max_num_seqs: int) -> int:
+    """Calls beyond the batch kept waiting at the server, so a finished sequence is replaced at once."""
+    return max(4, math.ceil(max_num_seqs / 8))
+
+
+def _import_sdk(provider: str):
+    try:
+        if provider == "anthropic":
+            import anthropic
+
+            return anthropic
+        import openai
+
+        return openai
+    except ImportError as exc:  # pragma: no cover - both are dependencies
+        raise ValueError(f"the {provider} backend needs its SDK: pip install {exc.name}") from exc

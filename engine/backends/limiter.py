@@ -1,0 +1,305 @@
+"""One limiter per provider and model: request and token buckets, an adaptive cap on calls in
+flight, and pauses the provider asks for.
+
+- Buckets refill continuously at the per-minute rate and hold at most ``burst`` seconds of it, so the
+  limiter sends at a steady rate instead of a burst at the start of each minute. A call takes one
+  request and its estimated tokens before it is sent; ``settle`` corrects the token bucket with the
+  usage the provider reports.
+- Limits the user did not set are learned from the rate-limit headers (OpenAI's ``x-ratelimit-*``,
+  Anthropic's ``anthropic-ratelimit-*``); ``remaining`` below what the bucket holds drains the bucket.
+- The in-flight cap shrinks by a factor on 429/529/503 (once per ``cooldown``, not once per failed
+  call) and grows by one call per cap's worth of successes, up to ``max_in_flight`` (additive
+  increase, multiplicative decrease). ``retry-after`` pauses every new call until it has passed.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from contextlib import asynccontextmanager
+from datetime import datetime
+
+import anyio
+
+# Seconds of the per-minute rate a bucket may hold.
+DEFAULT_BURST = 1.0
+
+
+class Bucket:
+    """A token bucket refilled at ``per_minute`` / 60 per second, holding at most ``burst`` seconds' worth
+    (at least one call's worth). ``per_minute`` None means no limit."""
+
+    def __init__(self, per_minute: float | None, burst: float, clock: Callable[[], float]) -> None:
+        self.clock = clock
+        self.burst = burst
+        self.per_minute: float | None = None
+        self.level = 0.0
+        self.updated = clock()
+        self.set_rate(per_minute)
+
+    @property
+    def capacity(self) -> float:
+        return max(1.0, (self.per_minute or 0.0) / 60.0 * self.burst)
+
+    def set_rate(self, per_minute: float | None) -> None:
+        self._refill()
+        first = self.per_minute is None
+        self.per_minute = per_minute
+        if per_minute is not None:
+            self.level = self.capacity if first else min(self.level, self.capacity)
+
+    def _refill(self) -> None:
+        now = self.clock()
+        if self.per_minute is not None:
+            self.level = min(self.capacity, self.level + (now - self.updated) * self.per_minute / 60.0)
+        self.updated = now
+
+    def wait_time(self, amount: float) -> float:
+        """Seconds until ``amount`` can be taken (0 if now). An amount over the capacity waits for a
+        full bucket and then drives the level negative, so one huge call does not block forever."""
+        if self.per_minute is None:
+            return 0.0
+        self._refill()
+        need = min(amount, self.capacity) - self.level
+        return 0.0 if need <= 0 else need * 60.0 / self.per_minute
+
+    def take(self, amount: float) -> None:
+        if self.per_minute is not None:
+            self._refill()
+            self.level -= amount
+
+    def give_back(self, amount: float) -> None:
+        if self.per_minute is not None:
+            self._refill()
+            self.level = min(self.capacity, self.level + amount)
+
+    def drain_to(self, remaining: float) -> None:
+        """The provider says only ``remaining`` is left: never hold more than that."""
+        if self.per_minute is not None:
+            self._refill()
+            self.level = min(self.level, remaining)
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds in a reset header: OpenAI's "1s", "6m0s", "20ms", "1h2m3.5s", a bare number of
+    seconds, or an RFC 3339 time (Anthropic). None if unreadable."""
+    text = text.strip()
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    if "T" in text and ":" in text:
+        try:
+            when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return max(0.0, when.timestamp() - time.time())
+    total, number, i = 0.0, "", 0
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+    while i < len(text):
+        c = text[i]
+        if c.isdigit() or c == ".":
+            number += c
+            i += 1
+            continue
+        unit = "ms" if text.startswith("ms", i) else c
+        if unit not in units or not number:
+            return None
+        total += float(number) * units[unit]
+        number = ""
+        i += len(unit)
+    return total if not number else None
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """The pause a reply asks for: ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
+    value = headers.get("retry-after-ms")
+    if value is not None:
+        try:
+            return max(0.0, float(value) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        from email.utils import parsedate_to_datetime
+
+        try:
+            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None
+
+
+def _number(headers: Mapping[str, str], name: str) -> float | None:
+    value = headers.get(name)
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+class LimiterStats:
+    """Counters a dashboard and the run summary read."""
+
+    def __init__(self) -> None:
+        self.calls = 0  # successful calls
+        self.attempts = 0
+        self.rate_limited = 0  # 429 and 529 replies
+        self.server_errors = 0  # other 5xx replies
+        self.timeouts = 0
+        self.connection_errors = 0
+        self.malformed = 0
+        self.failed = 0  # calls given up after all retries
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.cached_tokens = 0
+        self.cost_usd: float | None = 0.0
+        self.latency_sum = 0.0
+        self.sent_times: deque[float] = deque()  # when each attempt of the last minute was sent
+
+    def rate(self, now: float, window: float = 60.0) -> float:
+        """Attempts per minute over the last ``window`` seconds."""
+        self.forget(now - window)
+        return len(self.sent_times) * 60.0 / window
+
+    def sent(self, now: float) -> None:
+        self.sent_times.append(now)
+        if len(self.sent_times) % 256 == 0:
+            self.forget(now - 60.0)
+
+    def forget(self, before: float) -> None:
+        times = self.sent_times
+        while times and times[0] < before:
+            times.popleft()
+
+
+class Limiter:
+    """Admission control for one provider and model. Use ``async with limiter.slot(tokens) as slot``
+    around each attempt; call ``slot.done(headers, tokens)`` or ``limiter.backed_off(...)``."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        max_in_flight: int = 256,
+        initial_in_flight: int | None = None,
+        learn_limits: bool = True,
+        burst: float = DEFAULT_BURST,
+        decrease: float = 0.7,
+        cooldown: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.name = name
+        self.clock = clock
+        self.requests = Bucket(rpm, burst, clock)
+        self.tokens = Bucket(tpm, burst, clock)
+        self.learn_requests = learn_limits and rpm is None
+        self.learn_tokens = learn_limits and tpm is None
+        self.max_in_flight = max_in_flight
+        start = max_in_flight if initial_in_flight is None else min(initial_in_flight, max_in_flight)
+        self.in_flight = anyio.CapacityLimiter(max(1, start))
+        self.decrease = decrease
+        self.cooldown = cooldown
+        self._last_decrease = -math.inf
+        self._successes_since_change = 0
+        self.paused_until = 0.0
+        self._admit = anyio.Lock()  # one call at a time takes from the buckets, in arrival order
+        self.stats = LimiterStats()
+
+    @property
+    def cap(self) -> int:
+        return int(self.in_flight.total_tokens)
+
+    @property
+    def running(self) -> int:
+        return self.in_flight.borrowed_tokens
+
+    def _set_cap(self, value: int) -> None:
+        self.in_flight.total_tokens = max(1, min(self.max_in_flight, value))
+
+    @asynccontextmanager
+    async def slot(self, estimated_tokens: int):
+        """Wait for a place in flight, any pause, and room in both buckets; then the call may go."""
+        borrower = object()
+        await self.in_flight.acquire_on_behalf_of(borrower)
+        try:
+            async with self._admit:
+                while True:
+                    now = self.clock()
+                    wait = max(
+                        self.paused_until - now,
+                        self.requests.wait_time(1),
+                        self.tokens.wait_time(estimated_tokens),
+                    )
+                    if wait <= 0:
+                        break
+                    await anyio.sleep(wait)
+                self.requests.take(1)
+                self.tokens.take(estimated_tokens)
+                self.stats.attempts += 1
+                self.stats.sent(self.clock())
+            yield Slot(self, estimated_tokens)
+        finally:
+            self.in_flight.release_on_behalf_of(borrower)
+
+    def succeeded(self) -> None:
+        self.stats.calls += 1
+        self._successes_since_change += 1
+        if self._successes_since_change >= self.cap and self.cap < self.max_in_flight:
+            self._successes_since_change = 0
+            self._set_cap(self.cap + 1)
+
+    def backed_off(self, pause: float | None, *, overloaded: bool) -> None:
+        """The provider refused a call (429/529/503): pause new calls and, once per cooldown, lower the cap."""
+        now = self.clock()
+        if pause:
+            self.paused_until = max(self.paused_until, now + pause)
+        if overloaded and now - self._last_decrease >= self.cooldown:
+            self._last_decrease = now
+            self._successes_since_change = 0
+            self._set_cap(math.floor(self.cap * self.decrease))
+
+    def learn(self, headers: Mapping[str, str]) -> None:
+        """Read the provider's rate-limit headers (both providers' spellings)."""
+        lower = {k.lower(): v for k, v in headers.items()}
+        for bucket, learn, names in (
+            (self.requests, self.learn_requests, ("x-ratelimit-limit-requests", "anthropic-ratelimit-requests-limit")),
+            (self.tokens, self.learn_tokens, ("x-ratelimit-limit-tokens", "anthropic-ratelimit-tokens-limit")),
+        ):
+            limit = next((v for n in names if (v := _number(lower, n)) is not None), None)
+            if learn and limit is not None and limit > 0 and limit != bucket.per_minute:
+                bucket.set_rate(limit)
+        for bucket, names in (
+            (self.requests, ("x-ratelimit-remaining-requests", "anthropic-ratelimit-requests-remaining")),
+            (self.tokens, ("x-ratelimit-remaining-tokens", "anthropic-ratelimit-tokens-remaining")),
+        ):
+            remaining = next((v for n in names if (v := _number(lower, n)) is not None), None)
+            if remaining is not None:
+                bucket.drain_to(remaining)
+
+
+class Slot:
+    def __init__(self, limiter: Limiter, estimated_tokens: int) -> None:
+        self.limiter = limiter
+        self.estimated_tokens = estimated_tokens
+
+    def done(self, headers: Mapping[str, str], used_tokens: int | None) -> None:
+        """The call went through: learn from its headers and correct the token estimate."""
+        limiter = self.limiter
+        limiter.learn(headers)
+        if used_tokens is not None:
+            difference = self.estimated_tokens - used_tokens
+            if difference > 0:
+                limiter.tokens.give_back(difference)
+            elif difference < 0:
+                limiter.tokens.take(-difference)
+        limiter.succeeded()
