@@ -9,6 +9,7 @@ Nothing here raises anything but ``ReplyFormatError``.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -32,19 +33,34 @@ class Reply(msgspec.Struct, frozen=True, gc=False):
     scratchpad: str | None = None  # what the agent carries to its next turn, where allowed
 
 
-def last_json_object(text: str) -> object:
-    """The last top-level JSON value that starts with '{' in ``text`` (prose and fences around it allowed)."""
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+
+
+def _last_object(text: str) -> tuple[bool, object]:
     found: object = None
     have = False
     i = text.find("{")
     while i != -1:
         try:
             value, end = _decoder.raw_decode(text, i)
-        except ValueError:
+        except (ValueError, RecursionError):
             i = text.find("{", i + 1)
             continue
         found, have = value, True
         i = text.find("{", end)
+    return have, found
+
+
+def last_json_object(text: str) -> object:
+    """The last top-level JSON value that starts with '{' in ``text`` (prose and fences around it
+    allowed). If none parses, trailing commas (``[1, 2,]``, ``{"a": 1,}``) are forgiven."""
+    have, found = _last_object(text)
+    if not have or not isinstance(found, dict):
+        repaired = _TRAILING_COMMA.sub(r"\1", text)
+        if repaired != text:
+            have_repaired, value = _last_object(repaired)
+            if have_repaired and isinstance(value, dict):
+                return value
     if not have:
         raise ReplyFormatError("no JSON object found in the reply")
     return found

@@ -56,7 +56,7 @@ class FakeConfig(msgspec.Struct, kw_only=True):
     max_num_seqs: int | None = None  # continuous batching: requests running at once
     faults: dict[str, float] = msgspec.field(default_factory=dict)  # kind -> probability per request
     storms: list[tuple[float, float]] = msgspec.field(default_factory=list)  # (start, seconds) after the first request: everything 429
-    storm_retry_after: float = 1.0
+    retry_after: float = 1.0  # seconds asked for by injected 429/503 and storms
     hang: float = 600.0  # how long a "timeout" fault keeps the request open
     api_key: str | None = None  # if set, the only key accepted
     seed: int = 0
@@ -104,6 +104,7 @@ class FakeServer:
         self.agents: OrderedDict[tuple, Any] = OrderedDict()
         self.seen_systems: set[str] = set()
         self.started: float | None = None
+        self.last_body: dict | None = None  # the last request body (for tests)
         self.app = web.Application()
         self.app.add_routes([
             web.post("/v1/chat/completions", self.chat_completions),
@@ -123,7 +124,8 @@ class FakeServer:
     # ---- lifecycle ----
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
-        self._runner = web.AppRunner(self.app, access_log=None)
+        # Handlers end when their client hangs up (a timed-out call); shutting down waits for no one.
+        self._runner = web.AppRunner(self.app, access_log=None, handler_cancellation=True, shutdown_timeout=0.5)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port, backlog=4096)
         await site.start()
@@ -154,10 +156,10 @@ class FakeServer:
     # ---- admission: auth, faults, rate limits ----
 
     def _check_key(self, request: web.Request, anthropic: bool) -> None:
-        if anthropic:
+        # OpenAI sends "Authorization: Bearer"; Anthropic's SDK 2.x does too, older ones send x-api-key.
+        key = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        if anthropic and not key:
             key = request.headers.get("x-api-key", "")
-        else:
-            key = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
         if not key:
             raise _Refused(401, "authentication_error", "No API key provided.")
         wanted = self.config.api_key
@@ -198,8 +200,9 @@ class FakeServer:
 
     def _admit(self, tokens: int, anthropic: bool) -> None:
         if self._storming():
-            after = self.config.storm_retry_after
-            raise _Refused(429, "rate_limit_error", "Rate limit reached (storm).", {"retry-after": f"{after:g}"})
+            after = self.config.retry_after
+            headers = {"retry-after": f"{max(1, round(after))}", "retry-after-ms": f"{int(after * 1000)}"}
+            raise _Refused(429, "rate_limit_error", "Rate limit reached (storm).", headers)
         wait = max(self.requests_bucket.wait_time(1), self.tokens_bucket.wait_time(tokens))
         if wait > 0:
             headers = self._limit_headers(anthropic)
@@ -251,6 +254,7 @@ class FakeServer:
             raise _Refused(400, "invalid_request_error", "The body is not valid JSON.") from None
         if not isinstance(body, dict) or not isinstance(body.get("model"), str):
             raise _Refused(400, "invalid_request_error", "The body must be an object with a model.")
+        self.last_body = body
         system, user = _prompt_parts(body, anthropic)
         prompt_tokens = estimate_tokens(system) + estimate_tokens(user)
         max_tokens = body.get("max_tokens") or body.get("max_completion_tokens") or 4096
@@ -258,10 +262,12 @@ class FakeServer:
         if fault in ("429", "500", "503", "529"):
             status = int(fault)
             kinds = {429: "rate_limit_error", 500: "api_error", 503: "overloaded_error", 529: "overloaded_error"}
-            headers = {"retry-after": "1"} if status in (429, 503) else {}
+            after = self.config.retry_after
+            headers = {"retry-after": f"{max(1, round(after))}", "retry-after-ms": f"{int(after * 1000)}"} if status in (429, 503) else {}
             raise _Refused(status, kinds[status], f"Injected {status}.", headers)
         self._admit(prompt_tokens + min(int(max_tokens), 400), anthropic)
         if fault == "timeout":
+            stats.refused["timeout"] = stats.refused.get("timeout", 0) + 1
             await asyncio.sleep(self.config.hang)
         if self.batch is not None:
             stats.waiting += 1
@@ -273,6 +279,8 @@ class FakeServer:
         stats.max_running = max(stats.max_running, stats.running)
         try:
             await asyncio.sleep(self.config.latency + self.rng.uniform(0, self.config.jitter))
+            if fault in ("malformed", "truncated"):
+                raise _Broken(fault)  # before playing: an agent's strategy only sees replies it sends
             text = await self._play(body["model"], system, user)
         finally:
             stats.running -= 1
@@ -283,8 +291,6 @@ class FakeServer:
         if len(self.seen_systems) > MAX_AGENTS_KEPT:
             self.seen_systems.clear()
         completion_tokens = max(1, estimate_tokens(text))
-        if fault in ("malformed", "truncated"):
-            raise _Broken(fault)
         stats.served += 1
         return body, text, prompt_tokens, cached, completion_tokens, self._limit_headers(anthropic)
 
@@ -522,6 +528,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-num-seqs", type=int, help="continuous batching: requests running at once (like vLLM)")
     p.add_argument("--fault", type=_fault, action="append", default=[], metavar="KIND=P", help=f"inject a fault with probability P; KIND: {', '.join(FAULT_KINDS)}")
     p.add_argument("--storm", type=_storm, action="append", default=[], metavar="START:SECONDS", help="answer 429 to everything for SECONDS, START seconds after the first request")
+    p.add_argument("--retry-after", type=_positive, default=1.0, metavar="SEC", help="seconds injected 429/503s and storms ask clients to wait (default 1)")
     p.add_argument("--api-key", help="accept only this key (default: any non-empty key)")
     p.add_argument("--model", action="append", default=[], help="a model name /v1/models lists (default: fake)")
     p.add_argument("--seed", type=int, default=0)
@@ -532,6 +539,7 @@ def config_from_args(args: argparse.Namespace) -> FakeConfig:
     return FakeConfig(
         strategy=args.strategy, latency=args.latency, jitter=args.jitter, rpm=args.rpm, tpm=args.tpm,
         burst=args.burst, max_num_seqs=args.max_num_seqs, faults=dict(args.fault), storms=args.storm,
+        retry_after=args.retry_after,
         api_key=args.api_key, seed=args.seed, models=args.model or ["fake"],
     )
 

@@ -14,6 +14,7 @@ Failures are sorted in two:
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 import random
@@ -96,6 +97,12 @@ class Secrets:
                 if len(part) >= 8:
                     text = text.replace(part, "[redacted]")
         return self._KEYLIKE.sub("[redacted]", text)
+
+
+async def _parsed(raw: Any) -> Any:
+    """The SDK's parsed reply from a raw response (``parse`` is async in some SDK versions)."""
+    reply = raw.parse()
+    return await reply if inspect.isawaitable(reply) else reply
 
 
 def _headers(obj: Any) -> Mapping[str, str]:
@@ -223,7 +230,7 @@ class OpenAIBackend(Backend):
             timeout=options.timeout,
             **extra,
         )
-        reply = raw.parse()
+        reply = await _parsed(raw)
         if not reply.choices:
             raise ValueError("the reply has no choices")
         text = reply.choices[0].message.content or ""
@@ -241,6 +248,10 @@ class VLLMBackend(OpenAIBackend):
 
 
 class AnthropicBackend(Backend):
+    """Anthropic's API version 2026-10-21 (sent by SDK 2.x) refuses temperature, top_p and top_k with a
+    400, so calls use the model's own sampling and ``--temperature`` does not apply; ``--model-seed``
+    neither (the API takes no seed)."""
+
     provider = "anthropic"
 
     async def _send(self, system, user, schema):
@@ -253,11 +264,10 @@ class AnthropicBackend(Backend):
             max_tokens=options.max_tokens,
             system=system,
             messages=[{"role": "user", "content": user}],
-            temperature=options.temperature,
             timeout=options.timeout,
             **extra,
         )
-        reply = raw.parse()
+        reply = await _parsed(raw)
         text = "".join(block.text for block in reply.content if block.type == "text")
         usage = reply.usage
         cached = usage.cache_read_input_tokens or 0

@@ -9,7 +9,7 @@ flight, and pauses the provider asks for.
   Anthropic's ``anthropic-ratelimit-*``); ``remaining`` below what the bucket holds drains the bucket.
 - The in-flight cap shrinks by a factor on 429/529/503 (once per ``cooldown``, not once per failed
   call) and grows by one call per cap's worth of successes, up to ``max_in_flight`` (additive
-  increase, multiplicative decrease). ``retry-after`` pauses every new call until it has passed.
+  increase, multiplicative decrease); until the first overload it doubles instead (slow start). ``retry-after`` pauses every new call until it has passed.
 """
 
 from __future__ import annotations
@@ -211,6 +211,7 @@ class Limiter:
         self.cooldown = cooldown
         self._last_decrease = -math.inf
         self._successes_since_change = 0
+        self._slow_start = True  # double the cap per cap's worth of successes until the first overload
         self.paused_until = 0.0
         self._admit = anyio.Lock()  # one call at a time takes from the buckets, in arrival order
         self.stats = LimiterStats()
@@ -256,7 +257,7 @@ class Limiter:
         self._successes_since_change += 1
         if self._successes_since_change >= self.cap and self.cap < self.max_in_flight:
             self._successes_since_change = 0
-            self._set_cap(self.cap + 1)
+            self._set_cap(self.cap * 2 if self._slow_start else self.cap + 1)
 
     def backed_off(self, pause: float | None, *, overloaded: bool) -> None:
         """The provider refused a call (429/529/503): pause new calls and, once per cooldown, lower the cap."""
@@ -265,6 +266,7 @@ class Limiter:
             self.paused_until = max(self.paused_until, now + pause)
         if overloaded and now - self._last_decrease >= self.cooldown:
             self._last_decrease = now
+            self._slow_start = False
             self._successes_since_change = 0
             self._set_cap(math.floor(self.cap * self.decrease))
 

@@ -1,0 +1,165 @@
+"""The model backends end to end: the real openai and anthropic SDKs against a local server that speaks
+their wire protocols, with rate limits, faults and a batching model."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import RunConfig
+from engine.backends import ModelOptions
+
+from backend_helpers import FAST, KEYS, fake_server, play, settings_for, without_models
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "vllm"])
+async def test_a_game_through_each_backend_plays_as_the_scripted_strategy(provider):
+    config = RunConfig(games=12, size=4, alice=f"{provider}:share_everything", bob=f"{provider}:one_piece")
+    scripted = RunConfig(games=12, size=4, alice="share_everything", bob="one_piece")
+    async with fake_server(latency=0.0) as server:
+        records, factory = await play(config, settings_for(server))
+        expected, _ = await play(scripted, settings_for(server))
+    assert [r.outcome for r in records] == ["success"] * 12
+    # The whole path (prompt, HTTP, SDK, parsing, actions) gives the same games as playing in process.
+    assert [without_models(r) for r in records] == [without_models(r) for r in expected]
+    usage = records[0].usage
+    assert set(usage) == {"alice", "bob"}
+    assert usage["alice"].calls == records[0].turns
+    assert usage["alice"].prompt_tokens > 0 and usage["alice"].completion_tokens > 0
+    assert usage["alice"].message_tokens > 0
+    assert usage["alice"].cached_tokens > 0  # the server caches the repeated system prompt
+    turn = records[0].turn_log[0]
+    assert turn.usage.model == f"{provider}:share_everything"
+    summary = factory.hub.summary()["models"][f"{provider}:share_everything"]
+    assert summary["calls"] == summary["attempts"] == sum(r.usage["alice"].calls for r in records)
+
+
+async def test_model_names_keep_their_case_and_reach_the_server():
+    config = RunConfig(games=1, alice="vllm:Org/Share-Everything", bob="vllm:Org/Share-Everything")
+    async with fake_server(latency=0.0) as server:
+        records, _ = await play(config, settings_for(server))
+        assert server.last_body["model"] == "Org/Share-Everything"
+    assert records[0].outcome == "success"
+
+
+async def test_structured_output_is_requested_from_each_backend():
+    options = ModelOptions(structured=True, timeout=5.0)
+    async with fake_server(latency=0.0) as server:
+        await play(RunConfig(games=1, alice="openai:share_everything", bob="openai:share_everything"), settings_for(server, options=options))
+        schema = server.last_body["response_format"]["json_schema"]["schema"]
+        assert schema["required"] == ["message", "actions"]
+        assert server.last_body["temperature"] == 0.0 and server.last_body["max_completion_tokens"] == 4096
+        await play(RunConfig(games=1, alice="anthropic:share_everything", bob="anthropic:share_everything"), settings_for(server, options=options))
+        assert server.last_body["output_config"]["format"]["schema"]["properties"]["actions"]["type"] == "array"
+        assert server.last_body["max_tokens"] == 4096
+
+
+async def test_429_with_retry_after_is_honoured_and_every_game_completes():
+    config = RunConfig(games=20, alice="openai:share_everything", bob="openai:share_everything")
+    async with fake_server(latency=0.01, faults={"429": 0.3}, retry_after=0.2, seed=3) as server:
+        records, factory = await play(config, settings_for(server))
+        refused = server.stats.refused.get("429", 0)
+    assert [r.outcome for r in records] == ["success"] * 20
+    stats = factory.hub.backends()[0].limiter.stats
+    assert refused > 0 and stats.rate_limited == refused
+    assert stats.attempts == stats.calls + refused
+    waited = sum(t.usage.waited for r in records for t in r.turn_log if t.usage.attempts > 1)
+    retried = sum(1 for r in records for t in r.turn_log if t.usage.attempts > 1)
+    assert retried > 0 and waited / retried >= 0.2  # each retried call paused at least retry-after
+
+
+async def test_a_429_storm_lowers_the_in_flight_cap_and_loses_no_game():
+    config = RunConfig(games=60, alice="openai:share_everything", bob="openai:share_everything")
+    settings_kwargs = {"max_in_flight": 64}
+    async with fake_server(latency=0.02, storms=[(0.1, 0.6)], retry_after=0.1) as server:
+        settings = settings_for(server, **settings_kwargs)
+        records, factory = await play(config, settings, concurrency=60)
+        assert server.stats.refused.get("429", 0) > 0
+    limiter = factory.hub.backends()[0].limiter
+    assert [r.outcome for r in records] == ["success"] * 60
+    assert limiter.stats.rate_limited > 0
+    assert limiter.cap < 64  # shrank during the storm (and grows back only one call at a time)
+
+
+@pytest.mark.parametrize("fault, cause", [("500", "HTTP 500"), ("503", "HTTP 503"), ("529", "HTTP 529"), ("malformed", "malformed"), ("truncated", "")])
+async def test_server_faults_are_retried_then_recorded_as_infrastructure_errors(fault, cause):
+    options = ModelOptions(timeout=5.0, max_attempts=3, backoff_base=0.01, backoff_max=0.02)
+    config = RunConfig(games=4, alice="openai:share_everything", bob="openai:share_everything")
+    async with fake_server(latency=0.0, faults={fault: 1.0}, retry_after=0.01) as server:
+        records, factory = await play(config, settings_for(server, options=options))
+    for record in records:
+        assert record.outcome == "error"
+        assert record.error.kind == "infra_error"
+        assert "after 3 attempts" in record.error.message and cause in record.error.message
+        assert record.error.actor == "alice"
+    stats = factory.hub.backends()[0].limiter.stats
+    assert stats.attempts == 3 * 4 and stats.failed == 4 and stats.calls == 0
+
+
+async def test_timeouts_are_retried_then_recorded_as_infrastructure_errors():
+    options = ModelOptions(timeout=0.3, max_attempts=2, backoff_base=0.01, backoff_max=0.02)
+    config = RunConfig(games=3, alice="anthropic:share_everything", bob="anthropic:share_everything")
+    async with fake_server(latency=0.0, faults={"timeout": 1.0}, hang=30.0) as server:
+        records, factory = await play(config, settings_for(server, options=options))
+    assert {r.error.message for r in records} == {"anthropic:share_everything after 2 attempts: timed out"}
+    assert factory.hub.backends()[0].limiter.stats.timeouts == 6
+
+
+@pytest.mark.parametrize("fault", ["500", "529", "malformed", "truncated", "timeout"])
+async def test_occasional_faults_are_absorbed_by_retries(fault):
+    options = ModelOptions(timeout=0.5, max_attempts=10, backoff_base=0.01, backoff_max=0.05)
+    config = RunConfig(games=16, alice="openai:share_everything", bob="anthropic:one_piece")
+    async with fake_server(latency=0.0, faults={fault: 0.25}, hang=30.0, retry_after=0.01, seed=5) as server:
+        records, factory = await play(config, settings_for(server, options=options))
+        assert sum(server.stats.refused.values()) > 0
+    assert [r.outcome for r in records] == ["success"] * 16
+    assert sum(b.limiter.stats.attempts - b.limiter.stats.calls for b in factory.hub.backends()) > 0
+
+
+async def test_connection_refused_is_an_infrastructure_error():
+    options = ModelOptions(timeout=1.0, max_attempts=2, backoff_base=0.01, backoff_max=0.02)
+    async with fake_server() as server:
+        url = server.url
+    config = RunConfig(games=2, alice="openai:share_everything", bob="openai:share_everything")
+    from engine.backends import BackendSettings
+
+    records, _ = await play(config, BackendSettings(options=options, urls={"openai": url + "/v1"}))
+    assert all(r.error.kind == "infra_error" for r in records)
+    assert all("connection error" in r.error.message or "timed out" in r.error.message for r in records)
+
+
+async def test_a_bad_key_is_an_infrastructure_error_and_is_not_retried():
+    config = RunConfig(games=2, alice="openai:share_everything", bob="openai:share_everything")
+    async with fake_server(api_key="sk-the-right-key-1234") as server:
+        records, factory = await play(config, settings_for(server))
+    assert all(r.error.kind == "infra_error" and "HTTP 401" in r.error.message for r in records)
+    assert KEYS["OPENAI_API_KEY"] not in records[0].error.message
+    assert "sk-test-" not in records[0].error.message  # the server echoes the masked key; it is scrubbed
+    assert factory.hub.backends()[0].limiter.stats.attempts == 2  # one per game: 401 is not retried
+
+
+async def test_unparseable_model_output_is_the_models_failure_not_an_infrastructure_error():
+    # The server cannot read a chain prompt, so it answers without JSON: a format error every turn.
+    config = RunConfig(games=2, puzzle="chain", alice="openai:share_everything", bob="openai:share_everything", max_turns=2)
+    async with fake_server(latency=0.0) as server:
+        records, _ = await play(config, settings_for(server))
+    for record in records:
+        assert record.outcome == "failure" and record.error is None
+        assert record.format_errors == {"alice": 2, "bob": 2}
+        assert record.usage["alice"].calls == 2
+
+
+async def test_vllm_keeps_calls_in_flight_near_the_servers_batch_size():
+    # Slow enough generations that this process (SDK, engine and server at once) is not the bottleneck.
+    seqs, games = 16, 160
+    config = RunConfig(games=games, size=3, alice="vllm:share_everything", bob="vllm:share_everything")
+    async with fake_server(latency=0.15, max_num_seqs=seqs) as server:
+        settings = settings_for(server, vllm_max_seqs=seqs)
+        records, factory = await play(config, settings, concurrency=120)
+        samples = server.stats.samples
+    assert [r.outcome for r in records] == ["success"] * games
+    calls = sum(r.usage["alice"].calls + r.usage["bob"].calls for r in records)
+    busy = [running for _, running, _, served in samples if 0 < served < calls - 2 * seqs]  # while many games remain
+    assert len(busy) >= 5
+    assert sum(busy) / len(busy) >= 0.85 * seqs
+    assert max(waiting for _, _, waiting, _ in samples) <= seqs  # in flight stays near the batch, not at 200
+    assert factory.hub.loads["vllm:share_everything"].samples > 0  # /metrics was read
