@@ -51,15 +51,20 @@ def _last_object(text: str) -> tuple[bool, object]:
     return have, found
 
 
-def last_json_object(text: str) -> object:
+def last_json_object(text: str, keys: tuple[str, ...] = _TOP_LEVEL_FIELDS) -> object:
     """The last top-level JSON value that starts with '{' in ``text`` (prose and fences around it
-    allowed). If none parses, trailing commas (``[1, 2,]``, ``{"a": 1,}``) are forgiven."""
+    allowed). If it is not an object with one of ``keys``, the text is read again with trailing commas
+    (``[1, 2,]``, ``{"a": 1,}``) forgiven, and that reading is taken if it finds such an object."""
+
+    def wanted(value: object) -> bool:
+        return isinstance(value, dict) and any(k in value for k in keys)
+
     have, found = _last_object(text)
-    if not have or not isinstance(found, dict):
+    if not wanted(found):
         repaired = _TRAILING_COMMA.sub(r"\1", text)
         if repaired != text:
             have_repaired, value = _last_object(repaired)
-            if have_repaired and isinstance(value, dict):
+            if have_repaired and wanted(value):
                 return value
     if not have:
         raise ReplyFormatError("no JSON object found in the reply")

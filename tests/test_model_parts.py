@@ -1,0 +1,308 @@
+"""The parts of the model path on their own: reply parsing on messy text, prompts, the limiter, the
+local server's endpoints (with the real SDKs, streaming included) and key scrubbing."""
+
+from __future__ import annotations
+
+import random
+
+import aiohttp
+import anthropic
+import openai
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from actors.agent import ChatLine, TurnContext
+from engine.backends.clients import Secrets, read_vllm_metrics
+from engine.backends.limiter import Bucket, Limiter, parse_duration, retry_after
+from engine.backends.tokens import Tokenizer, cost_usd, estimate_tokens
+from feedback.modes import MODES, feedback_mode
+from puzzles.asympuzl import ALICE, BOB, Piece, Replace, generate
+from puzzles.prompts import read_prompt, render_prompt, reply_schema
+from puzzles.replies import ReplyFormatError, parse_reply
+
+from backend_helpers import fake_server
+
+# ---- parsing messy replies ----
+
+MESSY = [
+    ('Sure! Here is my move.\n{"message": "hi", "actions": []}', "hi", 0),
+    ('```json\n{"message": "fenced", "actions": [{"replace": 1, "by": {"shape": "square", "color": "red"}}]}\n```', "fenced", 1),
+    ('I think {"a": 1} is wrong.\n{"message": "last wins", "actions": []}', "last wins", 0),
+    ('{"message": "trailing", "actions": [{"replace": 2, "by": {"shape": "circle", "color": "blue"},},],}', "trailing", 1),
+    ('Reasoning with braces {like this}.\n\n{"message": "braces", "actions": []}\n', "braces", 0),
+    ('{"message": "caps", "actions": [{"replace": 1, "by": {"shape": " Square ", "color": "RED"}}]}', "caps", 1),
+]
+
+
+@pytest.mark.parametrize("text, message, actions", MESSY)
+def test_messy_replies_are_read(text, message, actions):
+    reply = parse_reply(text)
+    assert reply.message == message and len(reply.actions) == actions
+
+
+def test_trailing_commas_do_not_change_valid_text():
+    reply = parse_reply('{"message": "a,]b,}", "actions": []}')
+    assert reply.message == "a,]b,}"
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("no json at all", "no JSON object"),
+    ('{"message": 5, "actions": []}', '"message" must be a string'),
+    ('{"message": "x", "actions": {"replace": 1}}', '"actions" must be a list'),
+    ('{"message": "x"}', "no 'actions' field"),
+    ('{"message": "x", "actions": [], "mood": "happy"}', "unknown field 'mood'"),
+    ('{"message": "cut short", "actions": [{"replace": 1, "by": {"sha', "no JSON object"),
+    ("[" * 5000 + "]" * 5000, "no JSON object"),
+    ("{" * 5000, "no JSON object"),
+])
+def test_unreadable_replies_are_format_errors_with_a_reason(text, reason):
+    with pytest.raises(ReplyFormatError, match=reason.replace("(", r"\(")):
+        parse_reply(text)
+
+
+def test_wrong_types_inside_actions_reject_the_action_not_the_reply():
+    reply = parse_reply('{"message": "m", "actions": [{"replace": "1", "by": {"shape": "a", "color": "b"}}, 7, '
+                        '{"replace": 2, "by": {"shape": "star", "color": 3}}, {"replace": 3, "by": {"shape": "star", "color": "red"}}]}')
+    assert reply.actions == (Replace(3, "star", "red"),)
+    assert len(reply.rejected) == 3
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.sampled_from(["message", "actions", "replace", "by", "shape", "color", "to", "x"]), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300), json_values, st.text(max_size=40))
+def test_the_parser_never_raises_anything_but_a_format_error(prefix, value, suffix):
+    import json
+
+    for text in (prefix, prefix + json.dumps(value) + suffix, prefix + json.dumps(value)[:-1]):
+        try:
+            reply = parse_reply(text)
+        except ReplyFormatError:
+            continue
+        assert isinstance(reply.message, str)
+        assert all(isinstance(a, Replace) for a in reply.actions)
+
+
+# ---- prompts ----
+
+
+def _context(role: str, seed: int, turn: int, mode: str, conversation, notices=()) -> TurnContext:
+    puzzle = generate(5, seed, distractors=seed % 3, distractors_in=ALICE if seed % 2 else BOB)
+    hypothesis = puzzle.initial_hypothesis(role)
+    hypotheses = {r: puzzle.initial_hypothesis(r) for r in (ALICE, BOB)}
+    feedback = feedback_mode(mode)(puzzle.truth, hypotheses, role) if turn > 1 else None
+    return TurnContext(
+        game_id=0, role=role, turn=turn, max_turns=10, size=5, clues=puzzle.role_clues(role),
+        hypothesis=hypothesis, feedback=feedback, conversation=conversation, notices=notices,
+        partners=(BOB if role == ALICE else ALICE,),
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from([ALICE, BOB]), st.integers(0, 10_000), st.integers(1, 10), st.sampled_from(list(MODES)),
+    st.lists(st.tuples(st.integers(1, 9), st.sampled_from([ALICE, BOB]), st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=60).filter(lambda t: t.strip() == t)), max_size=3),
+)
+def test_a_prompt_reads_back_as_the_state_it_shows(role, seed, turn, mode, lines):
+    conversation = tuple(ChatLine(t, s, x) for t, s, x in lines)
+    context = _context(role, seed, turn, mode, conversation, notices=("Your action x was rejected: why.",))
+    system, user = render_prompt(context)
+    state = read_prompt(system, user)
+    assert (state.role, state.size, state.turn, state.max_turns) == (role, 5, turn, 10)
+    assert state.clues == context.clues and state.hypothesis == context.hypothesis
+    assert state.partners == context.partners and state.notices == context.notices
+    assert [(t, s, x) for t, s, x in state.conversation] == [(c.turn, c.sender, c.text) for c in conversation]
+    if context.feedback is not None and context.feedback.own is not None:
+        assert (state.feedback.own.solved, state.feedback.own.wrong) == (context.feedback.own.solved, context.feedback.own.wrong)
+
+
+def test_the_prompt_says_what_the_partner_sees_and_the_output_format():
+    context = _context(BOB, 3, 2, "both", (ChatLine(1, ALICE, "My shapes in order: a, b."),))
+    system, user = render_prompt(context)
+    assert system.startswith("You are Agent B.")
+    assert "Agent A receives only your \"message\", never your actions" in system
+    assert "Agent A knows the correct order of shapes but not the colors." in system
+    assert "Initial clues:" in user and "Your current working hypothesis:" in user and "Feedback:" in user
+    assert "Agent A (turn 1): My shapes in order: a, b." in user
+    assert user.rstrip().endswith('"color": "blue"}}]}')
+    assert "MUST END WITH a valid JSON object" in user
+    assert reply_schema(context)["required"] == ["message", "actions"]
+
+
+# ---- the limiter ----
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_bucket_refills_at_the_per_minute_rate():
+    clock = FakeClock()
+    bucket = Bucket(600, 1.0, clock)  # 10 per second, holds 1 second
+    assert bucket.capacity == 10
+    for _ in range(10):
+        assert bucket.wait_time(1) == 0
+        bucket.take(1)
+    assert bucket.wait_time(1) == pytest.approx(0.1)
+    clock.now += 0.5
+    assert bucket.wait_time(5) == 0 and bucket.wait_time(6) == pytest.approx(0.1)
+    bucket.drain_to(2)
+    assert bucket.wait_time(3) == pytest.approx(0.1)
+
+
+def test_a_huge_call_waits_for_a_full_bucket_not_forever():
+    bucket = Bucket(60_000, 1.0, FakeClock())  # 1000 tokens per second
+    assert bucket.wait_time(50_000) == 0  # a full bucket lets it go ...
+    bucket.take(50_000)
+    assert bucket.wait_time(1) == pytest.approx(49.001)  # ... and the debt is paid back after
+
+
+@pytest.mark.parametrize("text, seconds", [("1s", 1), ("6m0s", 360), ("20ms", 0.02), ("1h2m3.5s", 3723.5), ("2.5", 2.5), ("junk", None)])
+def test_reset_durations(text, seconds):
+    assert parse_duration(text) == (pytest.approx(seconds) if seconds is not None else None)
+
+
+def test_retry_after_prefers_milliseconds():
+    assert retry_after({"retry-after-ms": "250", "retry-after": "1"}) == 0.25
+    assert retry_after({"retry-after": "3"}) == 3
+    assert retry_after({}) is None
+
+
+async def test_the_limiter_learns_limits_from_headers_and_backs_off():
+    limiter = Limiter("openai:m", max_in_flight=64, initial_in_flight=8)
+    assert limiter.requests.per_minute is None
+    limiter.learn({"x-ratelimit-limit-requests": "600", "x-ratelimit-limit-tokens": "90000", "x-ratelimit-remaining-requests": "3"})
+    assert limiter.requests.per_minute == 600 and limiter.tokens.per_minute == 90000
+    assert limiter.requests.level <= 3
+    limiter.learn({"anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "0"})
+    assert limiter.requests.per_minute == 50
+    for _ in range(8):  # slow start: doubles per cap's worth of successes
+        limiter.succeeded()
+    assert limiter.cap == 16
+    limiter.backed_off(2.0, overloaded=True)
+    limiter.backed_off(2.0, overloaded=True)  # within the cooldown: lowered once
+    assert limiter.cap == 11 and limiter.paused_until >= limiter.clock() + 1.9
+    for _ in range(11):  # then additive increase
+        limiter.succeeded()
+    assert limiter.cap == 12
+
+
+def test_given_limits_are_not_overridden_by_headers():
+    limiter = Limiter("openai:m", rpm=100)
+    limiter.learn({"x-ratelimit-limit-requests": "10000"})
+    assert limiter.requests.per_minute == 100
+
+
+# ---- tokens, cost, secrets, metrics ----
+
+
+def test_the_token_estimate_is_labelled_and_plausible():
+    tokenizer = Tokenizer()
+    assert tokenizer.name in ("estimate:pieces", "tiktoken:o200k_base")
+    assert estimate_tokens("The square is red.") == 5
+    assert estimate_tokens("") == 0 and tokenizer.count("") == 0
+    assert 900 <= estimate_tokens("word " * 1000) <= 1100
+
+
+def test_cost_counts_cached_input_at_its_own_price():
+    prices = {"m": (2.0, 1.0, 10.0)}
+    assert cost_usd(prices, "m", prompt=1_000_000, cached=500_000, completion=100_000) == pytest.approx(1.0 + 0.5 + 1.0)
+    assert cost_usd(prices, "other", 1, 0, 1) is None
+
+
+def test_keys_and_masked_keys_are_scrubbed():
+    secrets = Secrets(["sk-proj-abcdefghijklmnop1234"])
+    text = "bad key sk-proj-abcdefghijklmnop1234 and sk-proj-****1234 and key-ab12cd34ef"
+    scrubbed = secrets.scrub(text)
+    assert "abcdefgh" not in scrubbed and "1234" not in scrubbed and "ab12cd" not in scrubbed
+
+
+def test_vllm_metrics_are_summed_over_labels():
+    text = (
+        "# HELP x\nvllm:num_requests_running{model_name=\"a\"} 3.0\n"
+        "vllm:num_requests_running{model_name=\"b\"} 2.0\nvllm:num_requests_waiting{model_name=\"a\"} 7\n"
+        "vllm:num_requests_swapped 1\n"
+    )
+    assert read_vllm_metrics(text) == {"running": 5.0, "waiting": 7.0}
+
+
+# ---- the local server, with the real SDKs ----
+
+SYSTEM, USER = render_prompt(_context(ALICE, 7, 1, "own", ()))
+
+
+async def test_the_server_streams_openai_chunks_with_usage():
+    async with fake_server(latency=0.0) as server:
+        client = openai.AsyncOpenAI(api_key="sk-x-000000", base_url=server.url + "/v1", max_retries=0)
+        stream = await client.chat.completions.create(
+            model="share_everything", messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": USER}],
+            stream=True, stream_options={"include_usage": True},
+        )
+        pieces, usage = [], None
+        async for chunk in stream:
+            if chunk.choices:
+                pieces.append(chunk.choices[0].delta.content or "")
+            if chunk.usage is not None:
+                usage = chunk.usage
+        await client.close()
+    reply = parse_reply("".join(pieces))
+    assert reply.message.startswith("The puzzle has 5 positions. My shapes in order:")
+    assert len(pieces) > 2 and usage.completion_tokens > 0
+
+
+async def test_the_server_streams_anthropic_events():
+    async with fake_server(latency=0.0) as server:
+        client = anthropic.AsyncAnthropic(api_key="sk-ant-x-000000", base_url=server.url, max_retries=0)
+        async with client.messages.stream(
+            model="one_piece", max_tokens=512, system=SYSTEM, messages=[{"role": "user", "content": USER}],
+        ) as stream:
+            text = "".join([piece async for piece in stream.text_stream])
+            final = await stream.get_final_message()
+        await client.close()
+    assert parse_reply(text).message.endswith("?") and "What color is the" in text
+    assert final.usage.output_tokens > 0 and final.stop_reason == "end_turn"
+
+
+async def test_the_server_has_vllms_extras():
+    async with fake_server(latency=0.0, max_num_seqs=8, models=["Qwen/Qwen3-8B"]) as server:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(server.url + "/health") as r:
+                assert r.status == 200
+            async with session.get(server.url + "/v1/models") as r:
+                assert (await r.json())["data"][0]["id"] == "Qwen/Qwen3-8B"
+            async with session.get(server.url + "/metrics") as r:
+                assert read_vllm_metrics(await r.text()) == {"running": 0.0, "waiting": 0.0}
+            async with session.post(server.url + "/tokenize", json={"model": "m", "prompt": "The square is red."}) as r:
+                body = await r.json()
+                assert body["count"] == 5 == len(body["tokens"])
+
+
+async def test_the_server_enforces_requests_per_minute_with_headers():
+    async with fake_server(latency=0.0, rpm=120, burst=1.0) as server:  # 2 per second, bursts of 2
+        client = openai.AsyncOpenAI(api_key="sk-x-000000", base_url=server.url + "/v1", max_retries=0)
+        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": USER}]
+        ok = await client.chat.completions.with_raw_response.create(model="fake", messages=messages)
+        assert ok.headers["x-ratelimit-limit-requests"] == "120"
+        await client.chat.completions.create(model="fake", messages=messages)
+        with pytest.raises(openai.RateLimitError) as refused:
+            await client.chat.completions.create(model="fake", messages=messages)
+        await client.close()
+    headers = refused.value.response.headers
+    assert float(headers["retry-after-ms"]) > 0 and headers["x-ratelimit-remaining-requests"] == "0"
+    assert refused.value.body["code"] == "rate_limit_exceeded"
+
+
+def test_strategies_in_the_server_are_seeded_by_what_they_see():
+    a, b = random.Random(repr(("noisy", "alice", "s", ()))), random.Random(repr(("noisy", "alice", "s", ())))
+    assert a.random() == b.random()
+    assert Piece("star", None) == Piece("star", None)

@@ -1,0 +1,119 @@
+"""Model runs from the command line, against the local server in its own process: API keys never
+reach a file, games lost to the infrastructure are played again by --resume, bad input is refused."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from runners.concurrent import main as run_main
+
+ROOT = Path(__file__).resolve().parent.parent
+CANARY = "sk-canary-7f3a9c2e5b1d4860"
+
+
+@contextmanager
+def server_process(*flags: str):
+    """``python -m runners.fake_llm`` on a free port; yields its base URL."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "runners.fake_llm", "--port", "0", *flags],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        line = process.stdout.readline()
+        assert line.startswith("fake model server on "), process.stderr.read()
+        yield line.split()[4]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def _records(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+
+
+def _files(run: Path):
+    return [p for p in run.rglob("*") if p.is_file()]
+
+
+def test_the_api_key_never_reaches_a_file(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", CANARY)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", CANARY)
+    with server_process() as url:  # accepts any key: the games run
+        ok = tmp_path / "ok"
+        code = run_main([
+            "--games", "6", "--alice", "openai:share_everything", "--bob", "anthropic:one_piece",
+            "--openai-url", url + "/v1", "--anthropic-url", url, "--out", str(ok),
+            "--transcripts", "--log-level", "debug", "--no-dashboard",
+        ])
+    assert code == 0
+    assert {r["outcome"] for r in _records(ok)} == {"success"}
+    with server_process("--api-key", "sk-another-key-000000") as url:  # echoes the masked key in its 401
+        refused = tmp_path / "refused"
+        code = run_main([
+            "--games", "2", "--alice", "openai:share_everything", "--bob", "openai:share_everything",
+            "--openai-url", url + "/v1", "--out", str(refused), "--transcripts", "--log-level", "debug",
+            "--no-dashboard",
+        ])
+    assert code == 0
+    assert {r["error"]["kind"] for r in _records(refused)} == {"infra_error"}
+    assert "HTTP 401" in _records(refused)[0]["error"]["message"]
+    printed = capsys.readouterr()
+    files = _files(ok) + _files(refused)
+    assert {p.name for p in files} >= {"results.jsonl", "run.log", "transcripts.jsonl", "usage.json", "summary.json"}
+    for fragment in (CANARY, CANARY[:8], CANARY[-8:]):
+        for path in files:
+            assert fragment not in path.read_text(errors="replace"), f"{fragment!r} in {path.name}"
+        assert fragment not in printed.out + printed.err
+
+
+def test_resume_plays_again_the_games_lost_to_the_infrastructure(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-resume-0000")
+    run = tmp_path / "run"
+    flags = ["--alice", "openai:share_everything", "--bob", "openai:one_piece", "--no-dashboard"]
+    with server_process("--fault", "500=0.5", "--seed", "1") as url:
+        code = run_main(["--games", "10", *flags, "--openai-url", url + "/v1", "--out", str(run), "--max-attempts", "1"])
+    assert code == 0
+    first = _records(run)
+    lost = {r["game_id"] for r in first if r["outcome"] == "error"}
+    assert lost and all(r["error"]["kind"] == "infra_error" for r in first if r["game_id"] in lost)
+    kept = {r["game_id"]: r for r in first if r["game_id"] not in lost}
+    with server_process() as url:
+        code = run_main([*flags, "--openai-url", url + "/v1", "--resume", str(run)])
+    assert code == 0
+    final = _records(run)
+    assert [r["game_id"] for r in final] == list(range(10))
+    assert all(r["outcome"] == "success" for r in final)
+    for game_id, record in kept.items():  # games already played are not played again
+        assert final[game_id] == record
+
+
+def test_a_missing_key_is_refused_before_any_game(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(SystemExit) as exit_info:
+        run_main(["--games", "2", "--alice", "openai:gpt-4o", "--out", str(tmp_path / "r")])
+    assert exit_info.value.code == 2
+    assert "--alice: openai:gpt-4o needs the environment variable OPENAI_API_KEY" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--alice", "vllm:Qwen/Qwen3-8B"], "needs the server's address: --vllm-url"),
+    (["--alice", "mistral:large"], "unknown model provider"),
+    (["--rpm", "openai=fast"], "argument --rpm"),
+    (["--rpm", "cohere=100"], "unknown provider 'cohere'"),
+    (["--temperature", "3"], "argument --temperature"),
+    (["--price", "gpt-4o=1,2"], "argument --price"),
+])
+def test_bad_model_flags_get_one_line_and_status_2(tmp_path, capsys, flags, message, monkeypatch):
+    monkeypatch.delenv("VLLM_BASE_URL", raising=False)
+    with pytest.raises(SystemExit) as exit_info:
+        run_main(["--games", "1", "--out", str(tmp_path / "r"), *flags])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
