@@ -1,0 +1,151 @@
+"""How close the engine runs to the limits of a model server: sustained requests per minute under a
+rate limit, and requests running on a continuously batching server. Prints ratios.
+
+    .venv/bin/python benchmarks/bench_backends.py            # R = 600 and 6000, vLLM at 256
+    .venv/bin/python benchmarks/bench_backends.py --quick    # shorter runs
+
+The local server (``python -m runners.fake_llm``) runs in its own process and enforces the limit with
+real 429s; the engine runs here with the real openai SDK. For each R the limit is given once with
+``--rpm`` and once left to be learned from the rate-limit headers.
+
+- Rate: successful requests per minute served between 5 s after the first request and the moment
+  fewer games remain than it takes to keep the limit busy, divided by R. Target >= 0.95. No game lost.
+- Batching: mean of ``vllm:num_requests_running`` sampled every 0.1 s over the same kind of window,
+  divided by ``max_num_seqs`` = 256. Target >= 0.90.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.request import urlopen
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from engine import PolicyFactory, RunConfig, run_games  # noqa: E402
+from engine.backends import BackendSettings, ModelOptions  # noqa: E402
+
+
+class Server:
+    def __init__(self, *flags: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "runners.fake_llm", "--port", "0", *flags],
+            cwd=ROOT, stdout=subprocess.PIPE, text=True,
+        )
+        self.url = self.process.stdout.readline().split()[4]
+
+    def stats(self) -> dict:
+        with urlopen(self.url + "/fake/stats") as response:
+            return json.loads(response.read())
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+async def play(config: RunConfig, settings: BackendSettings, concurrency: int):
+    """Play every game; (records, wall time at which each game finished, factory)."""
+    factory = PolicyFactory(settings, environ={"OPENAI_API_KEY": "sk-bench-0000", "VLLM_API_KEY": "x"})
+    records, finished = [], []
+
+    def keep(record) -> None:
+        records.append(record)
+        finished.append(time.time())
+
+    async with factory:
+        await run_games(config.specs_for(range(config.total)), factory=factory, concurrency=concurrency, on_record=keep)
+    return records, finished, factory
+
+
+def window(samples: list, finished: list[float], total: int, keep_busy: int, warmup: float) -> tuple[float, float]:
+    """From ``warmup`` s after the first request to when fewer than ``keep_busy`` games remain."""
+    first = next(t for t, running, waiting, served in samples if running or served)
+    end = finished[max(0, total - keep_busy - 1)]
+    return first + warmup, end
+
+
+def served_between(samples: list, start: float, end: float) -> tuple[float, int]:
+    inside = [(t, served) for t, _, _, served in samples if start <= t <= end]
+    (t0, s0), (t1, s1) = inside[0], inside[-1]
+    return t1 - t0, s1 - s0
+
+
+def bench_rate(rpm: int, given: bool, seconds: float) -> dict:
+    latency = 0.3
+    server = Server("--rpm", str(rpm), "--latency", str(latency), "--jitter", "0.2")
+    try:
+        calls_per_game = 3  # share_everything solves N=5 in 2 turns: Alice, Bob, Alice
+        games = int(rpm / 60 * seconds / calls_per_game) + 60
+        config = RunConfig(games=games, alice="openai:share_everything", bob="openai:share_everything")
+        settings = BackendSettings(
+            options=ModelOptions(timeout=30), urls={"openai": server.url + "/v1"},
+            rpm={"openai": rpm} if given else {},
+        )
+        records, finished, factory = asyncio.run(play(config, settings, concurrency=512))
+        stats = server.stats()
+    finally:
+        server.close()
+    keep_busy = int(rpm / 60 * (latency + 0.2) * 2) + 8  # games needed to keep R/60 calls a second going
+    start, end = window(stats["samples"], sorted(finished), games, keep_busy, warmup=5.0)
+    span, served = served_between(stats["samples"], start, end)
+    limiter = factory.hub.backends()[0].limiter.stats
+    return {
+        "rpm": rpm, "limit": "given" if given else "learned", "games": games,
+        "lost": sum(r.outcome != "success" for r in records), "window_s": round(span, 1),
+        "sustained_rpm": round(served / span * 60, 1), "ratio": round(served / span * 60 / rpm, 3),
+        "429s": stats["refused"].get("429", 0), "attempts": limiter.attempts,
+    }
+
+
+def bench_vllm(seqs: int, games: int) -> dict:
+    latency, jitter = 2.0, 1.0
+    server = Server("--max-num-seqs", str(seqs), "--latency", str(latency), "--jitter", str(jitter), "--model", "bench")
+    try:
+        config = RunConfig(games=games, alice="vllm:share_everything", bob="vllm:share_everything")
+        settings = BackendSettings(options=ModelOptions(timeout=60), urls={"vllm": server.url + "/v1"}, vllm_max_seqs=seqs)
+        records, finished, factory = asyncio.run(play(config, settings, concurrency=2 * seqs))
+        stats = server.stats()
+    finally:
+        server.close()
+    start, end = window(stats["samples"], sorted(finished), games, seqs + seqs // 8, warmup=3.0)
+    running = [r for t, r, _, _ in stats["samples"] if start <= t <= end]
+    waiting = [w for t, _, w, _ in stats["samples"] if start <= t <= end]
+    mean = sum(running) / len(running)
+    return {
+        "max_num_seqs": seqs, "games": games, "lost": sum(r.outcome != "success" for r in records),
+        "window_s": round(end - start, 1), "mean_running": round(mean, 1), "ratio": round(mean / seqs, 3),
+        "mean_waiting": round(sum(waiting) / len(waiting), 1), "max_running": stats["max_running"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="shorter runs (about a minute in all)")
+    args = parser.parse_args()
+    seconds = 20 if args.quick else 45
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
+    for rpm in (600, 6000):
+        for given in (True, False):
+            result = bench_rate(rpm, given, seconds)
+            print(
+                f"R={rpm:>5} ({result['limit']:>7}): sustained {result['sustained_rpm']:>7.1f} rpm over "
+                f"{result['window_s']:>5.1f} s = {result['ratio']:.3f} of R | games {result['games']}, lost "
+                f"{result['lost']} | 429s {result['429s']}, attempts {result['attempts']}"
+            )
+    result = bench_vllm(256, 1200 if args.quick else 2400)
+    print(
+        f"vLLM max_num_seqs={result['max_num_seqs']}: mean running {result['mean_running']} over "
+        f"{result['window_s']} s = {result['ratio']:.3f} of the batch | mean waiting {result['mean_waiting']}, "
+        f"max running {result['max_running']} | games {result['games']}, lost {result['lost']}"
+    )
+
+
+if __name__ == "__main__":
+    main()
