@@ -17,6 +17,7 @@ Choices where the papers are silent:
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Literal
 
 import msgspec
@@ -238,13 +239,15 @@ def _status_line(subject: str, status: RoleStatus) -> str:
     return line + "."
 
 
-def render_feedback(feedback: Feedback) -> str:
-    """Feedback as the sentences an agent reads; empty when the mode gives nothing."""
+def render_feedback(feedback: Feedback, name: Callable[[str], str] | None = None) -> str:
+    """Feedback as the sentences an agent reads; empty when the mode gives nothing. ``name`` gives
+    how another role is called (default: Alice, Bob, ...)."""
+    name = name or (lambda role: ROLE_NAMES.get(role, role))
     lines = []
     if feedback.own is not None:
         lines.append(_status_line("Your", feedback.own))
     for status in feedback.others:
-        lines.append(_status_line(f"{ROLE_NAMES.get(status.role, status.role)}'s", status))
+        lines.append(_status_line(f"{name(status.role)}'s", status))
     if feedback.joint_solved is not None:
         lines.append(f"The puzzle is {'solved' if feedback.joint_solved else 'not solved yet'}.")
     return "\n".join(lines)

@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from .asympuzl import ALICE, BOB, SOLO, Feedback, Piece, RoleStatus, render_clues
+from .asympuzl import render_feedback as asympuzl_feedback
 from .chain import ATTRIBUTES, CHAIN_ROLES, render_item
 
 AGENT_NAMES = {ALICE: "Agent A", BOB: "Agent B", "carol": "Agent C", "dave": "Agent D"}
@@ -159,24 +160,10 @@ def _render_hypothesis(context: Any) -> str:
     )
 
 
-def _status(subject: str, status: RoleStatus) -> str:
-    line = f"{subject} part of the puzzle is {'solved' if status.solved else 'unsolved'}"
-    if status.wrong:
-        line += "; wrong positions: " + ", ".join(str(p) for p in status.wrong)
-    return line + "."
-
-
 def render_feedback(feedback: Any) -> str:
     if not isinstance(feedback, Feedback):
         return NO_FEEDBACK
-    lines = []
-    if feedback.own is not None:
-        lines.append(_status("Your", feedback.own))
-    for status in feedback.others:
-        lines.append(_status(f"{agent_name(status.role)}'s", status))
-    if feedback.joint_solved is not None:
-        lines.append(f"The puzzle is {'solved' if feedback.joint_solved else 'not solved yet'}.")
-    return "\n".join(lines) or NO_FEEDBACK
+    return asympuzl_feedback(feedback, agent_name) or NO_FEEDBACK
 
 
 def _speaker(sender: str, me: str, turn: int) -> str:

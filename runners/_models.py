@@ -7,6 +7,8 @@ import argparse
 from engine.backends import PROVIDERS, BackendSettings, ModelOptions
 from engine.backends.tokens import parse_price
 
+from ._args import bounded
+
 
 def _rate(text: str) -> tuple[str, float]:
     """``N`` (every provider), ``PROVIDER=N`` or ``PROVIDER:MODEL=N``."""
@@ -26,26 +28,10 @@ def _rate(text: str) -> tuple[str, float]:
 
 
 def _positive(kind):
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            value = None
-        if value is None or value <= 0:
-            raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
-        return value
-
-    return parse
+    return bounded(kind, 0, above=True, what="a number > 0")
 
 
-def _temperature(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value <= 2:
-        raise argparse.ArgumentTypeError(f"expected a temperature between 0 and 2, got {text!r}")
-    return value
+_temperature = bounded(float, 0.0, 2.0, what="a temperature between 0 and 2")
 
 
 def _price(text: str):

@@ -16,6 +16,7 @@ from engine.results import Plan
 from feedback.modes import MODES
 from puzzles.asympuzl import ROLES, InvalidParameter
 
+from ._args import bounded
 from ._models import settings_from_args
 from ._runloop import OneLineParser, Prepared, add_running_arguments, choice, integer, open_run, run_and_report
 
@@ -35,14 +36,7 @@ CHANNEL_FLAGS = {
 }
 
 
-def _probability(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a probability between 0 and 1, got {text!r}")
-    return value
+_probability = bounded(float, 0.0, 1.0, what="a probability between 0 and 1")
 
 
 def _channel(args: argparse.Namespace) -> ChannelSpec | None:

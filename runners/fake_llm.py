@@ -41,6 +41,8 @@ from engine.backends.limiter import Bucket
 from engine.backends.tokens import estimate_tokens
 from puzzles.prompts import UnreadablePrompt, read_prompt
 
+from ._args import bounded
+
 FAULT_KINDS = ("429", "500", "503", "529", "timeout", "malformed", "truncated")
 MAX_MODEL_LEN = 32768
 MAX_AGENTS_KEPT = 100_000
@@ -505,14 +507,7 @@ def _storm(text: str) -> tuple[float, float]:
     return values
 
 
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
-    return value
+_positive = bounded(float, 0.0, what="a number >= 0")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -306,3 +306,22 @@ def test_strategies_in_the_server_are_seeded_by_what_they_see():
     a, b = random.Random(repr(("noisy", "alice", "s", ()))), random.Random(repr(("noisy", "alice", "s", ())))
     assert a.random() == b.random()
     assert Piece("star", None) == Piece("star", None)
+
+
+async def test_the_dashboard_shows_each_models_calls_and_limits():
+    from rich.console import Console
+
+    from engine import RunConfig
+    from engine.run import RunProgress
+    from runners._display import model_line, render_dashboard
+
+    from backend_helpers import play, settings_for
+
+    async with fake_server(latency=0.0, rpm=6000) as server:
+        records, factory = await play(RunConfig(games=3, alice="openai:share_everything", bob="vllm:one_piece"), settings_for(server, rpm={"openai": 3000}))
+    console = Console(width=200, record=True)
+    console.print(render_dashboard(RunProgress(total=3, already_done=3), 1.0, factory.hub))
+    text = console.export_text()
+    assert "openai:share_everything" in text and "vllm:one_piece" in text and "(3000)" in text
+    calls = sum(r.usage["alice"].calls for r in records)
+    assert f"openai:share_everything: 0 in flight, {calls} rpm" in model_line(factory.hub, __import__("time").monotonic())

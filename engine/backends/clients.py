@@ -424,9 +424,9 @@ class ModelHub:
                     load.samples += 1
                     load.running_sum += load.running
                     if load.waiting > 2 * headroom:
-                        limiter._set_cap(limiter.cap - int(load.waiting - headroom))
+                        limiter.set_cap(limiter.cap - int(load.waiting - headroom))
                     elif load.waiting == 0 and load.running < seqs and limiter.running >= limiter.cap:
-                        limiter._set_cap(limiter.cap + int(seqs - load.running))
+                        limiter.set_cap(limiter.cap + int(seqs - load.running))
                 await anyio.sleep(every)
 
     async def __aenter__(self) -> ModelHub:

@@ -224,7 +224,7 @@ class Limiter:
     def running(self) -> int:
         return self.in_flight.borrowed_tokens
 
-    def _set_cap(self, value: int) -> None:
+    def set_cap(self, value: int) -> None:
         self.in_flight.total_tokens = max(1, min(self.max_in_flight, value))
 
     @asynccontextmanager
@@ -257,7 +257,7 @@ class Limiter:
         self._successes_since_change += 1
         if self._successes_since_change >= self.cap and self.cap < self.max_in_flight:
             self._successes_since_change = 0
-            self._set_cap(self.cap * 2 if self._slow_start else self.cap + 1)
+            self.set_cap(self.cap * 2 if self._slow_start else self.cap + 1)
 
     def backed_off(self, pause: float | None, *, overloaded: bool) -> None:
         """The provider refused a call (429/529/503): pause new calls and, once per cooldown, lower the cap."""
@@ -268,7 +268,7 @@ class Limiter:
             self._last_decrease = now
             self._slow_start = False
             self._successes_since_change = 0
-            self._set_cap(math.floor(self.cap * self.decrease))
+            self.set_cap(math.floor(self.cap * self.decrease))
 
     def learn(self, headers: Mapping[str, str]) -> None:
         """Read the provider's rate-limit headers (both providers' spellings)."""
