@@ -29,6 +29,16 @@ class TurnLog(msgspec.Struct, frozen=True, gc=False):
     progress: int = 0
     usage: Usage | msgspec.UnsetType = msgspec.UNSET  # the model call behind the turn, if any
 
+    @property
+    def reply_tokens(self) -> int | None:
+        """The reply's tokens as the provider counted them (model turns only)."""
+        return None if self.usage is msgspec.UNSET else self.usage.completion_tokens
+
+    @property
+    def message_tokens(self) -> int | None:
+        """The message's tokens, one tokenizer for every model (model turns only)."""
+        return None if self.usage is msgspec.UNSET else self.usage.message_tokens
+
 
 class GameResult(msgspec.Struct):
     outcome: str  # "success" | "failure"

@@ -35,6 +35,7 @@ NUMERIC_FIELDS = ("N", "T", "h")
 # A unit whose attributes are missing or None on every turn is simply absent from a run.
 SIZE_UNITS: dict[str, tuple[str, str]] = {
     "chars": ("reply_chars", "message_chars"),
+    "tokens": ("reply_tokens", "message_tokens"),  # model turns: provider's reply tokens, one tokenizer for messages
 }
 
 

@@ -110,10 +110,17 @@ class RunDir:
         return RecordWriter(self.results_path)
 
     def records(self) -> list[GameRecord]:
+        """Every game recorded, once: a game played again (after an infrastructure error) counts by
+        its last record."""
         if not self.results_path.exists():
             return []
+        latest: dict[int, GameRecord] = {}
         with self.results_path.open("rb") as f:
-            return [decode_record(line) for line in f if line.strip() and line.endswith(b"\n")]
+            for line in f:
+                if line.strip() and line.endswith(b"\n"):
+                    record = decode_record(line)
+                    latest[record.game_id] = record
+        return list(latest.values())
 
     def finalize(self, total: int) -> bool:
         """Rewrite the results sorted by game id once all ``total`` games are recorded."""

@@ -16,7 +16,7 @@ remember earlier turns play as they do in process. Prompts it cannot read get a 
 It enforces requests and tokens per minute with real 429 replies, ``retry-after`` and the providers'
 rate-limit headers; ``--max-num-seqs`` makes it a continuously batching server (that many requests
 run at once, the rest wait); ``--fault KIND=P`` injects faults (429, 500, 503, 529, timeout,
-malformed, truncated) and ``--storm START:SECONDS`` answers 429 to everything for a while.
+incomplete, truncated) and ``--storm START:SECONDS`` answers 429 to everything for a while.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from puzzles.prompts import UnreadablePrompt, read_prompt
 
 from ._args import bounded
 
-FAULT_KINDS = ("429", "500", "503", "529", "timeout", "malformed", "truncated")
+FAULT_KINDS = ("400", "429", "500", "503", "529", "timeout", "malformed", "incomplete", "truncated")
 MAX_MODEL_LEN = 32768
 MAX_AGENTS_KEPT = 100_000
 
@@ -261,9 +261,9 @@ class FakeServer:
         prompt_tokens = estimate_tokens(system) + estimate_tokens(user)
         max_tokens = body.get("max_tokens") or body.get("max_completion_tokens") or 4096
         fault = self._draw_fault()
-        if fault in ("429", "500", "503", "529"):
+        if fault in ("400", "429", "500", "503", "529"):
             status = int(fault)
-            kinds = {429: "rate_limit_error", 500: "api_error", 503: "overloaded_error", 529: "overloaded_error"}
+            kinds = {400: "invalid_request_error", 429: "rate_limit_error", 500: "api_error", 503: "overloaded_error", 529: "overloaded_error"}
             after = self.config.retry_after
             headers = {"retry-after": f"{max(1, round(after))}", "retry-after-ms": f"{int(after * 1000)}"} if status in (429, 503) else {}
             raise _Refused(status, kinds[status], f"Injected {status}.", headers)
@@ -281,7 +281,7 @@ class FakeServer:
         stats.max_running = max(stats.max_running, stats.running)
         try:
             await asyncio.sleep(self.config.latency + self.rng.uniform(0, self.config.jitter))
-            if fault in ("malformed", "truncated"):
+            if fault in ("malformed", "incomplete", "truncated"):
                 raise _Broken(fault)  # before playing: an agent's strategy only sees replies it sends
             text = await self._play(body["model"], system, user)
         finally:
@@ -404,6 +404,9 @@ def _error(refusal: _Refused, anthropic: bool) -> web.Response:
 
 
 async def _broken_reply(request: web.Request, kind: str) -> web.StreamResponse:
+    if kind == "incomplete":  # valid JSON, but not a whole reply
+        return web.json_response({"id": "chatcmpl-x", "object": "chat.completion", "choices": [], "usage": None,
+                                  "type": "message", "content": [{"type": "text", "text": "x"}], "usage_": {}})
     if kind == "malformed":
         return web.Response(status=200, text='{"id": "chatcmpl-x", "choices": [{"index": 0, "mess', content_type="application/json")
     response = web.StreamResponse(status=200, headers={"Content-Type": "application/json", "Content-Length": "4096"})

@@ -3,6 +3,7 @@ their wire protocols, with rate limits, faults and a batching model."""
 
 from __future__ import annotations
 
+import anyio
 import pytest
 
 from engine import RunConfig
@@ -80,7 +81,10 @@ async def test_a_429_storm_lowers_the_in_flight_cap_and_loses_no_game():
     assert limiter.cap < 64  # shrank during the storm (and grows back only one call at a time)
 
 
-@pytest.mark.parametrize("fault, cause", [("500", "HTTP 500"), ("503", "HTTP 503"), ("529", "HTTP 529"), ("malformed", "malformed"), ("truncated", "")])
+@pytest.mark.parametrize("fault, cause", [
+    ("500", "HTTP 500"), ("503", "HTTP 503"), ("529", "HTTP 529"), ("malformed", "malformed reply"),
+    ("incomplete", "malformed reply"), ("truncated", "connection error"),
+])
 async def test_server_faults_are_retried_then_recorded_as_infrastructure_errors(fault, cause):
     options = ModelOptions(timeout=5.0, max_attempts=3, backoff_base=0.01, backoff_max=0.02)
     config = RunConfig(games=4, alice="openai:share_everything", bob="openai:share_everything")
@@ -104,7 +108,7 @@ async def test_timeouts_are_retried_then_recorded_as_infrastructure_errors():
     assert factory.hub.backends()[0].limiter.stats.timeouts == 6
 
 
-@pytest.mark.parametrize("fault", ["500", "529", "malformed", "truncated", "timeout"])
+@pytest.mark.parametrize("fault", ["500", "529", "malformed", "incomplete", "truncated", "timeout"])
 async def test_occasional_faults_are_absorbed_by_retries(fault):
     options = ModelOptions(timeout=0.5, max_attempts=10, backoff_base=0.01, backoff_max=0.05)
     config = RunConfig(games=16, alice="openai:share_everything", bob="anthropic:one_piece")
@@ -124,7 +128,7 @@ async def test_connection_refused_is_an_infrastructure_error():
 
     records, _ = await play(config, BackendSettings(options=options, urls={"openai": url + "/v1"}))
     assert all(r.error.kind == "infra_error" for r in records)
-    assert all("connection error" in r.error.message or "timed out" in r.error.message for r in records)
+    assert all("connection error (ClientConnectorError" in r.error.message for r in records)
 
 
 async def test_a_bad_key_is_an_infrastructure_error_and_is_not_retried():
@@ -163,3 +167,37 @@ async def test_vllm_keeps_calls_in_flight_near_the_servers_batch_size():
     assert sum(busy) / len(busy) >= 0.85 * seqs
     assert max(waiting for _, _, waiting, _ in samples) <= seqs  # in flight stays near the batch, not at 200
     assert factory.hub.loads["vllm:share_everything"].samples > 0  # /metrics was read
+
+
+async def test_the_report_counts_tokens_per_turn_of_model_turns():
+    from engine.report import size_units, sizes_per_turn
+
+    config = RunConfig(games=4, alice="openai:share_everything", bob="share_everything")
+    async with fake_server(latency=0.0) as server:
+        records, _ = await play(config, settings_for(server))
+    assert size_units(records) == ["chars", "tokens"]
+    row = sizes_per_turn(records, [], "tokens")[0]
+    alice_turns = [t for r in records for t in r.turn_log if t.role == "alice"]
+    assert row.roles["alice"].turns == len(alice_turns)
+    assert row.roles["alice"].message == sum(t.usage.message_tokens for t in alice_turns) / len(alice_turns)
+    assert row.roles["alice"].reply == sum(t.usage.completion_tokens for t in alice_turns) / len(alice_turns)
+    assert row.roles["bob"].turns == 0  # the scripted Bob makes no model calls
+    assert "bob" not in records[0].usage
+
+
+async def test_a_refused_request_is_a_request_error_and_is_not_retried():
+    config = RunConfig(games=3, alice="anthropic:share_everything", bob="anthropic:share_everything")
+    async with fake_server(latency=0.0, faults={"400": 1.0}) as server:
+        records, factory = await play(config, settings_for(server))
+    assert {r.error.kind for r in records} == {"request_error"}
+    assert "after 1 attempt: HTTP 400" in records[0].error.message
+    assert factory.hub.backends()[0].limiter.stats.attempts == 3
+
+
+async def test_a_long_retry_after_is_cut_to_the_longest_back_off():
+    options = ModelOptions(timeout=5.0, max_attempts=20, backoff_base=0.01, backoff_max=0.1)
+    config = RunConfig(games=4, alice="openai:share_everything", bob="openai:share_everything")
+    async with fake_server(latency=0.0, storms=[(0.0, 0.5)], retry_after=3600.0) as server:
+        with anyio.fail_after(10):
+            records, _ = await play(config, settings_for(server, options=options))
+    assert [r.outcome for r in records] == ["success"] * 4

@@ -186,15 +186,34 @@ async def test_the_limiter_learns_limits_from_headers_and_backs_off():
     assert limiter.requests.level <= 3
     limiter.learn({"anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "0"})
     assert limiter.requests.per_minute == 50
-    for _ in range(8):  # slow start: doubles per cap's worth of successes
+    slots = [limiter.slot(0) for _ in range(16)]
+    for slot in slots[:8]:
+        await slot.__aenter__()
+    for _ in range(8):  # slow start: doubles per cap's worth of successes while the cap binds
         limiter.succeeded()
     assert limiter.cap == 16
+    for slot in slots[8:]:
+        await slot.__aenter__()
     limiter.backed_off(2.0, overloaded=True)
     limiter.backed_off(2.0, overloaded=True)  # within the cooldown: lowered once
     assert limiter.cap == 11 and limiter.paused_until >= limiter.clock() + 1.9
+    for slot in slots[11:]:  # back down to the cap: it binds again
+        await slot.__aexit__(None, None, None)
     for _ in range(11):  # then additive increase
         limiter.succeeded()
     assert limiter.cap == 12
+    for slot in slots[:11]:
+        await slot.__aexit__(None, None, None)
+
+
+async def test_the_cap_grows_only_while_it_is_what_limits_the_calls():
+    limiter = Limiter("openai:m", max_in_flight=512, initial_in_flight=16)
+    async with limiter.slot(1):  # one call in flight, far below the cap
+        for _ in range(1000):
+            limiter.succeeded()
+    assert limiter.cap == 16
+    limiter.backed_off(None, overloaded=True)  # lowered from what was in use, not from the cap
+    assert limiter.cap == 1
 
 
 def test_given_limits_are_not_overridden_by_headers():

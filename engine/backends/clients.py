@@ -35,6 +35,7 @@ PROVIDERS = ("openai", "anthropic", "vllm")
 KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "vllm": "VLLM_API_KEY"}
 URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL", "vllm": "VLLM_BASE_URL"}
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+REPLAYABLE_4XX = frozenset({401, 403, 404})  # a key or model name to fix before --resume
 OVERLOAD_STATUS = frozenset({429, 503, 529})
 
 
@@ -74,12 +75,25 @@ class Completion(NamedTuple):
     usage: Usage
 
 
+class RequestError(InfraError):
+    """The provider refused the request itself (400, 413, 422: a prompt over the context window, say).
+    Not the model's failure, but playing the game again would fail the same way, so ``--resume``
+    leaves it."""
+
+    kind = "request_error"
+
+
+class MalformedReply(ValueError):
+    """The provider's reply is not the API's JSON (cut short, missing fields, wrong types)."""
+
+
 class _Failure(NamedTuple):
     reason: str
     retryable: bool
     pause: float | None  # what the provider asked for (retry-after)
     overloaded: bool  # lower the in-flight cap
     counter: str  # which LimiterStats counter
+    request_error: bool = False  # the request itself was refused: RequestError
 
 
 class Secrets:
@@ -99,10 +113,30 @@ class Secrets:
         return self._KEYLIKE.sub("[redacted]", text)
 
 
+def _counts(prompt: Any, cached: Any, completion: Any) -> tuple[int, int, int]:
+    if not all(type(n) is int and n >= 0 for n in (prompt, cached, completion)):
+        raise ValueError(f"token counts are not counts: {prompt!r}, {cached!r}, {completion!r}")
+    return prompt, cached, completion
+
+
 async def _parsed(raw: Any) -> Any:
     """The SDK's parsed reply from a raw response (``parse`` is async in some SDK versions)."""
     reply = raw.parse()
     return await reply if inspect.isawaitable(reply) else reply
+
+
+def _network_cause(exc: BaseException) -> BaseException | None:
+    """The aiohttp or OS exception under an SDK connection error, if any."""
+    import aiohttp
+
+    seen = exc.__cause__ or exc.__context__
+    for _ in range(5):
+        if seen is None:
+            return None
+        if isinstance(seen, (aiohttp.ClientError, OSError, TimeoutError)):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _headers(obj: Any) -> Mapping[str, str]:
@@ -139,8 +173,6 @@ class Backend:
 
     def _classify(self, exc: Exception) -> _Failure | None:
         sdk = self.sdk
-        if isinstance(exc, sdk.APITimeoutError):
-            return _Failure("timed out", True, None, False, "timeouts")
         if isinstance(exc, sdk.APIStatusError):
             status = exc.status_code
             pause = retry_after(_headers(exc.response))
@@ -148,15 +180,19 @@ class Backend:
             if status in RETRYABLE_STATUS:
                 counter = "rate_limited" if status in (429, 529) else "server_errors"
                 return _Failure(reason, True, pause, status in OVERLOAD_STATUS, counter)
-            return _Failure(reason, False, None, False, "server_errors")
+            return _Failure(reason, False, None, False, "server_errors", status not in REPLAYABLE_4XX)
+        if isinstance(exc, MalformedReply):
+            return _Failure(f"malformed reply: {exc}", True, None, False, "malformed")
         if isinstance(exc, sdk.APIResponseValidationError):
             return _Failure(f"malformed reply: {exc.message}", True, None, False, "malformed")
         if isinstance(exc, sdk.APIConnectionError):
-            cause = exc.__cause__ or exc.__context__
+            # The SDKs' aiohttp transport reports every connection failure as a connect timeout; the
+            # aiohttp exception underneath says what happened.
+            cause = _network_cause(exc)
+            if cause is None and isinstance(exc, sdk.APITimeoutError) or isinstance(cause, TimeoutError):
+                return _Failure("timed out", True, None, False, "timeouts")
             detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
             return _Failure(f"connection error{detail}", True, None, False, "connection_errors")
-        if isinstance(exc, (ValueError, KeyError, TypeError, AttributeError, IndexError)):
-            return _Failure(f"malformed reply: {type(exc).__name__}: {exc}", True, None, False, "malformed")
         return None
 
     def _backoff(self, attempt: int) -> float:
@@ -182,6 +218,8 @@ class Backend:
                     if failure is None:
                         raise
                     setattr(stats, failure.counter, getattr(stats, failure.counter) + 1)
+                    if isinstance(exc, self.sdk.APIStatusError):
+                        slot.refused(_headers(exc.response))
                 else:
                     latency = time.monotonic() - sent
                     slot.done(headers, prompt + completion)
@@ -200,14 +238,17 @@ class Backend:
                     return Completion(text, usage)
             if not failure.retryable or attempt == options.max_attempts:
                 break
-            limiter.backed_off(failure.pause, overloaded=failure.overloaded)
-            delay = failure.pause + self.rng.uniform(0, 0.1 * failure.pause + 0.05) if failure.pause else self._backoff(attempt)
+            # A pause longer than the longest back-off (a quota, say) is cut short: the attempts run out instead.
+            pause = min(failure.pause, options.backoff_max) if failure.pause else None
+            limiter.backed_off(pause, overloaded=failure.overloaded)
+            delay = pause + self.rng.uniform(0, 0.1 * pause + 0.05) if pause else self._backoff(attempt)
             await anyio.sleep(delay)
             waited += delay
         stats.failed += 1
         assert failure is not None
         tries = f"after {attempt} attempt{'s' if attempt > 1 else ''}"
-        raise InfraError(self.secrets.scrub(f"{self.provider}:{self.model} {tries}: {failure.reason}"))
+        error = RequestError if failure.request_error else InfraError
+        raise error(self.secrets.scrub(f"{self.provider}:{self.model} {tries}: {failure.reason}"))
 
 
 class OpenAIBackend(Backend):
@@ -230,16 +271,16 @@ class OpenAIBackend(Backend):
             timeout=options.timeout,
             **extra,
         )
-        reply = await _parsed(raw)
-        if not reply.choices:
-            raise ValueError("the reply has no choices")
-        text = reply.choices[0].message.content or ""
-        usage = reply.usage
-        if usage is None:
-            raise ValueError("the reply has no usage")
-        details = usage.prompt_tokens_details
-        cached = (details.cached_tokens or 0) if details is not None else 0
-        return text, usage.prompt_tokens, cached, usage.completion_tokens, raw.headers
+        try:
+            reply = await _parsed(raw)
+            text = reply.choices[0].message.content or ""
+            usage = reply.usage
+            details = usage.prompt_tokens_details
+            cached = (details.cached_tokens or 0) if details is not None else 0
+            counts = _counts(usage.prompt_tokens, cached, usage.completion_tokens)
+        except (ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
+            raise MalformedReply(f"{type(exc).__name__}: {exc}") from exc
+        return text, *counts, raw.headers
 
 
 class VLLMBackend(OpenAIBackend):
@@ -267,13 +308,17 @@ class AnthropicBackend(Backend):
             timeout=options.timeout,
             **extra,
         )
-        reply = await _parsed(raw)
-        text = "".join(block.text for block in reply.content if block.type == "text")
-        usage = reply.usage
-        cached = usage.cache_read_input_tokens or 0
-        # Anthropic counts cache reads and writes apart from input_tokens; prompt_tokens holds all three.
-        prompt = usage.input_tokens + cached + (usage.cache_creation_input_tokens or 0)
-        return text, prompt, cached, usage.output_tokens, raw.headers
+        try:
+            reply = await _parsed(raw)
+            text = "".join(block.text for block in reply.content if block.type == "text")
+            usage = reply.usage
+            cached = usage.cache_read_input_tokens or 0
+            # Anthropic counts cache reads and writes apart from input_tokens; prompt_tokens holds all three.
+            prompt = usage.input_tokens + cached + (usage.cache_creation_input_tokens or 0)
+            counts = _counts(prompt, cached, usage.output_tokens)
+        except (ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
+            raise MalformedReply(f"{type(exc).__name__}: {exc}") from exc
+        return text, *counts, raw.headers
 
 
 _BACKENDS = {"openai": OpenAIBackend, "anthropic": AnthropicBackend, "vllm": VLLMBackend}
@@ -379,6 +424,7 @@ class ModelHub:
             limiter = Limiter(
                 name, rpm=self._limit(settings.rpm, provider, model), tpm=self._limit(settings.tpm, provider, model),
                 max_in_flight=seqs * 2, initial_in_flight=seqs + vllm_headroom(seqs), learn_limits=False,
+                adaptive=False,
             )
             self._watch_vllm(name, limiter)
         else:
@@ -410,6 +456,7 @@ class ModelHub:
 
         seqs = self.settings.vllm_max_seqs
         headroom = vllm_headroom(seqs)
+        last_change = -math.inf
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as session:
             while True:
                 try:
@@ -423,10 +470,18 @@ class ModelHub:
                     load.running, load.waiting = metrics["running"], metrics.get("waiting", 0.0)
                     load.samples += 1
                     load.running_sum += load.running
-                    if load.waiting > 2 * headroom:
-                        limiter.set_cap(limiter.cap - int(load.waiting - headroom))
-                    elif load.waiting == 0 and load.running < seqs and limiter.running >= limiter.cap:
-                        limiter.set_cap(limiter.cap + int(seqs - load.running))
+                    # A change shows in the server's queue only once the calls sent before it are done:
+                    # change at most once per call's latency.
+                    stats = limiter.stats
+                    settle = max(1.0, stats.latency_sum / stats.calls if stats.calls else 1.0)
+                    now = time.monotonic()
+                    if now - last_change >= settle:
+                        if load.waiting > 2 * headroom and limiter.running >= limiter.cap - headroom:
+                            limiter.set_cap(max(seqs // 4, min(limiter.cap, limiter.running) - int(load.waiting - headroom)))
+                            last_change = now
+                        elif load.waiting == 0 and load.running < seqs and limiter.running >= limiter.cap:
+                            limiter.set_cap(limiter.cap + int(seqs - load.running))
+                            last_change = now
                 await anyio.sleep(every)
 
     async def __aenter__(self) -> ModelHub:

@@ -196,6 +196,7 @@ class Limiter:
         burst: float = DEFAULT_BURST,
         decrease: float = 0.7,
         cooldown: float = 1.0,
+        adaptive: bool = True,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.name = name
@@ -207,6 +208,7 @@ class Limiter:
         self.max_in_flight = max_in_flight
         start = max_in_flight if initial_in_flight is None else min(initial_in_flight, max_in_flight)
         self.in_flight = anyio.CapacityLimiter(max(1, start))
+        self.adaptive = adaptive  # grow the cap on success (off where something else steers it)
         self.decrease = decrease
         self.cooldown = cooldown
         self._last_decrease = -math.inf
@@ -253,7 +255,10 @@ class Limiter:
             self.in_flight.release_on_behalf_of(borrower)
 
     def succeeded(self) -> None:
+        """A call went through (called while it still holds its place in flight)."""
         self.stats.calls += 1
+        if not self.adaptive or self.running < self.cap:
+            return  # the cap is not what limits us: no evidence it could be higher
         self._successes_since_change += 1
         if self._successes_since_change >= self.cap and self.cap < self.max_in_flight:
             self._successes_since_change = 0
@@ -268,7 +273,7 @@ class Limiter:
             self._last_decrease = now
             self._slow_start = False
             self._successes_since_change = 0
-            self.set_cap(math.floor(self.cap * self.decrease))
+            self.set_cap(math.floor(min(self.cap, max(self.running, 1)) * self.decrease))
 
     def learn(self, headers: Mapping[str, str]) -> None:
         """Read the provider's rate-limit headers (both providers' spellings)."""
@@ -293,6 +298,11 @@ class Slot:
     def __init__(self, limiter: Limiter, estimated_tokens: int) -> None:
         self.limiter = limiter
         self.estimated_tokens = estimated_tokens
+
+    def refused(self, headers: Mapping[str, str]) -> None:
+        """The provider answered but did not serve the call: its tokens were not used."""
+        self.limiter.learn(headers)
+        self.limiter.tokens.give_back(self.estimated_tokens)
 
     def done(self, headers: Mapping[str, str], used_tokens: int | None) -> None:
         """The call went through: learn from its headers and correct the token estimate."""
