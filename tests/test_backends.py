@@ -30,6 +30,7 @@ async def test_a_game_through_each_backend_plays_as_the_scripted_strategy(provid
     assert usage["alice"].cached_tokens > 0  # the server caches the repeated system prompt
     turn = records[0].turn_log[0]
     assert turn.usage.model == f"{provider}:share_everything"
+    assert factory.hub.summary()["options"]["max_tokens"] == 4096
     summary = factory.hub.summary()["models"][f"{provider}:share_everything"]
     assert summary["calls"] == summary["attempts"] == sum(r.usage["alice"].calls for r in records)
 

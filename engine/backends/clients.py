@@ -502,8 +502,10 @@ class ModelHub:
                 self._clients.clear()
 
     def summary(self) -> dict[str, Any]:
-        """Per model: calls, attempts, failures by cause, tokens, cost; written to usage.json."""
-        result: dict[str, Any] = {"tokenizer": self.tokenizer.name, "models": {}}
+        """How calls were made (temperature, max tokens, seed, structured output, timeouts) and, per model:
+        calls, attempts, failures by cause, tokens, cost; written to usage.json."""
+        options = msgspec.to_builtins(self.settings.options)
+        result: dict[str, Any] = {"tokenizer": self.tokenizer.name, "options": options, "models": {}}
         for name, backend in self._backends.items():
             s = backend.limiter.stats
             result["models"][name] = {
