@@ -1,8 +1,11 @@
 """Actors: the base mailbox loop, the Environment (game master) and agents with pluggable policies."""
 
-from .agent import AgentActor, ChatLine, Policy, TurnContext, recent_lines
+from puzzles.base import ChatLine, Policy, TurnContext
+from puzzles.referee import GameResult, ProtocolError, TurnLog
+
+from .agent import AgentActor, recent_lines
 from .base import GAME_TOPIC, Actor, ActorFailed
-from .environment import ENVIRONMENT, FEEDBACK, Environment, GameResult, ProtocolError, TurnLog
+from .environment import ENVIRONMENT, FEEDBACK, Environment
 
 __all__ = [
     "ENVIRONMENT", "FEEDBACK", "GAME_TOPIC", "Actor", "ActorFailed", "AgentActor", "ChatLine",

@@ -10,45 +10,10 @@ from typing import Any, Protocol
 import msgspec
 
 from bus import Act, Bus, ChannelNotice, Chat, Usage, YourTurn
+from puzzles.base import ChatLine, Policy, ReplyFormatError, TurnContext
 
-from .environment import ENVIRONMENT
 from .base import Actor
-
-
-class ChatLine(msgspec.Struct, frozen=True, gc=False):
-    turn: int
-    sender: str
-    text: str
-
-
-class TurnContext(msgspec.Struct, frozen=True, gc=False):
-    """Everything an agent may use to act: its own view, never another agent's."""
-
-    game_id: int
-    role: str
-    turn: int
-    max_turns: int
-    size: int
-    clues: Any
-    hypothesis: Any
-    feedback: Any
-    conversation: tuple[ChatLine, ...]
-    notices: tuple[str, ...] = ()
-    puzzle: str = "asympuzl"
-    partners: tuple[str, ...] = ()  # who this agent may talk to
-    directed: bool = False  # each message goes to one partner, named in the reply's "to"
-    scratchpad: str | None = None  # what the agent wrote for itself last turn, where allowed
-    keeps_notes: bool = False  # the reply may carry a "scratchpad" (shown instead of the clues next turn)
-
-
-class Policy(Protocol):
-    """Decides what an agent says and does. Returns the raw reply text, which must end with the
-    game's JSON object; the agent actor parses it exactly as it would parse a model's reply.
-    A policy may also set ``last_usage`` (a ``bus.Usage``) and ``last_prompt`` after each reply; they
-    go into the transcripts and the record with the turn. A policy with ``count_tokens(text)`` gets
-    the sent message's tokens counted into its usage."""
-
-    async def reply(self, context: TurnContext) -> str: ...
+from .environment import ENVIRONMENT
 
 
 class ParsedReply(Protocol):
@@ -79,9 +44,10 @@ def recent_lines(log: list[ChatLine], history: int | None, me: str) -> tuple[Cha
 
 
 class AgentActor(Actor):
-    """``directed``: each message goes to the one partner named in the reply's "to" (or to the only
-    partner). ``scratchpad``: the clues are shown on the agent's first turn only, and the reply's
-    "scratchpad" is shown on its next turn instead."""
+    """``parse(text, context)`` reads a reply to ``context`` (the game's reader). ``directed``: each
+    message goes to the one partner named in the reply's "to" (or to the only partner).
+    ``scratchpad``: the agent's private starting information is shown on its first turn only, and
+    the reply's "scratchpad" is shown on its next turn instead."""
 
     def __init__(
         self,
@@ -90,13 +56,9 @@ class AgentActor(Actor):
         policy: Policy,
         *,
         game_id: int,
-        clues: Any,
-        size: int,
-        parse: Callable[[str], ParsedReply],
-        format_error: type[Exception],
+        parse: Callable[[str, TurnContext], ParsedReply],
         history: int | None = 1,
         environment: str = ENVIRONMENT,
-        puzzle: str = "asympuzl",
         directed: bool = False,
         scratchpad: bool = False,
     ) -> None:
@@ -104,13 +66,9 @@ class AgentActor(Actor):
         self.role = role
         self.policy = policy
         self.game_id = game_id
-        self.clues = clues
-        self.size = size
         self.parse = parse
-        self.format_error = format_error
         self.history = history
         self.environment = environment
-        self.puzzle = puzzle
         self.directed = directed
         self.use_scratchpad = scratchpad
         self.scratchpad: str | None = None
@@ -155,7 +113,7 @@ class AgentActor(Actor):
 
     async def _act(self, prompt: YourTurn) -> None:
         partners = tuple(self.bus.talks_to(self.role))
-        show_clues = not self.use_scratchpad or self.turns_taken == 0
+        reinjected = not self.use_scratchpad or self.turns_taken == 0
         notices = prompt.notices + tuple(self.pending_notices)
         self.pending_notices.clear()
         self.turns_taken += 1
@@ -164,25 +122,23 @@ class AgentActor(Actor):
             role=self.role,
             turn=prompt.turn,
             max_turns=prompt.max_turns,
-            size=self.size,
-            clues=self.clues if show_clues else None,
-            hypothesis=prompt.hypothesis,
+            view=prompt.view,
             feedback=prompt.feedback,
             conversation=recent_lines(self.log, self.history, self.role),
             notices=notices,
-            puzzle=self.puzzle,
             partners=partners,
             directed=self.directed,
             scratchpad=self.scratchpad if self.use_scratchpad else None,
             keeps_notes=self.use_scratchpad,
+            reinjected=reinjected,
         )
         started = time.perf_counter()
         text = await self.policy.reply(context)
         latency = time.perf_counter() - started
         reply_chars = len(text) if isinstance(text, str) else 0
         try:
-            reply = self.parse(text)
-        except self.format_error as exc:
+            reply = self.parse(text, context)
+        except ReplyFormatError as exc:
             act = Act(
                 game_id=self.game_id, turn=prompt.turn, role=self.role, message="",
                 format_error=str(exc), reply_chars=reply_chars,

@@ -1,7 +1,7 @@
 """Every message that travels on a game's bus: frozen msgspec Structs in one tagged union.
 
 Messages travel in process as objects and are encoded only at the edges. Game-specific payloads
-(hypotheses, feedback, actions) are typed ``Any`` here so that the bus knows no game.
+(views, feedback, actions) are typed ``Any`` here so that the bus knows no game.
 """
 
 from __future__ import annotations
@@ -35,22 +35,22 @@ class Message(msgspec.Struct, frozen=True, tag_field="kind", gc=False):
 
 
 class TurnStart(Message, tag="turn_start"):
-    """Environment -> Feedback actor: ``role`` is to act now; ``hypotheses`` is every role's state."""
+    """Environment -> Feedback actor: ``role`` is to act now and sees ``view``."""
 
     turn: int
     role: str
-    hypotheses: dict[str, Any]
+    view: Any
     notices: tuple[str, ...] = ()
-    progress: dict[str, int] = {}  # how far each role is (AsymPuzl: positions right)
+    progress: dict[str, Any] = {}  # how far each role is, in the game's own measure
 
 
 class YourTurn(Message, tag="your_turn"):
-    """Feedback actor -> agent: act now, with this hypothesis, this feedback and these notices."""
+    """Feedback actor -> agent: act now, with this view, this feedback and these notices."""
 
     turn: int
     max_turns: int
     role: str
-    hypothesis: Any
+    view: Any
     feedback: Any
     notices: tuple[str, ...] = ()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import random
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 import anyio
@@ -13,13 +13,11 @@ from msgspec import UNSET
 
 from actors.agent import AgentActor
 from actors.base import Actor, ActorFailed
-from actors.environment import Environment, GameResult
+from actors.environment import Environment
 from bus import CHANNEL, Bus, Channel, ChannelSpec, Delivery, PolicyChannel, Tap
 from bus.channel import Spend
 from feedback.actor import FeedbackActor
-from feedback.modes import feedback_mode
-from puzzles.registry import KITS, GameKit
-from puzzles.replies import ReplyFormatError
+from puzzles import GAMES, Game, GameResult, Referee, get_game
 
 from .audit import LeakAudit
 from .policies import PolicyFactory
@@ -37,38 +35,33 @@ def connect(bus: Bus, roles: tuple[str, ...], topology: str, make_channel: Calla
         bus.connect(sender, recipient, make_channel(sender, recipient))
 
 
-def build_game(spec: GameSpec, bus: Bus, factory: PolicyFactory, kit: GameKit) -> tuple[Environment, list[Actor]]:
+def build_game(spec: GameSpec, bus: Bus, factory: PolicyFactory, game: Game) -> tuple[Environment, list[Actor]]:
     """The actors of one game, wired on ``bus`` as the spec says."""
-    game = kit.game
+    roles = tuple(spec.agents)
+    state = game.new(spec.params, spec.seed, roles, spec.max_turns)
     turn_order = spec.option("turn_order", "round_robin")
     topology = spec.option("topology", "all")
     memory = spec.option("memory", "reinject")
-    environment = Environment(
-        bus, spec.game_id, game, turn_order=turn_order, max_actions=spec.option("max_actions", None)
-    )
-    mode = feedback_mode(spec.feedback)
-    truth = kit.truth
+    referee = Referee(state, turn_order=turn_order, max_actions=spec.option("max_actions", None))
+    environment = Environment(bus, spec.game_id, referee)
+    mode = game.feedback[spec.options.feedback]
     actors: list[Actor] = [
         environment,
         FeedbackActor(
-            bus, game_id=spec.game_id, max_turns=spec.max_turns,
-            evaluate=lambda hypotheses, role: mode(truth, hypotheses, role),
+            bus, game_id=spec.game_id, max_turns=spec.max_turns, evaluate=functools.partial(mode, state),
         ),
     ]
-    optional = (("to",) if topology == "directed" else ()) + (("scratchpad",) if memory == "scratchpad" else ())
-    parse = functools.partial(kit.parse, optional=optional) if optional else kit.parse
-    for role in game.roles:
-        policy = factory.make(spec.agents[role], role, spec.seed)
+    for role in state.roles:
+        policy = factory.make(spec.agents[role], role, spec.seed, game)
         actors.append(
             AgentActor(
-                bus, role, policy, game_id=spec.game_id, clues=game.clues(role), size=kit.size,
-                parse=parse, format_error=ReplyFormatError, history=spec.history, puzzle=kit.kind,
+                bus, role, policy, game_id=spec.game_id, parse=game.prompter.parse, history=spec.options.history,
                 directed=topology == "directed", scratchpad=memory == "scratchpad",
             )
         )
     channel_spec = spec.option("channel", None)
     simultaneous = turn_order == "simultaneous"
-    spend = {role: Spend() for role in game.roles}  # game budgets are per sender
+    spend = {role: Spend() for role in state.roles}  # game budgets are per sender
 
     def make_channel(sender: str, recipient: str) -> Channel | None:
         if channel_spec is None and not simultaneous:
@@ -77,17 +70,10 @@ def build_game(spec: GameSpec, bus: Bus, factory: PolicyFactory, kit: GameKit) -
         # Simultaneous play: what is said in a round is heard in the next.
         return PolicyChannel(channel_spec or ChannelSpec(), rng, spend=spend[sender], hold=simultaneous)
 
-    connect(bus, game.roles, topology, make_channel)
+    connect(bus, state.roles, topology, make_channel)
     if spec.option("leak_audit", False):
-        bus.add_tap(LeakAudit({role: game.clues(role) for role in game.roles}).tap)
+        bus.add_tap(LeakAudit({role: state.private(role) for role in state.roles}).tap)
     return environment, actors
-
-
-def _builder(kit: Callable[[GameSpec], GameKit]):
-    return lambda spec, bus, factory: build_game(spec, bus, factory, kit(spec))
-
-
-BUILDERS = {name: _builder(kit) for name, kit in KITS.items()}
 
 
 def _find_actor_failure(exc: BaseException) -> ActorFailed | None:
@@ -123,16 +109,14 @@ def error_info(exc: BaseException) -> ErrorInfo:
 def record_from_result(spec: GameSpec, result: GameResult, channel_log: list[Delivery] | None = None) -> GameRecord:
     roles = list(spec.agents)
     log = result.turn_log
-    metrics = result.metrics
     return GameRecord(
         game_id=spec.game_id,
         spec=spec,
         outcome=result.outcome,  # type: ignore[arg-type]
         turns=result.turns,
         solved_turn=result.solved_turn,
-        actions_per_position=metrics.get("actions_per_position", {}),
-        position_actions=metrics.get("position_actions", {}),
-        correct_positions=metrics.get("correct_positions", {}),
+        scores=result.scores,
+        metrics=result.metrics,
         format_errors={r: sum(t.format_error is not None for t in log if t.role == r) for r in roles},
         invalid_actions={r: sum(len(t.rejected) for t in log if t.role == r) for r in roles},
         message_chars={r: [t.message_chars for t in log if t.role == r] for r in roles},
@@ -142,19 +126,22 @@ def record_from_result(spec: GameSpec, result: GameResult, channel_log: list[Del
     )
 
 
-async def play_game(spec: GameSpec, factory: PolicyFactory, taps: Iterable[Tap] = ()) -> GameRecord:
-    """Run one game to its record. Any exception inside the game becomes the record's error."""
+async def play_game(
+    spec: GameSpec, factory: PolicyFactory, taps: Iterable[Tap] = (), *, games: Mapping[str, Game] = GAMES,
+) -> GameRecord:
+    """Run one game to its record. Any exception inside the game becomes the record's error.
+    ``games`` is where the spec's game is looked up (the registry unless a test brings its own)."""
     channel_log: list[Delivery] | None = None
     environment: Environment | None = None
     try:
         bus = Bus()
         for tap in taps:
             bus.add_tap(tap)
-        if spec.channel is not UNSET or spec.turn_order is not UNSET:
+        if spec.options.channel is not UNSET or spec.options.turn_order is not UNSET:
             channel_log = []
             log = channel_log
             bus.add_tap(lambda address, message: log.append(message) if address == CHANNEL else None)
-        environment, actors = BUILDERS[spec.puzzle](spec, bus, factory)
+        environment, actors = build_game(spec, bus, factory, get_game(spec.game, games))
         async with anyio.create_task_group() as tg:
             for actor in actors:
                 tg.start_soon(actor.run, name=f"game {spec.game_id} {actor.address}")

@@ -1,8 +1,9 @@
 """Turning a policy name into a policy for one agent of one game.
 
 One ``PolicyFactory`` serves a whole run; shared resources (model clients, limiters) hang off it,
-never off module globals. Names are a scripted strategy (``share_everything``) or a model
-(``openai:gpt-4o``, ``anthropic:claude-sonnet-4-5``, ``vllm:MODEL``). Use the factory as
+never off module globals. Names are one of the game's scripted strategies (``share_everything``) or a
+model (``openai:gpt-4o``, ``anthropic:claude-sonnet-4-5``, ``vllm:MODEL``), which plays through the
+game's prompter. Use the factory as
 ``async with factory:`` around the games when models play (it opens and closes their clients).
 """
 
@@ -10,8 +11,7 @@ from __future__ import annotations
 
 import random
 
-from actors.agent import Policy
-from actors.scripted import SCRIPTED
+from puzzles import Game, Policy
 
 from .backends import BackendSettings, ModelHub, split_name
 
@@ -34,8 +34,8 @@ class PolicyFactory:
         """Set how models are called (before any policy is made)."""
         self.hub = ModelHub(backends, self.hub.environ)
 
-    def names(self) -> list[str]:
-        return sorted(SCRIPTED) + list(MODEL_FORMS)
+    def names(self, game: Game) -> list[str]:
+        return sorted(game.scripted) + list(MODEL_FORMS)
 
     def canonical(self, name: str) -> str:
         """The name as it is saved with a run: one spelling per policy (a model name keeps its case)."""
@@ -44,22 +44,24 @@ class PolicyFactory:
             return f"{provider.strip().lower()}:{model.strip()}"
         return _normal(name)
 
-    def check(self, name: str) -> None:
-        """Raise ValueError with a one-line reason if ``name`` is not a policy this factory can make."""
+    def check(self, name: str, game: Game) -> None:
+        """Raise ValueError with a one-line reason if ``name`` is not a policy this factory can make
+        for ``game``."""
         if is_model(name):
             self.hub.check(name)
             return
-        if _normal(name) not in SCRIPTED:
-            raise ValueError(f"unknown policy {name!r}; choose from {', '.join(self.names())}")
+        if _normal(name) not in game.scripted:
+            raise ValueError(f"unknown policy {name!r} for {game.name}; choose from {', '.join(self.names(game))}")
 
-    def make(self, name: str, role: str, seed: int) -> Policy:
+    def make(self, name: str, role: str, seed: int, game: Game) -> Policy:
         if is_model(name):
             from actors.llm import LLMPolicy
 
             split_name(name)
-            return LLMPolicy(self.hub.backend(self.canonical(name)), structured=self.hub.settings.options.structured)
-        self.check(name)
-        return SCRIPTED[_normal(name)](role, random.Random(f"{seed}:{role}"))
+            backend = self.hub.backend(self.canonical(name))
+            return LLMPolicy(backend, game.prompter, structured=self.hub.settings.options.structured)
+        self.check(name, game)
+        return game.scripted[_normal(name)](role, random.Random(f"{seed}:{role}"))
 
     async def __aenter__(self) -> PolicyFactory:
         await self.hub.__aenter__()

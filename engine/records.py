@@ -1,14 +1,18 @@
-"""The record of one game, as written to the results file (one JSON line per game)."""
+"""The record of one game, as written to the results file (one JSON line per game).
+
+``scores`` are the game's graded results (booleans and numbers, aggregated by every report);
+``metrics`` is game-owned detail, written as the game gives it.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from actors.environment import TurnLog
 from bus.channel import Delivery
+from puzzles.referee import TurnLog
 
 from .spec import GameSpec
 
@@ -66,9 +70,8 @@ class GameRecord(msgspec.Struct, kw_only=True):
     outcome: Outcome
     turns: int = 0
     solved_turn: int | None = None
-    actions_per_position: dict[str, float] = {}
-    position_actions: dict[str, list[int]] = {}
-    correct_positions: dict[str, int] = {}
+    scores: dict[str, bool | float] = {}
+    metrics: dict[str, Any] = {}
     format_errors: dict[str, int] = {}
     invalid_actions: dict[str, int] = {}
     message_chars: dict[str, list[int]] = {}

@@ -4,6 +4,9 @@ While a run goes on, records are appended in the order games finish, each with o
 killed run loses at most the games in flight. When every game of the run is recorded, the file is
 rewritten sorted by game id (last record per game wins), so that the same config and seed give a
 byte-identical file whether the run was interrupted or not.
+
+Format 2 is written; format 1 is read (``engine.upgrade``), and a format-1 directory that is
+resumed is upgraded in place first, so that its results stay one format.
 """
 
 from __future__ import annotations
@@ -16,12 +19,12 @@ from typing import Any
 import msgspec
 
 from .records import GameRecord, RecordKey, decode_key, decode_record, encode_record
-from .spec import RunConfig
 from .sweep import Grid
+from .upgrade import is_format_1, upgrade_plan, upgrade_record
 
-Plan = RunConfig | Grid
+Plan = Grid
 
-FORMAT = 1
+FORMAT = 2
 CONFIG_FILE = "config.json"
 RESULTS_FILE = "results.jsonl"
 LOG_FILE = "run.log"
@@ -35,6 +38,22 @@ class RunDirError(Exception):
 class RunMeta(msgspec.Struct):
     format: int
     config: Plan
+
+
+class _AnyMeta(msgspec.Struct):
+    format: int
+    config: msgspec.Raw
+
+
+def decode_any_record(line: bytes) -> GameRecord:
+    """A record of format 2, or of format 1 upgraded."""
+    try:
+        return decode_record(line)
+    except msgspec.ValidationError:
+        raw = msgspec.json.decode(line)
+        if isinstance(raw, dict) and is_format_1(raw):
+            return upgrade_record(raw)
+        raise
 
 
 class RunDir:
@@ -69,14 +88,42 @@ class RunDir:
             raise RunDirError(f"{run.path} is not a run directory (no {CONFIG_FILE})")
         return run
 
-    def config(self) -> Plan:
+    def format(self) -> int:
         try:
-            meta = msgspec.json.decode(self.config_path.read_bytes(), type=RunMeta)
+            return msgspec.json.decode(self.config_path.read_bytes(), type=_AnyMeta).format
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise RunDirError(f"{self.config_path} cannot be read: {exc}") from None
-        if meta.format != FORMAT:
-            raise RunDirError(f"{self.config_path} has format {meta.format}, this version reads {FORMAT}")
-        return meta.config
+
+    def config(self) -> Plan:
+        try:
+            meta = msgspec.json.decode(self.config_path.read_bytes(), type=_AnyMeta)
+            if meta.format == 1:
+                return upgrade_plan(msgspec.json.decode(meta.config))
+            if meta.format != FORMAT:
+                raise RunDirError(f"{self.config_path} has format {meta.format}, this version reads 1 and {FORMAT}")
+            return msgspec.json.decode(meta.config, type=Plan)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise RunDirError(f"{self.config_path} cannot be read: {exc}") from None
+
+    def upgrade(self) -> bool:
+        """Rewrite a format-1 directory as format 2 (results first, then the config); True if it
+        was format 1. Hold the lock while calling this."""
+        if self.format() != 1:
+            return False
+        plan = self.config()
+        drop_partial_tail(self.results_path)
+        if self.results_path.exists():
+            lines = []
+            with self.results_path.open("rb") as f:
+                for number, line in enumerate(f, start=1):
+                    if line.strip():
+                        try:
+                            lines.append(encode_record(decode_any_record(line)) + b"\n")
+                        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                            raise RunDirError(f"{self.results_path} line {number} is damaged: {exc}") from None
+            _write_atomic(self.results_path, b"".join(lines))
+        _write_atomic(self.config_path, msgspec.json.format(msgspec.json.encode(RunMeta(FORMAT, plan))) + b"\n")
+        return True
 
     def lock(self) -> Any:
         """Hold the directory for this process; RunDirError if another process holds it.
@@ -118,7 +165,7 @@ class RunDir:
         with self.results_path.open("rb") as f:
             for line in f:
                 if line.strip() and line.endswith(b"\n"):
-                    record = decode_record(line)
+                    record = decode_any_record(line)
                     latest[record.game_id] = record
         return list(latest.values())
 

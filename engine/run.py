@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 import anyio
 
 from bus import Chat, Tap, TurnStart
+from puzzles import GAMES, Game
 
 from .game import play_game
 from .policies import PolicyFactory
@@ -40,7 +41,7 @@ class LiveGame:
         self.role = ""
         self.last_message = ""
         self.last_sender = ""
-        self.progress: dict[str, int] = {}
+        self.progress: dict[str, float] = {}  # each role's progress, in the game's own measure
 
     def tap(self, address: str, message: Any) -> None:  # noqa: ARG002
         if isinstance(message, TurnStart):
@@ -130,6 +131,7 @@ async def run_games(
     on_record: Callable[[GameRecord], None],
     progress: RunProgress | None = None,
     observers: Iterable[GameObserver] = (),
+    games: Mapping[str, Game] = GAMES,
 ) -> None:
     """Play every spec, at most ``concurrency`` at a time, handing each record to ``on_record`` as
     soon as its game ends. Cancelling the caller's scope stops the run; games in flight are dropped."""
@@ -141,7 +143,7 @@ async def run_games(
     async def worker() -> None:
         for spec in pending:  # one shared iterator: each game is taken by exactly one worker
             taps = [tap for w in watchers if (tap := w.game_started(spec)) is not None]
-            record = await play_game(spec, factory, taps)
+            record = await play_game(spec, factory, taps, games=games)
             for w in watchers:
                 w.game_finished(spec, record)
             on_record(record)

@@ -1,51 +1,51 @@
-"""Sweeps: a grid of conditions, every condition played on the same seeds, run as one run.
+"""The plan of a run: a grid of conditions, every condition played on the same seeds.
 
-A grid is read from TOML, for instance::
+A single run is a one-point grid. A grid is read from TOML, for instance::
 
     name = "table1"
-    seeds = 30                     # games per condition; seed i is the same puzzle in every condition
+    game = "asympuzl"              # default asympuzl
+    seeds = 30                     # games per condition; seed i is the same instance in every condition
     agents = [["share_everything", "share_everything"], ["noisy", "noisy"]]   # one name per role
     swap_seats = false             # also play every pair with the seats swapped
     feedback = ["none", "own", "own_detailed", "joint", "both", "both_detailed"]
-    size = [5]
+    size = [5]                     # any parameter of the game, as a list
 
-Every list field is one axis; the conditions are all their combinations. Game ``c * seeds + i`` is
-condition ``c`` on seed ``i``, and its puzzle seed depends only on the run seed and ``i`` (paired).
+Every list is one axis; the conditions are all their combinations. Keys that are not the grid's own
+are the game's parameters (checked against its ``Params``). Game ``c * seeds + i`` is condition
+``c`` on seed ``i``, and its seed depends only on the run seed and ``i`` (paired).
 """
 
 from __future__ import annotations
 
 import itertools
 import tomllib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 from msgspec import UNSET
 
 from bus.channel import ChannelSpec
-from puzzles.registry import puzzle_roles
+from puzzles import GAMES, Game, InvalidParameter, get_game
 
-from feedback.modes import MODES
-from puzzles.asympuzl import ALICE, InvalidParameter, check_params
+from .spec import GameSpec, Options, game_seed
 
-from .spec import GameSpec, check_extensions, game_seed
+EXTENSION_AXES = ("topology", "turn_order", "max_actions", "memory", "channel")
+
 
 class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid"):
-    name: str = "sweep"
+    name: str = "run"
+    game: str = "asympuzl"
     seeds: int = 30
     seed: int = 0
-    puzzle: Literal["asympuzl", "asympuzl_solo", "chain"] = "asympuzl"
     agents: list[list[str]] = msgspec.field(default_factory=lambda: [["share_everything", "share_everything"]])
     swap_seats: bool = False
-    size: list[int] = msgspec.field(default_factory=lambda: [5])
-    distractors: list[int] = msgspec.field(default_factory=lambda: [0])
-    distractors_in: list[Literal["alice", "bob"]] = msgspec.field(default_factory=lambda: ["alice"])
-    feedback: list[str] = msgspec.field(default_factory=lambda: ["own_detailed"])
+    params: dict[str, list[Any]] = {}  # the game's parameters, each an axis; absent: the default
+    feedback: list[str] = []  # empty: the game's default mode
     history: list[int | Literal["full"]] = msgspec.field(default_factory=lambda: [1])
-    max_turns: list[int] = []  # empty: 2N for the two-agent game, 1 for the solo check
-    # Extensions; an empty list leaves the option unset (the default game).
+    max_turns: list[int] = []  # empty: the game's default for each condition
+    # Extensions; an empty list leaves the option unset.
     topology: list[Literal["all", "directed", "chain"]] = []
     turn_order: list[Literal["round_robin", "simultaneous"]] = []
     max_actions: list[int] = []
@@ -53,68 +53,86 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
     channel: list[ChannelSpec] = []
     leak_audit: bool = False
 
-    def roles(self, names: list[str] | None = None) -> tuple[str, ...]:
-        """The roles of an agents entry: for the chain puzzle, one per name given."""
-        return puzzle_roles(self.puzzle, len(names) if names is not None else 3)
+    def the_game(self, games: Mapping[str, Game] = GAMES) -> Game:
+        return get_game(self.game, games)
 
-    def agent_rosters(self) -> list[dict[str, str]]:
+    def agent_rosters(self, games: Mapping[str, Game] = GAMES) -> list[dict[str, str]]:
+        game = self.the_game(games)
         rosters = []
         for names in self.agents:
-            roles = self.roles(names)
+            roles = game.roster(len(names))
             rosters.append(dict(zip(roles, names)))
             if self.swap_seats and len(names) == 2 and names[0] != names[1]:
                 rosters.append(dict(zip(roles, reversed(names))))
         return rosters
 
-    def conditions(self) -> list[dict]:
-        """Every combination of the axes, in a fixed order; D = 0 is one condition whatever the side."""
-        seen: set[tuple] = set()
+    def parameter_sets(self, games: Mapping[str, Game] = GAMES) -> list[Any]:
+        """Every combination of the parameter axes, in the order of the game's fields."""
+        Params = self.the_game(games).Params
+        unknown = [name for name in self.params if name not in Params.__struct_fields__]
+        if unknown:
+            raise InvalidParameter(unknown[0], f"{self.game} has no parameter {unknown[0]!r}; it has {', '.join(Params.__struct_fields__)}")
+        names = [n for n in Params.__struct_fields__ if n in self.params]
+        sets = []
+        for values in itertools.product(*(self.params[n] for n in names)):
+            try:
+                params = msgspec.convert(dict(zip(names, values)), Params)
+            except msgspec.ValidationError as exc:
+                raise InvalidParameter(_path_field(exc, names), f"{self.game} parameters: {exc}") from None
+            sets.append(params.normal())
+        return sets
+
+    def conditions(self, games: Mapping[str, Game] = GAMES) -> list[tuple[Any, dict[str, str], Options]]:
+        """Every combination of the axes, in a fixed order, each once: (params, agents, options)."""
+        game = self.the_game(games)
+        seen: set[bytes] = set()
         conditions = []
         axes = itertools.product(
-            self.agent_rosters(), self.size, self.distractors, self.distractors_in, self.feedback,
-            self.history, self.max_turns or [None], self.topology or [UNSET], self.turn_order or [UNSET],
-            self.max_actions or [UNSET], self.memory or [UNSET], self.channel or [UNSET],
+            self.agent_rosters(games), self.parameter_sets(games), self.feedback or [game.default_feedback],
+            self.history, self.max_turns or [None], *(getattr(self, n) or [UNSET] for n in EXTENSION_AXES),
         )
-        for agents, size, distractors, side, feedback, history, max_turns, *options in axes:
-            if distractors == 0:
-                side = ALICE
+        for agents, params, feedback, history, max_turns, *extensions in axes:
             if max_turns is None:
-                max_turns = 1 if self.puzzle == "asympuzl_solo" else 2 * size
-            condition = {
-                "puzzle": self.puzzle, "agents": agents, "size": size, "distractors": distractors,
-                "distractors_in": side, "feedback": feedback,
-                "history": None if history == "full" else history, "max_turns": max_turns,
-            }
-            names = ("topology", "turn_order", "max_actions", "memory", "channel")
-            condition.update({n: v for n, v in zip(names, options) if v is not UNSET})
-            if self.leak_audit:
-                condition["leak_audit"] = True
-            key = msgspec.json.encode(condition)
+                max_turns = game.default_max_turns(params, tuple(agents))
+            options = Options(
+                feedback=feedback, max_turns=max_turns, history=None if history == "full" else history,
+                leak_audit=True if self.leak_audit else UNSET,
+                **dict(zip(EXTENSION_AXES, extensions)),
+            )
+            key = msgspec.json.encode((params, agents, options))
             if key not in seen:
                 seen.add(key)
-                conditions.append(condition)
+                conditions.append((params, agents, options))
         return conditions
 
     @property
     def total(self) -> int:
         return len(self.conditions()) * self.seeds
 
-    def validate(self) -> None:
+    def validate(self, games: Mapping[str, Game] = GAMES) -> None:
         """Raise InvalidParameter naming the field."""
+        game = self.the_game(games)
         if self.seeds < 1:
             raise InvalidParameter("seeds", f"seeds must be at least 1, got {self.seeds}")
-        for field in ("agents", "size", "distractors", "distractors_in", "feedback", "history"):
+        for field in ("agents", "history"):
             if not getattr(self, field):
                 raise InvalidParameter(field, f"{field} must list at least one value")
+        for name, values in self.params.items():
+            if not values:
+                raise InvalidParameter(name, f"{name} must list at least one value")
         for names in self.agents:
-            roles = self.roles(names)
-            if self.puzzle == "chain" and not 2 <= len(names) <= len(puzzle_roles("chain", 99)):
-                raise InvalidParameter("agents", f"the chain puzzle takes 2 to {len(puzzle_roles('chain', 99))} agents, got {names}")
-            if len(names) != len(roles):
-                raise InvalidParameter(
-                    "agents", f"each entry of agents names one policy per role ({', '.join(roles)}), got {names}"
-                )
-            check_extensions(self.puzzle, dict(zip(roles, names)), max(self.distractors), None, None)
+            game.roster(len(names))
+        for params in self.parameter_sets(games):
+            params.check()
+        for mode in self.feedback:
+            if mode not in game.feedback:
+                raise InvalidParameter("feedback", f"feedback must be one of {', '.join(game.feedback)}, got {mode!r}")
+        for history in self.history:
+            if history != "full" and history < 0:
+                raise InvalidParameter("history", f"history must be 0 or more, or full, got {history}")
+        for turns in self.max_turns:
+            if turns < 1:
+                raise InvalidParameter("max_turns", f"max_turns must be at least 1, got {turns}")
         for limit in self.max_actions:
             if limit < 0:
                 raise InvalidParameter("max_actions", f"max_actions must be 0 or more, got {limit}")
@@ -123,34 +141,55 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
                 channel.check()
             except ValueError as exc:
                 raise InvalidParameter("channel", str(exc)) from None
-        for size, distractors, side in itertools.product(self.size, self.distractors, self.distractors_in):
-            check_params(size, distractors, side)
-        for mode in self.feedback:
-            if mode not in MODES:
-                raise InvalidParameter("feedback", f"feedback must be one of {', '.join(MODES)}, got {mode!r}")
-        for history in self.history:
-            if history != "full" and history < 0:
-                raise InvalidParameter("history", f"history must be 0 or more, or full, got {history}")
-        for turns in self.max_turns:
-            if turns < 1:
-                raise InvalidParameter("max_turns", f"max_turns must be at least 1, got {turns}")
 
-    def specs_for(self, indices: Iterable[int]) -> Iterator[GameSpec]:
+    def specs_for(self, indices: Iterable[int], games: Mapping[str, Game] = GAMES) -> Iterator[GameSpec]:
         """The games with these ids: game ``c * seeds + i`` is condition ``c`` on seed ``i``."""
-        conditions = self.conditions()
+        conditions = self.conditions(games)
         for index in indices:
-            condition, i = conditions[index // self.seeds], index % self.seeds
-            yield GameSpec(game_id=index, seed=game_seed(self.seed, i), **condition)
+            (params, agents, options), i = conditions[index // self.seeds], index % self.seeds
+            yield GameSpec(game_id=index, seed=game_seed(self.seed, i), params=params, agents=agents, options=options)
 
-    def spec(self, index: int) -> GameSpec:
-        return next(self.specs_for([index]))
+    def spec(self, index: int, games: Mapping[str, Game] = GAMES) -> GameSpec:
+        return next(self.specs_for([index], games))
 
-    def condition_specs(self) -> list[GameSpec]:
+    def condition_specs(self, games: Mapping[str, Game] = GAMES) -> list[GameSpec]:
         """One game of each condition, in condition order."""
-        return list(self.specs_for(range(0, self.total, self.seeds)))
+        return list(self.specs_for(range(0, self.total, self.seeds), games))
 
 
-def load_grid(path: Path | str) -> Grid:
+def _path_field(exc: msgspec.ValidationError, names: list[str]) -> str:
+    text = str(exc)
+    for name in names:
+        if f"$.{name}" in text:
+            return name
+    return names[0] if names else "params"
+
+
+GRID_KEYS = frozenset(Grid.__struct_fields__) - {"params"}
+
+
+def grid_from_dict(data: dict[str, Any], games: Mapping[str, Game] = GAMES) -> Grid:
+    """A grid from a TOML-shaped table: keys that are not the grid's own are the game's parameter
+    axes (a single value counts as a one-value list). ValueError with a one-line reason."""
+    data = dict(data)
+    data.pop("type", None)
+    params = dict(data.pop("params", {}))
+    game = get_game(data.get("game", "asympuzl"), games)
+    for key in [k for k in data if k not in GRID_KEYS]:
+        if key not in game.Params.__struct_fields__:
+            fields = sorted(GRID_KEYS | set(game.Params.__struct_fields__))
+            raise ValueError(f"unknown key {key!r}; a grid of {game.name} takes {', '.join(fields)}")
+        params[key] = data.pop(key)
+    params = {k: v if isinstance(v, list) else [v] for k, v in params.items()}
+    try:
+        grid = msgspec.convert({**data, "params": params}, Grid)
+    except msgspec.ValidationError as exc:
+        raise ValueError(str(exc)) from None
+    grid.validate(games)
+    return grid
+
+
+def load_grid(path: Path | str, games: Mapping[str, Game] = GAMES) -> Grid:
     """Read and check a grid file; ValueError with a one-line reason otherwise."""
     path = Path(path)
     try:
@@ -159,13 +198,7 @@ def load_grid(path: Path | str) -> Grid:
         raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{path} is not valid TOML: {exc}") from None
-    data.pop("type", None)
     try:
-        grid = msgspec.convert(data, Grid)
-    except msgspec.ValidationError as exc:
+        return grid_from_dict(data, games)
+    except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
-    try:
-        grid.validate()
-    except InvalidParameter as exc:
-        raise ValueError(f"{path}: {exc}") from None
-    return grid

@@ -1,5 +1,6 @@
-"""Full transcripts: per game, every turn's inputs, raw reply, parsed message and actions, what the
-channel delivered, and how many positions were right afterwards. One JSON line per game in
+"""Full transcripts: per game, every turn's inputs (the view, feedback, notices, conversation,
+prompt), raw reply, parsed message and actions, what the channel delivered, and the role's progress
+afterwards. One JSON line per game in
 ``transcripts.jsonl``, written when the game ends (before its record)."""
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ class Delivered(msgspec.Struct):
 class TranscriptTurn(msgspec.Struct, kw_only=True):
     turn: int
     role: str
-    hypothesis: Any = None  # before the turn
+    view: Any = None  # what the agent saw, before the turn
     feedback: Any = None
     notices: tuple[str, ...] = ()
     conversation: list[Any] = []
@@ -37,7 +38,7 @@ class TranscriptTurn(msgspec.Struct, kw_only=True):
     rejected: list[Any] = []
     format_error: str | None = None
     delivered: list[Delivered] = []
-    progress: int | None = None  # positions right after the turn
+    progress: int | float | None = None  # the role's progress after the turn
     usage: Any = None
     latency: float | None = None  # seconds the policy took to reply
 
@@ -58,7 +59,7 @@ class _Collector:
     def tap(self, address: str, message: Any) -> None:
         if isinstance(message, YourTurn):
             turn = TranscriptTurn(
-                turn=message.turn, role=message.role, hypothesis=message.hypothesis,
+                turn=message.turn, role=message.role, view=message.view,
                 feedback=message.feedback, notices=message.notices,
             )
             self._open[message.role] = turn

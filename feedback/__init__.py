@@ -1,5 +1,6 @@
-"""Feedback: the six modes as pure functions, and the actor that applies one."""
+"""Feedback: the actor on the path Environment -> agent that adds a game's feedback to each turn.
+The modes themselves belong to each game (``Game.feedback``)."""
 
-from .modes import MODES, feedback_mode
+from .actor import FeedbackActor
 
-__all__ = ["MODES", "feedback_mode"]
+__all__ = ["FeedbackActor"]

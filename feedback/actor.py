@@ -1,17 +1,21 @@
 """The Feedback actor: sits between the Environment and the agents and adds the configured
-feedback to every ``YourTurn``."""
+feedback to every ``YourTurn``.
+
+``evaluate(role)`` reads the game state as it is when the role is prompted; the state cannot change
+in between, since the Environment applies nothing until the prompted roles have acted.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from actors.base import Actor
 from actors.environment import FEEDBACK
 from bus import Bus, TurnStart, YourTurn
 
-Evaluate = Callable[[Mapping[str, Any], str], Any]
-"""``evaluate(hypotheses, role)`` -> the feedback for ``role``."""
+Evaluate = Callable[[str], Any]
+"""``evaluate(role)`` -> the feedback for ``role`` now."""
 
 
 class FeedbackActor(Actor):
@@ -32,8 +36,8 @@ class FeedbackActor(Actor):
                 turn=message.turn,
                 max_turns=self.max_turns,
                 role=role,
-                hypothesis=message.hypotheses[role],
-                feedback=self.evaluate(message.hypotheses, role),
+                view=message.view,
+                feedback=self.evaluate(role),
                 notices=message.notices,
             ),
         )

@@ -1,32 +1,19 @@
-"""Game logic: pure, synchronous and deterministic by seed. AsymPuzl first."""
+"""Games: one folder each behind one contract (``puzzles.base``), looked up by name in the registry.
 
-from .asympuzl import (
-    ALICE,
-    BOB,
-    ROLES,
-    Feedback,
-    InvalidParameter,
-    Piece,
-    Puzzle,
-    Rejected,
-    Replace,
-    RoleStatus,
-    apply_actions,
-    check_action,
-    check_params,
-    correct_count,
-    generate,
-    is_solved,
-    render_clues,
-    render_feedback,
-    render_pieces,
-    wrong_positions,
+The engine, actors and runners use only what this module exports; a game's own names stay in its
+folder.
+"""
+
+from .base import (
+    ChatLine, FeedbackFn, Game, GameState, InvalidParameter, Policy, Prompter, Rejected, Reply,
+    ReplyFormatError, Say, ScriptedFactory, Step, TurnContext,
 )
-from .replies import Reply, ReplyFormatError, format_reply, parse_reply
+from .referee import GameResult, ProtocolError, Referee, Turn, TurnLog
+from .registry import DEFAULT_GAME, GAMES, AnyParams, game_of, get_game
 
 __all__ = [
-    "ALICE", "BOB", "ROLES", "Feedback", "InvalidParameter", "Piece", "Puzzle", "Rejected", "Replace", "Reply",
-    "ReplyFormatError", "RoleStatus", "apply_actions", "check_action", "check_params",
-    "correct_count", "format_reply", "generate", "is_solved", "parse_reply", "render_clues",
-    "render_feedback", "render_pieces", "wrong_positions",
+    "DEFAULT_GAME", "GAMES", "AnyParams", "ChatLine", "FeedbackFn", "Game", "GameResult", "GameState",
+    "InvalidParameter", "Policy", "Prompter", "ProtocolError", "Referee", "Rejected", "Reply",
+    "ReplyFormatError", "Say", "ScriptedFactory", "Step", "Turn", "TurnContext", "TurnLog", "game_of",
+    "get_game",
 ]

@@ -13,7 +13,8 @@ from rich.table import Table
 from rich.text import Text
 
 from engine.run import RunProgress
-from engine.stats import ConditionSummary, wilson_interval
+from engine.stats import ConditionSummary, ScoreSummary, wilson_interval
+from puzzles import GAMES
 
 TERMINAL_REFRESH = 0.5  # seconds between dashboard redraws (about 2 per second)
 LINE_INTERVAL = 5.0  # seconds between summary lines when not on a terminal
@@ -138,10 +139,10 @@ def render_dashboard(progress: RunProgress, elapsed: float, hub=None) -> Group:
         table.add_column("condition", max_width=40, no_wrap=True, overflow="ellipsis")
         table.add_column("turn", justify="right")
         table.add_column("to act")
-        table.add_column("right", justify="left")
+        table.add_column("progress", justify="left")
         table.add_column("last message", max_width=60, no_wrap=True, overflow="ellipsis")
         for game in shown:
-            right = " ".join(f"{role} {n}" for role, n in game.progress.items())
+            right = " ".join(f"{role} {_number(n)}" for role, n in game.progress.items())
             message = f"{game.last_sender}: {game.last_message}" if game.last_message else ""
             table.add_row(
                 str(game.game_id), short.get(game.condition, game.condition), f"{game.turn}/{game.max_turns}", game.role, right,
@@ -203,26 +204,48 @@ class ProgressDisplay:
             live.stop()
 
 
+def _number(x: float) -> str:
+    return str(x) if isinstance(x, int) or float(x).is_integer() else f"{x:.2f}"
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}"
 
 
+def score_cell(score: ScoreSummary | None) -> str:
+    """A rate as a percentage, a mean as a number, each with its 95% interval."""
+    if score is None:
+        return "-"
+    if score.kind == "rate":
+        return f"{_pct(score.value)} [{_pct(score.low)}-{_pct(score.high)}]"
+    if score.n < 2:
+        return f"{score.value:.2f}"
+    return f"{score.value:.2f} [{score.low:.2f}-{score.high:.2f}]"
+
+
 def summary_table(summaries: list[ConditionSummary]) -> Table:
-    """One row per condition; fields shared by every condition go in the title."""
-    roles = list(summaries[0].actions_per_position) if summaries else []
+    """One row per condition; fields shared by every condition go in the title. Every score the
+    game gives is a column, labelled by the game."""
     keys = list(summaries[0].fields) if summaries else []
     shared = {k: summaries[0].fields[k] for k in keys if all(s.fields.get(k) == summaries[0].fields[k] for s in summaries)}
     varying = [k for k in keys if k not in shared]
-    title = "AsymPuzl: " + ", ".join(f"{k}={v}" for k, v in shared.items())
-    table = Table(title=title, caption="success % of games without error; 95% Wilson interval")
+    scores = list(dict.fromkeys(k for s in summaries for k in s.scores))
+    games = {s.fields.get("game") for s in summaries}
+    game = GAMES.get(next(iter(games))) if len(games) == 1 else None
+    label = game.score_label if game is not None else (lambda key: key)
+    title = ", ".join(f"{k}={v}" for k, v in shared.items())
+    table = Table(
+        title=title,
+        caption="success % of games without error, 95% Wilson interval; scores: rates % or means, 95% interval",
+    )
     for key in varying:
         table.add_column(key)
     table.add_column("games", justify="right")
     table.add_column("success %", justify="right")
     table.add_column("95% CI", justify="right")
     table.add_column("mean turn solved", justify="right")
-    for role in roles:
-        table.add_column(f"actions/pos {role}", justify="right")
+    for key in scores:
+        table.add_column(label(key), justify="right")
     table.add_column("format errors", justify="right")
     table.add_column("invalid actions", justify="right")
     table.add_column("game errors", justify="right")
@@ -234,7 +257,7 @@ def summary_table(summaries: list[ConditionSummary]) -> Table:
             _pct(s.success_rate),
             f"{_pct(s.ci_low)}-{_pct(s.ci_high)}",
             turn,
-            *(f"{s.actions_per_position.get(r, 0.0):.2f}" for r in roles),
+            *(score_cell(s.scores.get(k)) for k in scores),
             str(s.format_errors),
             str(s.invalid_actions),
             str(s.errors),

@@ -8,19 +8,14 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NamedTuple, NoReturn, TextIO
+from typing import Any, NamedTuple, NoReturn
 
 import anyio
-import msgspec
-import structlog
 from rich.console import Console
 
-from engine import PolicyFactory, RunDir, RunDirError, RunProgress, run_games, summarize
-from bus import Act
-from engine.records import GameRecord
+from engine import PolicyFactory, RunDir, RunDirError
 from engine.results import Plan
-from engine.spec import GameSpec
-from engine.transcripts import TranscriptWriter
+from engine.session import finish, new_progress, play_plan, recorded_games
 
 from ._display import ProgressDisplay, summary_table
 from ._models import add_model_arguments
@@ -113,8 +108,8 @@ def open_run(
             plan = new_plan()
             run = RunDir.create(args.out or default_out(out_name), plan)
         lock = run.lock()
-        # Games lost to the infrastructure (provider or network) are played again.
-        recorded = {i: key for i, key in run.recorded().items() if not is_infra_error(key)}
+        run.upgrade()  # results of an earlier format are rewritten before any is added
+        recorded = recorded_games(run)
     except (RunDirError, ValueError) as exc:
         parser.error(str(exc))
     except OSError as exc:
@@ -124,122 +119,33 @@ def open_run(
     return Prepared(args, plan, run, lock, recorded, parser.prog)
 
 
-def is_infra_error(key: Any) -> bool:
-    return key.error is not None and key.error.kind == "infra_error"
-
-
-class GameLog:
-    """Logs each game's end (info), its errors (error) and, at debug level, every agent turn.
-    Every line carries the game id; turn lines carry the agent."""
-
-    def __init__(self, log: Any, *, debug: bool) -> None:
-        self.log = log
-        self.debug = debug
-
-    def game_started(self, spec: GameSpec):
-        if not self.debug:
-            return None
-        log = self.log.bind(game_id=spec.game_id)
-
-        def tap(address: str, message: Any) -> None:
-            if isinstance(message, Act):
-                log.debug(
-                    "turn", agent=message.role, turn=message.turn, message_chars=len(message.message),
-                    actions=len(message.actions), rejected=len(message.rejected), format_error=message.format_error,
-                )
-
-        return tap
-
-    def game_finished(self, spec: GameSpec, record: GameRecord) -> None:
-        if record.error is not None:
-            self.log.error("game_error", game_id=record.game_id, **msgspec.to_builtins(record.error))
-        else:
-            self.log.info("game_finished", game_id=record.game_id, outcome=record.outcome, turns=record.turns)
-
-
-def write_usage(path: Path, hub: Any, log: Any) -> None:
-    """Per model: calls, retries by cause, tokens and cost (``usage.json``); nothing when no model played."""
-    if not hub.backends():
-        return
-    summary = hub.summary()
-    (path / "usage.json").write_bytes(msgspec.json.format(msgspec.json.encode(summary)) + b"\n")
-    log.info("model_usage", **summary)
-
-
-def make_logger(stream: TextIO, level: str):
-    return structlog.wrap_logger(
-        structlog.WriteLogger(stream),
-        wrapper_class=structlog.make_filtering_bound_logger(level),
-        processors=[
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.JSONRenderer(),
-        ],
-    )
-
-
-def make_progress(prepared: Prepared, track_live: bool) -> RunProgress:
-    """The run's counters, with the games already recorded counted in (when resuming)."""
-    plan, keys = prepared.plan, prepared.recorded
-    recorded = sorted(i for i in keys if i < plan.total)
-    progress = RunProgress(total=plan.total, already_done=len(recorded), track_live=track_live)
-    progress.know_conditions(plan.condition_specs())
-    for spec in plan.specs_for(recorded):
-        key = keys[spec.game_id]
-        progress.count_recorded(spec, key.outcome, key.error.kind if key.error else None)
-    return progress
-
-
 async def execute(prepared: Prepared, factory: PolicyFactory, console: Console) -> bool:
-    """Run the games not yet recorded; True if the run finished, False if it was interrupted."""
+    """Run the games not yet recorded, with the display and Ctrl-C; True if the run finished,
+    False if it was interrupted."""
     args, plan, run = prepared.args, prepared.plan, prepared.run
-    todo = [i for i in range(plan.total) if i not in prepared.recorded]
     interactive = console.is_terminal and not args.no_dashboard
-    progress = make_progress(prepared, interactive)
+    progress = new_progress(plan, prepared.recorded, track_live=interactive)
     interrupted = False
+    display = ProgressDisplay(console, progress, interactive=interactive)
+    display.hub = factory.hub
+    async with anyio.create_task_group() as outer:
 
-    with run.log_path.open("a", encoding="utf-8") as log_stream, run.writer() as writer:
-        log = make_logger(log_stream, args.log_level)
-        log.info("run_started", run_dir=str(run.path), config=msgspec.to_builtins(plan), to_play=len(todo))
-        observers: list = [GameLog(log, debug=args.log_level == "debug")]
-        transcripts = TranscriptWriter(run.path) if args.transcripts else None
-        if transcripts is not None:
-            observers.append(transcripts)
+        async def watch_signals() -> None:
+            nonlocal interrupted
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for _ in signals:
+                    interrupted = True
+                    outer.cancel_scope.cancel()
+                    return
 
-        display = ProgressDisplay(console, progress, interactive=interactive)
-        async with anyio.create_task_group() as outer:
-
-            async def watch_signals() -> None:
-                nonlocal interrupted
-                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                    async for _ in signals:
-                        interrupted = True
-                        outer.cancel_scope.cancel()
-                        return
-
-            outer.start_soon(watch_signals)
-            outer.start_soon(display.run)
-            async with factory:
-                display.hub = factory.hub
-                try:
-                    await run_games(
-                        plan.specs_for(todo),
-                        factory=factory,
-                        concurrency=args.concurrency,
-                        on_record=writer.write,
-                        progress=progress,
-                        observers=observers,
-                    )
-                finally:
-                    write_usage(run.path, factory.hub, log)
-            outer.cancel_scope.cancel()
-        display.close()
-        if transcripts is not None:
-            transcripts.close()
-        log.info(
-            "run_interrupted" if interrupted else "run_finished",
-            games_recorded=progress.done, games_total=plan.total,
+        outer.start_soon(watch_signals)
+        outer.start_soon(display.run)
+        await play_plan(
+            run, plan, factory, recorded=prepared.recorded, concurrency=args.concurrency, progress=progress,
+            log_level=args.log_level, transcripts=args.transcripts,
         )
+        outer.cancel_scope.cancel()
+    display.close()
     return not interrupted
 
 
@@ -260,13 +166,9 @@ def _run_and_report(prepared: Prepared, factory: PolicyFactory) -> int:
     try:
         finished = anyio.run(execute, prepared, factory, console)
         elapsed = time.perf_counter() - started
-        if finished:
-            run.finalize(plan.total)
-        records = run.records()
-        summaries = summarize(records)
+        records, summaries = finish(run, plan, complete=finished)
         if summaries:
             console.print(summary_table(summaries))
-        (run.path / "summary.json").write_bytes(msgspec.json.format(msgspec.json.encode(summaries)) + b"\n")
     except KeyboardInterrupt:  # outside the games: every finished record is already on disk
         finished = False
         records = None

@@ -1,33 +1,36 @@
-"""Run many AsymPuzl games concurrently and summarise them.
+"""Run many games of one condition concurrently and summarise them.
 
     python -m runners.concurrent --games 1000
+    python -m runners.concurrent --game chain --carol share_everything --topology chain
     python -m runners.concurrent --resume runs/20261121-101500
+
+``--game NAME`` picks the game (default asympuzl); its parameters become flags (``--size``, ...),
+and every role it has gets a flag of its own (``--alice POLICY``) besides ``--agent ROLE=POLICY``.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
+import typing
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
 
 from bus.channel import ChannelSpec
-from engine import PolicyFactory, RunConfig
+from engine import Grid, PolicyFactory, RunDir, RunDirError
 from engine.results import Plan
-from feedback.modes import MODES
-from puzzles.asympuzl import ROLES, InvalidParameter
+from puzzles import DEFAULT_GAME, GAMES, Game, InvalidParameter, get_game
 
 from ._args import bounded
 from ._models import settings_from_args
 from ._runloop import OneLineParser, Prepared, add_running_arguments, choice, integer, open_run, run_and_report
 
-# Flags that define the games; on --resume they must be absent or equal to the saved run's.
-GAME_FLAGS = {
-    "games": "--games", "size": "--size", "distractors": "--distractors",
-    "distractors_in": "--distractors-in", "feedback": "--feedback", "max_turns": "--max-turns",
-    "history": "--history", "alice": "--alice", "bob": "--bob", "seed": "--seed",
-    "puzzle": "--puzzle", "carol": "--carol", "dave": "--dave", "topology": "--topology",
-    "turn_order": "--turn-order", "max_actions": "--max-actions", "memory": "--memory",
-    "leak_audit": "--leak-audit", "channel": "--max-message-chars",
+DEFAULT_GAMES = 1000
+ENGINE_FLAGS = {"feedback": "--feedback", "max_turns": "--max-turns", "history": "--history"}
+EXTENSION_FLAGS = {
+    "topology": "--topology", "turn_order": "--turn-order", "max_actions": "--max-actions", "memory": "--memory",
 }
 # Flags that together describe every channel (a ChannelSpec field each).
 CHANNEL_FLAGS = {
@@ -35,13 +38,7 @@ CHANNEL_FLAGS = {
     "game_chars": "game_chars", "game_tokens": "game_tokens", "drop": "drop", "noise": "noise", "delay": "delay",
 }
 
-
 _probability = bounded(float, 0.0, 1.0, what="a probability between 0 and 1")
-
-
-def _channel(args: argparse.Namespace) -> ChannelSpec | None:
-    given = {field: getattr(args, flag) for flag, field in CHANNEL_FLAGS.items() if getattr(args, flag) is not None}
-    return ChannelSpec(**given) if given else None
 
 
 def _history(text: str) -> int | str:
@@ -50,32 +47,74 @@ def _history(text: str) -> int | str:
     return integer(0)(text)
 
 
-def build_parser(factory: PolicyFactory) -> OneLineParser:
-    policies = ", ".join(factory.names())
+def _whole(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def _assignment(text: str) -> tuple[str, str]:
+    role, sep, policy = text.partition("=")
+    if not sep or not role.strip() or not policy.strip():
+        raise argparse.ArgumentTypeError(f"expected ROLE=POLICY, got {text!r}")
+    return role.strip().lower(), policy.strip()
+
+
+def flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _param_type(annotation: Any):
+    """An argparse type for a parameter field: integers, numbers, choices, text."""
+    if typing.get_origin(annotation) is typing.Literal:
+        return choice([str(v) for v in typing.get_args(annotation)])
+    if annotation is int:
+        return _whole
+    if annotation is float:
+        return bounded(float)
+    return str
+
+
+def add_game_parameters(parser: argparse.ArgumentParser, game: Game) -> None:
+    group = parser.add_argument_group(f"{game.name} parameters (saved with the run)")
+    defaults = game.Params()
+    help_texts = getattr(game.Params, "HELP", {})
+    for field in msgspec.structs.fields(game.Params):
+        if field.name == "game":
+            continue
+        default = getattr(defaults, field.name)
+        text = help_texts.get(field.name, field.name.replace("_", " "))
+        group.add_argument(
+            flag(field.name), dest=f"param_{field.name}", type=_param_type(field.type), metavar=field.name.upper(),
+            help=f"{text} (default {default})",
+        )
+
+
+def build_parser(factory: PolicyFactory, game: Game) -> OneLineParser:
+    policies = ", ".join(factory.names(game))
     p = OneLineParser(
         prog="python -m runners.concurrent",
-        description="Run AsymPuzl games concurrently (scripted agents offline) and summarise them.",
+        description="Run games of one condition concurrently (scripted agents offline) and summarise them.",
     )
-    game = p.add_argument_group("games (saved with the run)")
-    game.add_argument("--games", type=integer(1), metavar="G", help="number of games (default 1000)")
-    game.add_argument("--size", type=integer(1), metavar="N", help="puzzle size N (default 5)")
-    game.add_argument("--distractors", type=integer(0), metavar="D", help="distractor pieces D, 0 to 10 (default 0)")
-    game.add_argument("--distractors-in", type=choice(list(ROLES)), metavar="ROLE", help="whose clues get the distractors (default alice)")
-    game.add_argument("--feedback", type=choice(list(MODES)), metavar="MODE", help=f"feedback mode: {', '.join(MODES)} (default own_detailed)")
-    game.add_argument("--max-turns", type=integer(1), metavar="T", help="turn limit T (default 2N)")
-    game.add_argument("--history", type=_history, metavar="H", help="latest messages of each sender shown to an agent: 0, 1, 2, ... or full (default 1); the partner's newest is always shown")
-    game.add_argument("--alice", metavar="POLICY", help=f"Alice's policy: {policies} (default share_everything)")
-    game.add_argument("--bob", metavar="POLICY", help=f"Bob's policy: {policies} (default share_everything)")
-    game.add_argument("--seed", type=int, metavar="S", help="run seed; game i gets a seed derived from it and i (default 0)")
-    more = p.add_argument_group("more agents, channels and other knobs (saved with the run; unset by default)")
-    more.add_argument("--puzzle", type=choice(["asympuzl", "chain"]), help="asympuzl (two agents, default) or chain (2 to 4 agents, each holding one link)")
-    more.add_argument("--carol", metavar="POLICY", help="chain puzzle: the third agent's policy")
-    more.add_argument("--dave", metavar="POLICY", help="chain puzzle: the fourth agent's policy")
+    g = p.add_argument_group("games (saved with the run)")
+    g.add_argument("--game", type=choice(list(GAMES)), metavar="NAME", help=f"the game: {', '.join(GAMES)} (default {DEFAULT_GAME})")
+    g.add_argument("--games", type=integer(1), metavar="G", help=f"number of games (default {DEFAULT_GAMES})")
+    g.add_argument("--seed", type=int, metavar="S", help="run seed; game i gets a seed derived from it and i (default 0)")
+    modes = list(game.feedback)
+    g.add_argument("--feedback", type=choice(modes), metavar="MODE", help=f"feedback mode: {', '.join(modes)} (default {game.default_feedback})")
+    g.add_argument("--max-turns", type=integer(1), metavar="T", help="turn limit T: rounds in which every agent acts (default: the game's)")
+    g.add_argument("--history", type=_history, metavar="H", help="latest messages of each sender shown to an agent: 0, 1, 2, ... or full (default 1); a partner's newest is always shown")
+    g.add_argument("--agent", type=_assignment, action="append", default=[], metavar="ROLE=POLICY", help=f"the policy of one role: {policies} (default {game.default_policy}); roles: {', '.join(game.roles)}")
+    for role in game.roles:
+        g.add_argument(flag(role), dest=f"role_{role}", metavar="POLICY", help=f"same as --agent {role}=POLICY")
+    add_game_parameters(p, game)
+    more = p.add_argument_group("channels and other knobs (saved with the run; unset by default)")
     more.add_argument("--topology", type=choice(["all", "directed", "chain"]), help="who talks to whom: all (default), directed (one named partner per message), chain (neighbours)")
     more.add_argument("--turn-order", type=choice(["round_robin", "simultaneous"]), help="round_robin (default) or simultaneous (all act on the previous round's messages)")
     more.add_argument("--max-actions", type=integer(0), metavar="A", help="actions applied per agent turn; the rest are rejected")
-    more.add_argument("--memory", type=choice(["reinject", "scratchpad"]), help="reinject (clues every turn, default) or scratchpad (clues once, then the agent's own notes)")
-    more.add_argument("--leak-audit", action="store_const", const=True, help="end a game with a 'leak' error if an agent is shown another's private words")
+    more.add_argument("--memory", type=choice(["reinject", "scratchpad"]), help="reinject (private information every turn, default) or scratchpad (once, then the agent's own notes)")
+    more.add_argument("--leak-audit", action="store_const", const=True, help="end a game with a 'leak' error if an agent is shown another's private facts")
     more.add_argument("--max-message-chars", type=integer(0), metavar="C", help="channel: characters per message")
     more.add_argument("--max-message-tokens", type=integer(0), metavar="K", help="channel: tokens (words) per message")
     more.add_argument("--over-budget", type=choice(["truncate", "reject"]), help="channel: cut a message over budget (default) or reject it and tell the sender")
@@ -88,72 +127,159 @@ def build_parser(factory: PolicyFactory) -> OneLineParser:
     return p
 
 
-def _given(args: argparse.Namespace, field: str, factory: PolicyFactory):
-    """A game flag's value as it would be saved: policy names in one spelling, 'full' as None."""
+def _channel(args: argparse.Namespace) -> ChannelSpec | None:
+    given = {field: getattr(args, name) for name, field in CHANNEL_FLAGS.items() if getattr(args, name) is not None}
+    return ChannelSpec(**given) if given else None
+
+
+def _named_agents(args: argparse.Namespace, game: Game, factory: PolicyFactory) -> dict[str, tuple[str, str]]:
+    """Role -> (policy as saved, the flag that named it)."""
+    named: dict[str, tuple[str, str]] = {}
+    for role, policy in args.agent:
+        named[role] = (factory.canonical(policy), "--agent")
+    for role in game.roles:
+        policy = getattr(args, f"role_{role}")
+        if policy is not None:
+            named[role] = (factory.canonical(policy), flag(role))
+    return named
+
+
+def _params(args: argparse.Namespace, game: Game) -> dict[str, Any]:
+    return {
+        f.name: getattr(args, f"param_{f.name}")
+        for f in msgspec.structs.fields(game.Params)
+        if getattr(args, f"param_{f.name}", None) is not None
+    }
+
+
+def _flag_of(field: str, game: Game) -> str:
+    if field in ("agents", "roster"):
+        return "--agent"
+    if field == "seeds":
+        return "--games"
     if field == "channel":
-        return _channel(args)
-    value = getattr(args, field)
-    if field == "history" and value == "full":
-        return None
-    if field in ("alice", "bob", "carol", "dave"):
-        return factory.canonical(value)
-    return value
+        return "--max-message-chars"
+    return flag(field)
 
 
-def _is_given(args: argparse.Namespace, field: str) -> bool:
-    if field == "channel":
-        return any(getattr(args, flag) is not None for flag in CHANNEL_FLAGS)
-    return getattr(args, field) is not None
-
-
-def config_from_args(args: argparse.Namespace, factory: PolicyFactory) -> RunConfig:
-    return RunConfig(**{k: _given(args, k, factory) for k in GAME_FLAGS if _is_given(args, k)})
-
-
-def check_config(parser: OneLineParser, config: RunConfig, factory: PolicyFactory) -> None:
+def config_from_args(parser: OneLineParser, args: argparse.Namespace, game: Game, factory: PolicyFactory) -> Grid:
+    named = _named_agents(args, game, factory)
     try:
-        config.validate()
+        roster = game.roster_for(list(named)) if named else game.rosters[0]
     except InvalidParameter as exc:
-        parser.error(f"argument {GAME_FLAGS.get(exc.field, exc.field)}: {exc}")
-    for role, name in config.roster.items():
-        flag = f"--{role}"
+        parser.error(f"argument --agent: {exc}")
+    agents = [named[r][0] if r in named else game.default_policy for r in roster]
+    grid: dict[str, Any] = {
+        "name": "run", "game": game.name, "seeds": args.games or DEFAULT_GAMES, "agents": [agents],
+        "params": {k: [v] for k, v in _params(args, game).items()},
+    }
+    if args.seed is not None:
+        grid["seed"] = args.seed
+    if args.feedback is not None:
+        grid["feedback"] = [args.feedback]
+    if args.max_turns is not None:
+        grid["max_turns"] = [args.max_turns]
+    if args.history is not None:
+        grid["history"] = [args.history]
+    for field in EXTENSION_FLAGS:
+        if getattr(args, field) is not None:
+            grid[field] = [getattr(args, field)]
+    channel = _channel(args)
+    if channel is not None:
+        grid["channel"] = [channel]
+    if args.leak_audit:
+        grid["leak_audit"] = True
+    plan = msgspec.convert(grid, Grid)
+    check_plan(parser, plan, game, factory, named)
+    return plan
+
+
+def check_plan(parser: OneLineParser, plan: Grid, game: Game, factory: PolicyFactory, named: dict[str, tuple[str, str]] | None = None) -> None:
+    try:
+        plan.validate()
+    except InvalidParameter as exc:
+        parser.error(f"argument {_flag_of(exc.field, game)}: {exc}")
+    named = named or {}
+    for names in plan.agents:
+        for role, name in zip(game.roster(len(names)), names):
+            try:
+                factory.check(name, game)
+            except ValueError as exc:
+                parser.error(f"argument {named.get(role, (None, flag(role)))[1]}: {exc}")
+
+
+def check_saved(parser: OneLineParser, args: argparse.Namespace, saved: Plan, game: Game, factory: PolicyFactory) -> None:
+    """Flags given with --resume must agree with every condition of the saved run."""
+    if args.game is not None and args.game != saved.game:
+        parser.error(f"argument --game: the run being resumed plays {saved.game}, got {args.game}")
+    try:
+        conditions = saved.conditions()
+    except InvalidParameter as exc:
+        parser.error(f"argument --resume: the saved run cannot be read: {exc}")
+
+    def differ(name: str, given: Any, have: Any) -> None:
+        shown = lambda v: "full" if name == "--history" and v is None else v  # noqa: E731
+        parser.error(f"argument {name}: the run being resumed has {name} {shown(have)}, got {shown(given)}")
+
+    if args.games is not None and args.games != saved.seeds:
+        differ("--games", args.games, saved.seeds)
+    if args.seed is not None and args.seed != saved.seed:
+        differ("--seed", args.seed, saved.seed)
+    named = _named_agents(args, game, factory)
+    params = _params(args, game)
+    for p, agents, options in conditions:
+        for role, (policy, name) in named.items():
+            if agents.get(role) != policy:
+                differ(name if name != "--agent" else f"--agent {role}=", policy, agents.get(role))
+        for field, value in params.items():
+            if getattr(p, field) != value:
+                differ(flag(field), value, getattr(p, field))
+        for field, name in {**ENGINE_FLAGS, **EXTENSION_FLAGS}.items():
+            given = getattr(args, field)
+            if given is None:
+                continue
+            if field == "history" and given == "full":
+                given = None
+            if options.get(field) != given:
+                differ(name, given, options.get(field))
+        saved_channel = options.get("channel") or ChannelSpec()
+        for name, field in CHANNEL_FLAGS.items():  # each channel flag against its own field
+            given = getattr(args, name)
+            if given is not None and given != getattr(saved_channel, field):
+                differ(flag(name), given, getattr(saved_channel, field))
+        if args.leak_audit and options.leak_audit is UNSET:
+            parser.error("argument --leak-audit: the run being resumed has no leak audit")
+    check_plan(parser, saved, game, factory)
+
+
+def _chosen_game(argv: list[str] | None) -> str:
+    """The game the command line is about: --game, else the resumed run's, else the default."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--game")
+    pre.add_argument("--resume")
+    known, _ = pre.parse_known_args(argv)
+    if known.game is not None:
+        return known.game.strip().lower()
+    if known.resume is not None:
         try:
-            factory.check(name)
-        except ValueError as exc:
-            parser.error(f"argument {flag}: {exc}")
+            return RunDir.open(known.resume).config().game
+        except (RunDirError, OSError, ValueError):
+            pass  # reported properly once the whole command line is read
+    return DEFAULT_GAME
 
 
 def prepare(argv: list[str] | None, factory: PolicyFactory) -> Prepared:
     """Parse and check everything before any game runs; exits with status 2 on bad input."""
-    parser = build_parser(factory)
-    args = parser.parse_args(argv)
+    name = _chosen_game(argv)
+    game = GAMES.get(name) or get_game(DEFAULT_GAME)
+    parser = build_parser(factory, game)
+    args = parser.parse_args(argv)  # an unknown --game is reported here
     factory.configure(settings_from_args(args))
-
-    def new_plan() -> Plan:
-        config = config_from_args(args, factory)
-        check_config(parser, config, factory)
-        return config
-
-    def check_saved(saved: Plan) -> None:
-        if not isinstance(saved, RunConfig):
-            parser.error(f"argument --resume: {args.resume} holds a sweep; resume it with python -m runners.sweep --resume")
-        saved_channel = saved.channel or ChannelSpec()
-        for flag, field in CHANNEL_FLAGS.items():  # each channel flag against its own field
-            given = getattr(args, flag)
-            if given is not None and given != getattr(saved_channel, field):
-                name = "--" + flag.replace("_", "-")
-                parser.error(f"argument {name}: the run being resumed has {name} {getattr(saved_channel, field)}, got {given}")
-        for field, flag in GAME_FLAGS.items():
-            if field == "channel" or not _is_given(args, field):
-                continue
-            given = _given(args, field, factory)
-            have = saved.turn_limit if field == "max_turns" else getattr(saved, field)
-            if given != have:
-                shown = lambda v: "full" if field == "history" and v is None else v  # noqa: E731
-                parser.error(f"argument {flag}: the run being resumed has {flag} {shown(have)}, got {shown(given)}")
-        check_config(parser, saved, factory)
-
-    return open_run(parser, args, new_plan=None if args.resume else new_plan, check_saved=check_saved)
+    return open_run(
+        parser, args,
+        new_plan=None if args.resume else (lambda: config_from_args(parser, args, game, factory)),
+        check_saved=lambda saved: check_saved(parser, args, saved, game, factory),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,10 +32,11 @@ def build_parser() -> OneLineParser:
 
 def check_policies(parser: OneLineParser, grid: Grid, factory: PolicyFactory) -> Grid:
     """The grid with policy names in their saved spelling; exits naming a bad one."""
+    game = grid.the_game()
     for names in grid.agents:
         for name in names:
             try:
-                factory.check(name)
+                factory.check(name, game)
             except ValueError as exc:
                 parser.error(f"argument grid: agents: {exc}")
     agents = [[factory.canonical(n) for n in names] for names in grid.agents]
@@ -61,9 +62,10 @@ def prepare(argv: list[str] | None, factory: PolicyFactory) -> Prepared:
         return check_policies(parser, grid, factory)
 
     def check_saved(saved: Plan) -> None:
-        if not isinstance(saved, Grid):
-            parser.error(f"argument --resume: {args.resume} is not a sweep; resume it with python -m runners.concurrent --resume")
-        saved.validate()
+        try:
+            saved.validate()
+        except ValueError as exc:
+            parser.error(f"argument --resume: the saved grid cannot be played: {exc}")
         check_policies(parser, saved, factory)
 
     out_name = args.grid.stem if args.grid is not None else ""

@@ -1,18 +1,49 @@
 """Shared test helpers."""
 
+from __future__ import annotations
+
 import anyio
 
-from engine import GameSpec, PolicyFactory, RunConfig, play_game
+from engine import GameSpec, Grid, PolicyFactory, play_game
+
+_PARAMS = ("size", "distractors", "distractors_in")
+_ROLES = ("alice", "bob", "carol", "dave")
+_ONE = ("feedback", "max_turns", "history", "topology", "turn_order", "max_actions", "memory", "channel")
+
+
+def grid(games: int = 1, run_seed: int = 0, *, game: str = "asympuzl", **fields) -> Grid:
+    """A one-condition plan from flat settings: game parameters (``size``, ...), one policy per role
+    (``alice="noisy"``, ``solo=...``), engine options (``feedback``, ``max_turns``, ``history`` with
+    None for full, extensions), ``leak_audit``."""
+    params = {k: [fields.pop(k)] for k in _PARAMS if k in fields}
+    if "solo" in fields:
+        agents = [fields.pop("solo")]
+    else:
+        agents = [fields.pop(r, "share_everything") for r in _ROLES[:2]]
+        agents += [fields.pop(r) for r in _ROLES[2:] if r in fields]
+    plan: dict = {"game": game, "seeds": games, "seed": run_seed, "agents": [agents], "params": params}
+    for key in _ONE:
+        if key in fields:
+            value = fields.pop(key)
+            if key == "history" and value is None:
+                value = "full"
+            if value is not None:
+                plan[key] = [value]
+    if fields.pop("leak_audit", False):
+        plan["leak_audit"] = True
+    if fields:
+        raise TypeError(f"unknown settings {sorted(fields)}")
+    return Grid(**plan)
 
 
 def spec(index: int = 0, run_seed: int = 0, **fields) -> GameSpec:
-    """Game ``index`` of a one-condition run with these fields (RunConfig names)."""
-    return RunConfig(seed=run_seed, **fields).spec(index)
+    """Game ``index`` of a one-condition run with these settings (see ``grid``)."""
+    return grid(index + 1, run_seed, **fields).spec(index)
 
 
-def play(game_spec: GameSpec, factory: PolicyFactory | None = None):
-    return anyio.run(play_game, game_spec, factory or PolicyFactory())
+def play(game_spec: GameSpec, factory: PolicyFactory | None = None, **kwargs):
+    return anyio.run(lambda: play_game(game_spec, factory or PolicyFactory(), **kwargs))
 
 
-async def play_async(game_spec: GameSpec, factory: PolicyFactory | None = None):
-    return await play_game(game_spec, factory or PolicyFactory())
+async def play_async(game_spec: GameSpec, factory: PolicyFactory | None = None, **kwargs):
+    return await play_game(game_spec, factory or PolicyFactory(), **kwargs)

@@ -17,19 +17,19 @@ Choices where the papers are silent:
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
-from .base import Rejected, position_metrics
-from .vocab import COLOR_SET, COLORS, SHAPE_SET, SHAPES
+from ..base import InvalidParameter, Rejected, Step
+from ..common.positions import correct_count, position_metrics, position_scores
+from ..common.vocab import COLOR_SET, COLORS, SHAPE_SET, SHAPES
 
 ALICE = "alice"
 BOB = "bob"
 ROLES: tuple[str, str] = (ALICE, BOB)
 SOLO = "solo"  # the single-agent check: one agent holds both views
-ROLE_NAMES = {ALICE: "Alice", BOB: "Bob", "carol": "Carol", "dave": "Dave", SOLO: "You"}
+ROLE_NAMES = {ALICE: "Alice", BOB: "Bob", SOLO: "You"}
 
 DistractorSide = Literal["alice", "bob"]
 
@@ -71,29 +71,12 @@ class Puzzle(msgspec.Struct, frozen=True):
         return self.clues[ALICE if role == SOLO else role][: self.size]
 
 
-class RoleStatus(msgspec.Struct, frozen=True, gc=False):
-    """What an agent is told about one hypothesis: solved or not, and maybe which positions are wrong."""
+class AsymView(msgspec.Struct, frozen=True, gc=False):
+    """What one agent sees on its turn: the puzzle's size, its clues and its working hypothesis."""
 
-    role: str
-    solved: bool
-    wrong: tuple[int, ...] | None = None
-
-
-class Feedback(msgspec.Struct, frozen=True, gc=False):
-    """Feedback for one agent. Fields a mode does not give are None / empty."""
-
-    mode: str
-    own: RoleStatus | None = None
-    others: tuple[RoleStatus, ...] = ()
-    joint_solved: bool | None = None
-
-
-class InvalidParameter(ValueError):
-    """A parameter is out of range; ``field`` names it and the message says why."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
+    size: int
+    clues: tuple[Piece, ...]
+    hypothesis: tuple[Piece, ...]
 
 
 def check_params(size: int, distractors: int = 0, distractors_in: str = ALICE) -> None:
@@ -179,14 +162,6 @@ def apply_actions(
     return tuple(pieces), tuple(written), tuple(rejected)
 
 
-def wrong_positions(hypothesis: tuple[Piece, ...], truth: tuple[Piece, ...]) -> tuple[int, ...]:
-    return tuple(i for i, (h, t) in enumerate(zip(hypothesis, truth), start=1) if h != t)
-
-
-def correct_count(hypothesis: tuple[Piece, ...], truth: tuple[Piece, ...]) -> int:
-    return sum(h == t for h, t in zip(hypothesis, truth))
-
-
 def is_solved(hypothesis: tuple[Piece, ...], truth: tuple[Piece, ...]) -> bool:
     return hypothesis == truth
 
@@ -228,31 +203,6 @@ def render_clues(role: str, clues: tuple[Piece, ...], size: int) -> str:
     return head + ".\n" + render_pieces(clues)
 
 
-def _positions(wrong: tuple[int, ...]) -> str:
-    return ", ".join(str(p) for p in wrong)
-
-
-def _status_line(subject: str, status: RoleStatus) -> str:
-    line = f"{subject} part of the puzzle is {'solved' if status.solved else 'unsolved'}"
-    if status.wrong:
-        line += f"; wrong positions: {_positions(status.wrong)}"
-    return line + "."
-
-
-def render_feedback(feedback: Feedback, name: Callable[[str], str] | None = None) -> str:
-    """Feedback as the sentences an agent reads; empty when the mode gives nothing. ``name`` gives
-    how another role is called (default: Alice, Bob, ...)."""
-    name = name or (lambda role: ROLE_NAMES.get(role, role))
-    lines = []
-    if feedback.own is not None:
-        lines.append(_status_line("Your", feedback.own))
-    for status in feedback.others:
-        lines.append(_status_line(f"{name(status.role)}'s", status))
-    if feedback.joint_solved is not None:
-        lines.append(f"The puzzle is {'solved' if feedback.joint_solved else 'not solved yet'}.")
-    return "\n".join(lines)
-
-
 class AsymPuzlGame:
     """One AsymPuzl game in progress: the puzzle, every role's hypothesis and the action counts.
     ``roles`` is Alice and Bob, or ``(SOLO,)`` for the single-agent check."""
@@ -264,29 +214,39 @@ class AsymPuzlGame:
         self._hypotheses = {role: puzzle.initial_hypothesis(role) for role in self.roles}
         self._writes = {role: [0] * puzzle.size for role in self.roles}
 
-    def clues(self, role: str) -> tuple[Piece, ...]:
-        return self.puzzle.role_clues(role)
-
-    def hypothesis(self, role: str) -> tuple[Piece, ...]:
-        return self._hypotheses[role]
+    @property
+    def truth(self) -> tuple[Piece, ...]:
+        return self.puzzle.truth
 
     def hypotheses(self) -> dict[str, tuple[Piece, ...]]:
         return dict(self._hypotheses)
 
-    def apply(self, role: str, actions: tuple[Replace, ...]) -> tuple[int, tuple[Rejected, ...]]:
+    def view(self, role: str) -> AsymView:
+        return AsymView(self.puzzle.size, self.puzzle.role_clues(role), self._hypotheses[role])
+
+    def private(self, role: str) -> tuple[Piece, ...]:
+        return self.puzzle.role_clues(role)
+
+    def step(self, role: str, actions: tuple[Replace, ...]) -> Step:
         hypothesis, written, rejected = apply_actions(self._hypotheses[role], actions)
         self._hypotheses[role] = hypothesis
         counts = self._writes[role]
         for position in written:
             counts[position - 1] += 1
-        return len(written), rejected
+        return Step(applied=len(written), rejected=rejected)
 
-    def solved(self) -> bool:
+    def done(self) -> bool:
         truth = self.puzzle.truth
         return all(h == truth for h in self._hypotheses.values())
+
+    def outcome(self) -> str:
+        return "success" if self.done() else "failure"
 
     def progress(self, role: str) -> int:
         return correct_count(self._hypotheses[role], self.puzzle.truth)
 
-    def metrics(self) -> dict[str, object]:
+    def scores(self) -> dict[str, Any]:
+        return position_scores(self._writes)
+
+    def metrics(self) -> dict[str, Any]:
         return position_metrics(self._writes, {r: self.progress(r) for r in self.roles})

@@ -7,8 +7,7 @@ K-1 agents can solve it without the last one. Every agent's working hypothesis i
 reconstruct: each position with all K attributes; it starts as a copy of the agent's clues, unknown
 attributes empty. The game is solved when every agent's hypothesis equals the truth.
 
-With K = 2 this is the two-agent game under another puzzle name; the default game stays in
-``puzzles.asympuzl``.
+With K = 2 this is the two-agent shape/color game under another name.
 """
 
 from __future__ import annotations
@@ -18,9 +17,9 @@ from typing import Any
 
 import msgspec
 
-from .asympuzl import MIN_SIZE, InvalidParameter, correct_count
-from .base import Rejected, position_metrics
-from .vocab import COLORS, MATERIALS, PATTERNS, SHAPES
+from ..base import InvalidParameter, Rejected, Step
+from ..common.positions import correct_count, position_metrics, position_scores
+from ..common.vocab import COLORS, MATERIALS, PATTERNS, SHAPES
 
 ATTRIBUTES: tuple[str, ...] = ("shape", "color", "pattern", "material")
 VOCABULARIES: dict[str, tuple[str, ...]] = {
@@ -29,6 +28,7 @@ VOCABULARIES: dict[str, tuple[str, ...]] = {
 VOCABULARY_SETS = {name: frozenset(words) for name, words in VOCABULARIES.items()}
 CHAIN_ROLES: tuple[str, ...] = ("alice", "bob", "carol", "dave")
 MAX_AGENTS = len(ATTRIBUTES)
+MIN_SIZE = 2
 
 Item = tuple[str | None, ...]  # one position: K attribute values, None where unknown
 
@@ -41,6 +41,15 @@ class ChainReplace(msgspec.Struct, frozen=True, gc=False):
 
     def as_by(self) -> dict[str, str]:
         return dict(zip(ATTRIBUTES, self.values))
+
+
+class ChainView(msgspec.Struct, frozen=True, gc=False):
+    """What one agent sees on its turn: the size, the attributes in play, its clues and its hypothesis."""
+
+    size: int
+    attributes: tuple[str, ...]
+    clues: tuple[Item, ...]
+    hypothesis: tuple[Item, ...]
 
 
 class ChainPuzzle(msgspec.Struct, frozen=True):
@@ -122,7 +131,7 @@ def render_chain_clues(role: str, puzzle: ChainPuzzle) -> str:
 
 
 class ChainGame:
-    """One chain game in progress (implements ``puzzles.base.GameRules``)."""
+    """One chain game in progress (a ``puzzles.base.GameState``)."""
 
     def __init__(self, puzzle: ChainPuzzle, max_turns: int) -> None:
         self.puzzle = puzzle
@@ -131,16 +140,20 @@ class ChainGame:
         self._hypotheses = {role: puzzle.clues[role] for role in self.roles}
         self._writes = {role: [0] * puzzle.size for role in self.roles}
 
-    def clues(self, role: str) -> tuple[Item, ...]:
-        return self.puzzle.clues[role]
-
-    def hypothesis(self, role: str) -> tuple[Item, ...]:
-        return self._hypotheses[role]
+    @property
+    def truth(self) -> tuple[Item, ...]:
+        return self.puzzle.truth
 
     def hypotheses(self) -> dict[str, tuple[Item, ...]]:
         return dict(self._hypotheses)
 
-    def apply(self, role: str, actions: tuple[ChainReplace, ...]) -> tuple[int, tuple[Rejected, ...]]:
+    def view(self, role: str) -> ChainView:
+        return ChainView(self.puzzle.size, self.puzzle.attributes, self.puzzle.clues[role], self._hypotheses[role])
+
+    def private(self, role: str) -> tuple[Item, ...]:
+        return self.puzzle.clues[role]
+
+    def step(self, role: str, actions: tuple[ChainReplace, ...]) -> Step:
         items = list(self._hypotheses[role])
         applied = 0
         rejected = []
@@ -153,13 +166,19 @@ class ChainGame:
             else:
                 rejected.append(Rejected(f"replace position {action.position} by {', '.join(action.values)}", reason))
         self._hypotheses[role] = tuple(items)
-        return applied, tuple(rejected)
+        return Step(applied=applied, rejected=tuple(rejected))
 
-    def solved(self) -> bool:
+    def done(self) -> bool:
         return all(h == self.puzzle.truth for h in self._hypotheses.values())
+
+    def outcome(self) -> str:
+        return "success" if self.done() else "failure"
 
     def progress(self, role: str) -> int:
         return correct_count(self._hypotheses[role], self.puzzle.truth)
+
+    def scores(self) -> dict[str, Any]:
+        return position_scores(self._writes)
 
     def metrics(self) -> dict[str, Any]:
         return position_metrics(self._writes, {r: self.progress(r) for r in self.roles})

@@ -1,0 +1,157 @@
+"""A run without a terminal: a plan and a run directory become records on disk.
+
+The runners wrap this with flags, signals and a display; anything else (a notebook, a cluster
+executor) can call it as it is. The rules live here once:
+- resume: every game recorded counts, except games lost to the infrastructure (``infra_error``),
+  which are played again;
+- records are appended as games finish (``RecordWriter``), transcripts beside them on request;
+- the run's log (structured JSON lines) and, when models played, ``usage.json``;
+- when every game is recorded, the results are rewritten sorted by game id and ``summary.json``
+  is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+import msgspec
+import structlog
+
+from bus import Act
+from puzzles import GAMES, Game
+
+from .policies import PolicyFactory
+from .records import GameRecord
+from .results import Plan, RunDir
+from .run import RunProgress, run_games
+from .spec import GameSpec
+from .stats import ConditionSummary, summarize
+from .transcripts import TranscriptWriter
+
+INFRA_ERROR = "infra_error"
+SUMMARY_FILE = "summary.json"
+USAGE_FILE = "usage.json"
+
+
+def is_infra_error(record: Any) -> bool:
+    """A game lost to the provider or the network (a record or a record key)."""
+    return record.error is not None and record.error.kind == INFRA_ERROR
+
+
+def recorded_games(run: RunDir) -> dict[int, Any]:
+    """Game id -> RecordKey of the games that count as recorded (the resume rule)."""
+    return {i: key for i, key in run.recorded().items() if not is_infra_error(key)}
+
+
+def make_logger(stream: TextIO, level: str):
+    return structlog.wrap_logger(
+        structlog.WriteLogger(stream),
+        wrapper_class=structlog.make_filtering_bound_logger(level),
+        processors=[
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.JSONRenderer(),
+        ],
+    )
+
+
+class GameLog:
+    """Logs each game's end (info), its errors (error) and, at debug level, every agent turn.
+    Every line carries the game id; turn lines carry the agent."""
+
+    def __init__(self, log: Any, *, debug: bool) -> None:
+        self.log = log
+        self.debug = debug
+
+    def game_started(self, spec: GameSpec):
+        if not self.debug:
+            return None
+        log = self.log.bind(game_id=spec.game_id)
+
+        def tap(address: str, message: Any) -> None:
+            if isinstance(message, Act):
+                log.debug(
+                    "turn", agent=message.role, turn=message.turn, message_chars=len(message.message),
+                    actions=len(message.actions), rejected=len(message.rejected), format_error=message.format_error,
+                )
+
+        return tap
+
+    def game_finished(self, spec: GameSpec, record: GameRecord) -> None:
+        if record.error is not None:
+            self.log.error("game_error", game_id=record.game_id, **msgspec.to_builtins(record.error))
+        else:
+            self.log.info("game_finished", game_id=record.game_id, outcome=record.outcome, turns=record.turns)
+
+
+def write_usage(path: Path, hub: Any, log: Any) -> None:
+    """Per model: calls, retries by cause, tokens and cost (``usage.json``); nothing when no model played."""
+    if not hub.backends():
+        return
+    summary = hub.summary()
+    (path / USAGE_FILE).write_bytes(msgspec.json.format(msgspec.json.encode(summary)) + b"\n")
+    log.info("model_usage", **summary)
+
+
+def new_progress(plan: Plan, recorded: Mapping[int, Any], *, track_live: bool, games: Mapping[str, Game] = GAMES) -> RunProgress:
+    """The run's counters, with the games already recorded counted in (when resuming)."""
+    done = sorted(i for i in recorded if i < plan.total)
+    progress = RunProgress(total=plan.total, already_done=len(done), track_live=track_live)
+    progress.know_conditions(plan.condition_specs(games))
+    for spec in plan.specs_for(done, games):
+        key = recorded[spec.game_id]
+        progress.count_recorded(spec, key.outcome, key.error.kind if key.error else None)
+    return progress
+
+
+async def play_plan(
+    run: RunDir,
+    plan: Plan,
+    factory: PolicyFactory,
+    *,
+    recorded: Mapping[int, Any],
+    concurrency: int,
+    progress: RunProgress | None = None,
+    observers: Iterable[Any] = (),
+    log_level: str = "info",
+    transcripts: bool = False,
+    games: Mapping[str, Game] = GAMES,
+) -> None:
+    """Play the games of ``plan`` not in ``recorded`` into ``run``. Cancelling the caller's scope
+    stops the run; every record written before stays, and the log says the run was interrupted."""
+    todo = [i for i in range(plan.total) if i not in recorded]
+    finished = False
+    with run.log_path.open("a", encoding="utf-8") as log_stream, run.writer() as writer:
+        log = make_logger(log_stream, log_level)
+        log.info("run_started", run_dir=str(run.path), config=msgspec.to_builtins(plan), to_play=len(todo))
+        watchers: list[Any] = [GameLog(log, debug=log_level == "debug"), *observers]
+        transcript_writer = TranscriptWriter(run.path) if transcripts else None
+        if transcript_writer is not None:
+            watchers.append(transcript_writer)
+        try:
+            async with factory:
+                try:
+                    await run_games(
+                        plan.specs_for(todo, games), factory=factory, concurrency=concurrency,
+                        on_record=writer.write, progress=progress, observers=watchers, games=games,
+                    )
+                finally:
+                    write_usage(run.path, factory.hub, log)
+            finished = True
+        finally:
+            if transcript_writer is not None:
+                transcript_writer.close()
+            done = progress.done if progress is not None else None
+            log.info("run_finished" if finished else "run_interrupted", games_recorded=done, games_total=plan.total)
+
+
+def finish(run: RunDir, plan: Plan, *, complete: bool) -> tuple[list[GameRecord], list[ConditionSummary]]:
+    """After playing: sort the results if every game is recorded (``complete``), and write the summary."""
+    if complete:
+        run.finalize(plan.total)
+    records = run.records()
+    summaries = summarize(records)
+    (run.path / SUMMARY_FILE).write_bytes(msgspec.json.format(msgspec.json.encode(summaries)) + b"\n")
+    return records, summaries

@@ -1,0 +1,42 @@
+"""AsymPuzl: Alice sees the correct shape at each position but not the colors; Bob sees the correct
+shape-color pairs in a shuffled order. They exchange messages and edit their own working hypothesis
+until both match the truth. With one agent ("solo") it is the papers' single-agent check: one agent
+holds both views."""
+
+from __future__ import annotations
+
+from ..base import Game
+from ..common.positions import feedback_modes, position_sort_keys
+from .params import AsymPuzlParams
+from .prompt import AsymPuzlPrompter
+from .rules import ROLES, SOLO, AsymPuzlGame, Replace, generate
+from .scripted import SCRIPTED
+
+
+def new_game(params: AsymPuzlParams, seed: int, roles: tuple[str, ...], max_turns: int) -> AsymPuzlGame:
+    puzzle = generate(params.size, seed, params.distractors, params.distractors_in)
+    return AsymPuzlGame(puzzle, max_turns, roles)
+
+
+def default_max_turns(params: AsymPuzlParams, roles: tuple[str, ...]) -> int:
+    """2N, as in the long paper; one attempt for the single-agent check."""
+    return 1 if roles == (SOLO,) else 2 * params.size
+
+
+GAME = Game(
+    name="asympuzl",
+    Params=AsymPuzlParams,
+    rosters=(ROLES, (SOLO,)),
+    new=new_game,
+    default_max_turns=default_max_turns,
+    prompter=AsymPuzlPrompter(),
+    Action=Replace,
+    feedback=feedback_modes(lambda state: (state.truth, state.hypotheses())),
+    default_feedback="own_detailed",
+    scripted=SCRIPTED,
+    sort_keys=position_sort_keys(),
+    score_labels={"actions_per_position": "actions/pos"},
+    description="two agents, shapes and colors (or one agent with both views)",
+)
+
+__all__ = ["GAME", "AsymPuzlParams"]

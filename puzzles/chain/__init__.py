@@ -1,0 +1,41 @@
+"""The chain puzzle: AsymPuzl for 2 to 4 agents, each holding one link of a chain of attributes
+(Alice: position -> shape, Bob: shape -> color, Carol: color -> pattern, Dave: pattern -> material)."""
+
+from __future__ import annotations
+
+from ..base import Game
+from ..common.positions import feedback_modes, position_sort_keys
+from .params import ChainParams
+from .prompt import ChainPrompter
+from .rules import CHAIN_ROLES, ChainGame, ChainReplace, generate_chain
+from .scripted import SCRIPTED
+
+
+def new_game(params: ChainParams, seed: int, roles: tuple[str, ...], max_turns: int) -> ChainGame:
+    puzzle = generate_chain(params.size, len(roles), seed)
+    if tuple(roles) != puzzle.roles:
+        raise ValueError(f"the chain puzzle's roles are {', '.join(puzzle.roles)}, got {', '.join(roles)}")
+    return ChainGame(puzzle, max_turns)
+
+
+def default_max_turns(params: ChainParams, roles: tuple[str, ...]) -> int:
+    return 2 * params.size
+
+
+GAME = Game(
+    name="chain",
+    Params=ChainParams,
+    rosters=tuple(CHAIN_ROLES[:k] for k in range(2, len(CHAIN_ROLES) + 1)),
+    new=new_game,
+    default_max_turns=default_max_turns,
+    prompter=ChainPrompter(),
+    Action=ChainReplace,
+    feedback=feedback_modes(lambda state: (state.truth, state.hypotheses())),
+    default_feedback="own_detailed",
+    scripted=SCRIPTED,
+    sort_keys=position_sort_keys(),
+    score_labels={"actions_per_position": "actions/pos"},
+    description="2 to 4 agents, each holding one link of a chain of attributes",
+)
+
+__all__ = ["GAME", "ChainParams"]

@@ -1,0 +1,133 @@
+"""Reading a reply that is free text ending with {"message": str, "actions": [...]}.
+
+Hand-written rather than a JSON-schema library: the object has to be found at the end of free
+text (prose, code fences, trailing commas) before it can be validated, and every problem must come
+back as one sentence a model can act on. A reply whose JSON cannot be found or has the wrong shape
+is a format error (the whole turn is lost). A well-formed reply can still carry individual actions
+that are malformed; those are rejected one by one with a reason and the rest are kept. The game
+reads each action (``read_action``) and checks it when it is applied. Nothing here raises anything
+but ``ReplyFormatError``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from ..base import Rejected, Reply, ReplyFormatError
+
+_decoder = json.JSONDecoder()
+_TOP_LEVEL_FIELDS = ("message", "actions")
+
+
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+
+
+def _last_object(text: str) -> tuple[bool, object]:
+    found: object = None
+    have = False
+    i = text.find("{")
+    while i != -1:
+        try:
+            value, end = _decoder.raw_decode(text, i)
+        except (ValueError, RecursionError):
+            i = text.find("{", i + 1)
+            continue
+        found, have = value, True
+        i = text.find("{", end)
+    return have, found
+
+
+def last_json_object(text: str, keys: tuple[str, ...] = _TOP_LEVEL_FIELDS) -> object:
+    """The last top-level JSON value that starts with '{' in ``text`` (prose and fences around it
+    allowed). If it is not an object with one of ``keys``, the text is read again with trailing commas
+    (``[1, 2,]``, ``{"a": 1,}``) forgiven, and that reading is taken if it finds such an object."""
+
+    def wanted(value: object) -> bool:
+        return isinstance(value, dict) and any(k in value for k in keys)
+
+    have, found = _last_object(text)
+    if not wanted(found):
+        repaired = _TRAILING_COMMA.sub(r"\1", text)
+        if repaired != text:
+            have_repaired, value = _last_object(repaired)
+            if have_repaired and wanted(value):
+                return value
+    if not have:
+        raise ReplyFormatError("no JSON object found in the reply")
+    return found
+
+
+def compact(value: object) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)[:200]
+    except (TypeError, ValueError):
+        return repr(value)[:200]
+
+
+def read_reply(
+    text: str,
+    read_action: Callable[[object], Any],
+    *,
+    optional: tuple[str, ...] = (),
+) -> Reply:
+    """Read a reply; raise ReplyFormatError if it has no valid final JSON object.
+
+    ``read_action(raw)`` turns one raw action into the game's action, or returns a ``str``: the
+    reason it is malformed (it is then rejected alone and the others kept). ``optional`` are
+    top-level string fields a game allows besides "message" and "actions" (such as "to" or
+    "scratchpad").
+    """
+    if not isinstance(text, str):
+        raise ReplyFormatError(f"the reply is not text but {type(text).__name__}")
+    obj = last_json_object(text)
+    if not isinstance(obj, dict):
+        raise ReplyFormatError("the JSON at the end of the reply is not an object")
+    if not any(k in obj for k in _TOP_LEVEL_FIELDS):
+        raise ReplyFormatError(
+            "no JSON object with \"message\" and \"actions\" at the end of the reply (is it cut short?)"
+        )
+    extra = sorted(set(obj) - set(_TOP_LEVEL_FIELDS) - set(optional))
+    if extra:
+        raise ReplyFormatError(f"unknown field {extra[0]!r} in the reply object")
+    missing = [k for k in _TOP_LEVEL_FIELDS if k not in obj]
+    if missing:
+        raise ReplyFormatError(f"the reply object has no {missing[0]!r} field")
+    message, raw_actions = obj["message"], obj["actions"]
+    if not isinstance(message, str):
+        raise ReplyFormatError(f"\"message\" must be a string, got {compact(message)}")
+    if not isinstance(raw_actions, list):
+        raise ReplyFormatError(f"\"actions\" must be a list, got {compact(raw_actions)}")
+    extras: dict[str, str] = {}
+    for name in optional:
+        if name in obj:
+            if not isinstance(obj[name], str):
+                raise ReplyFormatError(f"\"{name}\" must be a string, got {compact(obj[name])}")
+            extras[name] = obj[name]
+    actions: list[Any] = []
+    rejected: list[Rejected] = []
+    for raw in raw_actions:
+        result = read_action(raw)
+        if isinstance(result, str):
+            rejected.append(Rejected(compact(raw), result))
+        else:
+            actions.append(result)
+    return Reply(message, tuple(actions), tuple(rejected), extras.get("to"), extras.get("scratchpad"))
+
+
+def optional_fields(context: Any) -> tuple[str, ...]:
+    """The top-level fields a reply to ``context`` may carry besides "message" and "actions"."""
+    return (("to",) if context.directed else ()) + (("scratchpad",) if context.keeps_notes else ())
+
+
+def format_json_reply(prose: str, message: str, actions: list[Any], **extra: str | None) -> str:
+    """A reply in the JSON format: prose, then the object on its own line. ``actions`` are already
+    in their JSON shape; ``extra`` adds optional top-level fields (those that are not None)."""
+    obj: dict[str, Any] = {"message": message, "actions": actions}
+    obj.update({k: v for k, v in extra.items() if v is not None})
+    body = msgspec.json.encode(obj).decode()
+    return f"{prose}\n{body}" if prose else body

@@ -1,0 +1,204 @@
+"""The turn machine: whose turn it is, what a turn applies, and when the game ends.
+
+Plain synchronous code with no bus and no event loop (PettingZoo's ``agent_selector`` and the env
+wrapper in one small object): the Environment actor drives it over the bus, and anything else (a
+synchronous env adapter, a test) can drive it directly.
+
+Rounds (turns): ``round_robin``, every role acts once per round, in roster order, each seeing what
+the others did before it; ``simultaneous``, every role is asked at once, acts on the state at the
+start of the round, and the actions are applied together in roster order. The game ends when the
+state says it is done (checked after every act) or after ``max_turns`` rounds. ``max_actions`` caps
+the actions applied per agent turn; the rest are rejected with a reason. What went wrong in a turn
+is told to the agent at its next turn (``notices``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from bus.messages import Usage
+
+from .base import GameState, Rejected, Say, Step
+
+TurnOrder = Literal["round_robin", "simultaneous"]
+
+
+class TurnLog(msgspec.Struct, frozen=True, gc=False):
+    """One agent's turn as the referee saw it."""
+
+    turn: int
+    role: str
+    message_chars: int
+    reply_chars: int
+    applied: int
+    rejected: tuple[Any, ...] = ()
+    format_error: str | None = None
+    progress: int | float = 0
+    usage: Usage | msgspec.UnsetType = msgspec.UNSET  # the model call behind the turn, if any
+
+    @property
+    def reply_tokens(self) -> int | None:
+        """The reply's tokens as the provider counted them (model turns only)."""
+        return None if self.usage is msgspec.UNSET else self.usage.completion_tokens
+
+    @property
+    def message_tokens(self) -> int | None:
+        """The message's tokens, one tokenizer for every model (model turns only)."""
+        return None if self.usage is msgspec.UNSET else self.usage.message_tokens
+
+
+class Turn(msgspec.Struct, frozen=True, gc=False):
+    """What an agent did in one turn, as the referee needs it."""
+
+    turn: int
+    role: str
+    message: str = ""
+    actions: tuple[Any, ...] = ()
+    rejected: tuple[Any, ...] = ()  # actions that could not even be read
+    format_error: str | None = None
+    reply_chars: int = 0
+    usage: Any = None
+
+
+class GameResult(msgspec.Struct):
+    outcome: str  # "success" | "failure" | "error"
+    turns: int
+    solved_turn: int | None
+    turn_log: list[TurnLog]
+    scores: dict[str, Any]
+    metrics: dict[str, Any]
+
+
+class Next(msgspec.Struct, frozen=True, gc=False):
+    """What follows a turn: what the game says for the acting role, who is asked next, whether it is over."""
+
+    say: tuple[Say, ...] = ()
+    ask: tuple[str, ...] = ()
+    over: bool = False
+
+
+class ProtocolError(RuntimeError):
+    """A turn arrived that the game's protocol does not allow at this point."""
+
+
+def notices_for(turn: Turn, rejected: tuple[Any, ...]) -> tuple[str, ...]:
+    """What the agent is told next turn about the problems of this one."""
+    notes = []
+    if turn.format_error is not None:
+        notes.append(f"Your last reply could not be read ({turn.format_error}); nothing was applied.")
+    for item in rejected:
+        notes.append(f"Your action {item.action} was rejected: {item.reason}.")
+    return tuple(notes)
+
+
+class Referee:
+    def __init__(self, state: GameState, *, turn_order: TurnOrder = "round_robin", max_actions: int | None = None) -> None:
+        if turn_order not in ("round_robin", "simultaneous"):
+            raise ValueError(f"unknown turn order {turn_order!r}")
+        self.state = state
+        self.simultaneous = turn_order == "simultaneous"
+        self.max_actions = max_actions
+        self.turn = 1
+        self.outcome: str | None = None  # set when the game is over
+        self._index = 0
+        self._waiting: dict[str, Turn] = {}  # simultaneous: turns received this round
+        self._notices: dict[str, tuple[str, ...]] = {}
+        self.log: list[TurnLog] = []
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        return self.state.roles
+
+    def start(self) -> tuple[str, ...]:
+        """The roles asked first."""
+        return self._round()
+
+    def _round(self) -> tuple[str, ...]:
+        return self.roles if self.simultaneous else (self.roles[self._index],)
+
+    def notices(self, role: str) -> tuple[str, ...]:
+        """What ``role`` is told about its last turn (once)."""
+        return self._notices.pop(role, ())
+
+    def progress(self) -> dict[str, Any]:
+        return {r: self.state.progress(r) for r in self.roles}
+
+    def play(self, turn: Turn) -> Next:
+        """Apply one agent's turn; raise ProtocolError if it is not that agent's turn."""
+        if self.outcome is not None:
+            raise ProtocolError(f"turn from {turn.role} after the game ended")
+        if turn.turn != self.turn or turn.role not in self.roles:
+            raise ProtocolError(f"act from {turn.role} for turn {turn.turn} during turn {self.turn}")
+        if self.simultaneous:
+            if turn.role in self._waiting:
+                raise ProtocolError(f"second act from {turn.role} in turn {self.turn}")
+            self._waiting[turn.role] = turn
+            if len(self._waiting) < len(self.roles):
+                return Next()
+            turns, self._waiting = [self._waiting[r] for r in self.roles], {}
+            said: list[Say] = []
+            for t in turns:
+                said += self._apply(t).say
+            return self._after(tuple(said), end_of_round=True)
+        expected = self.roles[self._index]
+        if turn.role != expected:
+            raise ProtocolError(f"act from {turn.role}, expected {expected} in turn {self.turn}")
+        step = self._apply(turn)
+        self._index += 1
+        end_of_round = self._index == len(self.roles)
+        if end_of_round:
+            self._index = 0
+        return self._after(step.say, end_of_round)
+
+    def _after(self, say: tuple[Say, ...], end_of_round: bool) -> Next:
+        if self.state.done():
+            self.outcome = self.state.outcome()
+            return Next(say=say, over=True)
+        if end_of_round:
+            if self.turn >= self.state.max_turns:
+                self.outcome = self.state.outcome()
+                return Next(say=say, over=True)
+            self.turn += 1
+        return Next(say=say, ask=self._round())
+
+    def _apply(self, turn: Turn) -> Step:
+        step, rejected = Step(), tuple(turn.rejected)
+        if turn.format_error is None:
+            actions = tuple(turn.actions)
+            if self.max_actions is not None and len(actions) > self.max_actions:
+                rejected += tuple(
+                    Rejected(str(action), f"over the limit of {self.max_actions} actions per turn")
+                    for action in actions[self.max_actions :]
+                )
+                actions = actions[: self.max_actions]
+            step = self.state.step(turn.role, actions)
+            rejected += step.rejected
+        self._notices[turn.role] = notices_for(turn, rejected)
+        self.log.append(
+            TurnLog(
+                turn=self.turn,
+                role=turn.role,
+                message_chars=len(turn.message),
+                reply_chars=turn.reply_chars,
+                applied=step.applied,
+                rejected=rejected,
+                format_error=turn.format_error,
+                progress=self.state.progress(turn.role),
+                usage=turn.usage if isinstance(turn.usage, Usage) else msgspec.UNSET,
+            )
+        )
+        return step
+
+    def result(self) -> GameResult:
+        """The game's result; for a game that did not end (an error cut it short), outcome "error"."""
+        outcome = self.outcome or "error"
+        return GameResult(
+            outcome=outcome,
+            turns=self.turn,
+            solved_turn=self.turn if outcome == "success" else None,
+            turn_log=list(self.log),
+            scores=self.state.scores(),
+            metrics=self.state.metrics(),
+        )
