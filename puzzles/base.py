@@ -194,6 +194,8 @@ class Game:
     - ``sort_keys``: for condition labels whose values do not sort as text, a key function.
     - ``score_labels``: display names of score keys (a key ``name.role`` shows as ``label role``).
     - ``replay``: shows a game turn by turn (``puzzles.common.replay`` is the generic part).
+    - ``invalid_examples(state, role)``: actions the game must reject in ``state`` (the conformance
+      check in ``puzzles.testing`` plays them and checks that nothing changed).
     """
 
     name: str
@@ -209,6 +211,7 @@ class Game:
     sort_keys: Mapping[str, Callable[[str], Any]] = field(default_factory=dict)
     score_labels: Mapping[str, str] = field(default_factory=dict)
     replay: Any = None
+    invalid_examples: Callable[[Any, str], Any] | None = None
     description: str = ""
 
     @property

@@ -169,18 +169,19 @@ def config_from_args(parser: OneLineParser, args: argparse.Namespace, game: Game
     except InvalidParameter as exc:
         parser.error(f"argument --agent: {exc}")
     agents = [named[r][0] if r in named else game.default_policy for r in roster]
+    # Every setting is saved as it is used, defaults included, so that config.json says it all.
+    params = {**msgspec.to_builtins(game.Params()), **_params(args, game)}
+    params.pop("game", None)
+    try:
+        turns = args.max_turns or game.default_max_turns(msgspec.convert(params, game.Params), roster)
+    except (msgspec.ValidationError, InvalidParameter, ValueError) as exc:
+        parser.error(f"argument {flag(next(iter(_params(args, game)), 'game'))}: {exc}")
     grid: dict[str, Any] = {
-        "name": "run", "game": game.name, "seeds": args.games or DEFAULT_GAMES, "agents": [agents],
-        "params": {k: [v] for k, v in _params(args, game).items()},
+        "name": "run", "game": game.name, "seeds": args.games or DEFAULT_GAMES, "seed": args.seed or 0,
+        "agents": [agents], "params": {k: [v] for k, v in params.items()},
+        "feedback": [args.feedback or game.default_feedback], "max_turns": [turns],
+        "history": [1 if args.history is None else args.history],
     }
-    if args.seed is not None:
-        grid["seed"] = args.seed
-    if args.feedback is not None:
-        grid["feedback"] = [args.feedback]
-    if args.max_turns is not None:
-        grid["max_turns"] = [args.max_turns]
-    if args.history is not None:
-        grid["history"] = [args.history]
     for field in EXTENSION_FLAGS:
         if getattr(args, field) is not None:
             grid[field] = [getattr(args, field)]

@@ -41,6 +41,23 @@ def spec(index: int = 0, run_seed: int = 0, **fields) -> GameSpec:
     return grid(index + 1, run_seed, **fields).spec(index)
 
 
+class FailingFactory(PolicyFactory):
+    """The named policies everywhere, except Bob in the games with the given seeds, whose policy
+    raises on turn 1."""
+
+    def __init__(self, failing_seeds):
+        super().__init__()
+        self.failing_seeds = failing_seeds
+
+    def make(self, name, role, seed, game):
+        if role == "bob" and seed in self.failing_seeds:
+            class Broken:
+                async def reply(self, context):
+                    raise RuntimeError("policy exploded")
+            return Broken()
+        return super().make(name, role, seed, game)
+
+
 def play(game_spec: GameSpec, factory: PolicyFactory | None = None, **kwargs):
     return anyio.run(lambda: play_game(game_spec, factory or PolicyFactory(), **kwargs))
 

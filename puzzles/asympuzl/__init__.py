@@ -18,6 +18,16 @@ def new_game(params: AsymPuzlParams, seed: int, roles: tuple[str, ...], max_turn
     return AsymPuzlGame(puzzle, max_turns, roles)
 
 
+def invalid_examples(state: AsymPuzlGame, role: str) -> list[Replace]:
+    """Out of range on both sides, an unknown shape, an unknown color."""
+    first = state.truth[0]
+    size = state.puzzle.size
+    return [
+        Replace(0, first.shape, first.color), Replace(size + 1, first.shape, first.color),
+        Replace(1, "blob", first.color), Replace(1, first.shape, "transparent"),
+    ]
+
+
 def default_max_turns(params: AsymPuzlParams, roles: tuple[str, ...]) -> int:
     """2N, as in the long paper; one attempt for the single-agent check."""
     return 1 if roles == (SOLO,) else 2 * params.size
@@ -36,6 +46,7 @@ GAME = Game(
     scripted=SCRIPTED,
     sort_keys=position_sort_keys(),
     score_labels={"actions_per_position": "actions/pos"},
+    invalid_examples=invalid_examples,
     description="two agents, shapes and colors (or one agent with both views)",
 )
 

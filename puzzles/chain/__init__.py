@@ -18,6 +18,16 @@ def new_game(params: ChainParams, seed: int, roles: tuple[str, ...], max_turns: 
     return ChainGame(puzzle, max_turns)
 
 
+def invalid_examples(state: ChainGame, role: str) -> list[ChainReplace]:
+    """Out of range on both sides, and an unknown word for each attribute."""
+    truth = state.truth[0]
+    size = state.puzzle.size
+    bad = [ChainReplace(0, truth), ChainReplace(size + 1, truth)]
+    for k in range(len(truth)):
+        bad.append(ChainReplace(1, truth[:k] + ("blob",) + truth[k + 1:]))
+    return bad
+
+
 def default_max_turns(params: ChainParams, roles: tuple[str, ...]) -> int:
     return 2 * params.size
 
@@ -35,6 +45,7 @@ GAME = Game(
     scripted=SCRIPTED,
     sort_keys=position_sort_keys(),
     score_labels={"actions_per_position": "actions/pos"},
+    invalid_examples=invalid_examples,
     description="2 to 4 agents, each holding one link of a chain of attributes",
 )
 

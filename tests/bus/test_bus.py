@@ -93,9 +93,9 @@ async def test_actor_handles_messages_in_order_and_stops_on_game_over():
 
 
 def test_messages_are_one_tagged_union_that_round_trips():
-    message = YourTurn(game_id=1, turn=2, max_turns=10, role="bob", hypothesis=[1, 2], feedback=None)
+    message = YourTurn(game_id=1, turn=2, max_turns=10, role="bob", view=[1, 2], feedback=None)
     data = msgspec.json.encode(message)
     assert b'"kind":"your_turn"' in data
-    assert msgspec.json.decode(data, type=AnyMessage) == msgspec.structs.replace(message, hypothesis=[1, 2])
+    assert msgspec.json.decode(data, type=AnyMessage) == msgspec.structs.replace(message, view=[1, 2])
     with pytest.raises(AttributeError):
         message.turn = 3  # frozen

@@ -1,27 +1,20 @@
-"""More agents, topologies, turn orders, channel policies, action limits, scratchpads, leak audit."""
+"""More agents, topologies, turn orders, channels in play, action limits, scratchpads, leak audit."""
 
-import random
+import dataclasses
 
-import anyio
-import msgspec
 import pytest
 
-from bus import ChannelSpec, Chat, PolicyChannel
-from bus.channel import Spend
-from engine import PolicyFactory, RunConfig, play_game
-from engine.game import BUILDERS
-from puzzles.chain import CHAIN_ROLES, generate_chain
+from bus import ChannelSpec
+from engine import PolicyFactory
+from puzzles import GAMES
+from puzzles.chain.rules import CHAIN_ROLES, generate_chain
 from runners.concurrent import main as run_main
-from tests.helpers import spec
-
-
-def play(game_spec, factory=None):
-    return anyio.run(play_game, game_spec, factory or PolicyFactory())
+from tests.helpers import play, spec
 
 
 def chain(index=0, **fields):
     fields = {"carol": "share_everything", "size": 5, **fields}
-    return RunConfig(puzzle="chain", **fields).spec(index)
+    return spec(index, game="chain", **fields)
 
 
 # ---- The K-agent puzzle ----
@@ -57,15 +50,15 @@ def test_three_agents_sharing_everything_solve_in_the_expected_rounds(topology, 
 
 
 def test_four_agents_in_a_chain_need_three_relays():
-    record = play(RunConfig(puzzle="chain", carol="share_everything", dave="share_everything", size=6, topology="chain").spec(0))
+    record = play(spec(0, game="chain", carol="share_everything", dave="share_everything", size=6, topology="chain"))
     assert (record.outcome, record.solved_turn) == ("success", 4)
 
 
 def test_no_two_agents_solve_without_the_third():
     class SilentCarol(PolicyFactory):
-        def make(self, name, role, seed):
+        def make(self, name, role, seed, game):
             if role != "carol":
-                return super().make(name, role, seed)
+                return super().make(name, role, seed, game)
 
             class Silent:
                 async def reply(self, context):
@@ -76,57 +69,14 @@ def test_no_two_agents_solve_without_the_third():
         record = play(chain(index), SilentCarol())
         assert record.outcome == "failure"
         # Without Carol's patterns nobody can write a whole position.
-        assert record.correct_positions == {"alice": 0, "bob": 0, "carol": 0}
+        assert record.metrics["correct_positions"] == {"alice": 0, "bob": 0, "carol": 0}
         # Carol talking but not listening: the others solve, she cannot, so the game is not solved.
         record = play(chain(index, carol="ignore"))
         assert record.outcome == "failure"
-        assert record.correct_positions == {"alice": 5, "bob": 5, "carol": 0}
+        assert record.metrics["correct_positions"] == {"alice": 5, "bob": 5, "carol": 0}
 
 
 # ---- Channels ----
-
-
-def _chat(text, turn=1):
-    return Chat(game_id=0, turn=turn, sender="alice", recipient="bob", text=text)
-
-
-def test_channel_budgets_cut_or_reject():
-    cut = PolicyChannel(ChannelSpec(max_chars=5), random.Random(0))
-    now, delivery, notice = cut.transmit(_chat("hello world"))
-    assert now[0].text == "hello" and delivery.fate == "truncated" and notice is None
-    assert (delivery.sent_chars, delivery.delivered_chars) == (11, 5)
-    words = PolicyChannel(ChannelSpec(max_tokens=2), random.Random(0))
-    assert words.transmit(_chat("one two three"))[0][0].text == "one two"
-    reject = PolicyChannel(ChannelSpec(max_tokens=2, over_budget="reject"), random.Random(0))
-    now, delivery, notice = reject.transmit(_chat("one two three"))
-    assert now == () and delivery.fate == "rejected" and "over the channel's budget" in notice
-    assert reject.transmit(_chat("one two"))[0][0].text == "one two"
-
-
-def test_game_budget_is_per_sender_and_runs_out():
-    spend = Spend()
-    to_bob = PolicyChannel(ChannelSpec(game_chars=8), random.Random(0), spend=spend)
-    to_carol = PolicyChannel(ChannelSpec(game_chars=8), random.Random(0), spend=spend)
-    assert to_bob.transmit(_chat("abcde"))[0][0].text == "abcde"
-    assert to_carol.transmit(_chat("fghij"))[0][0].text == "fgh"  # the same sender's budget
-    now, delivery, notice = to_bob.transmit(_chat("klm"))
-    assert now == () and delivery.fate == "budget spent" and "budget is spent" in notice
-
-
-def test_drop_noise_and_delay():
-    dropped = PolicyChannel(ChannelSpec(drop=1.0), random.Random(0)).transmit(_chat("hi"))
-    assert dropped[0] == () and dropped[1].fate == "dropped"
-    text = "the square is blue; the circle is red"
-    noisy = [PolicyChannel(ChannelSpec(noise=0.2), random.Random(s)).transmit(_chat(text))[0][0].text for s in (1, 1, 2)]
-    assert noisy[0] == noisy[1] != text and noisy[0] != noisy[2]  # seeded
-    late = PolicyChannel(ChannelSpec(delay=2), random.Random(0))
-    now, delivery, _ = late.transmit(_chat("later"))
-    assert now == () and delivery.delay == 2 and delivery.fate == "delivered"
-    # Held for two of Bob's turns after the one at which he would have heard it.
-    assert late.release("carol") == () and late.release("bob") == () and late.release("bob") == ()
-    assert late.release("bob")[0].text == "later" and late.release("bob") == ()
-    late.transmit(_chat("never heard"))
-    assert [d.fate for d in late.undelivered()] == ["undelivered (game over)"]
 
 
 def test_delayed_channel_slows_share_everything_and_is_recorded():
@@ -144,10 +94,11 @@ class Recording(PolicyFactory):
     """share_everything, remembering every context each agent was shown."""
 
     def __init__(self):
+        super().__init__()
         self.seen = []
 
-    def make(self, name, role, seed):
-        inner = super().make(name, role, seed)
+    def make(self, name, role, seed, game):
+        inner = super().make(name, role, seed, game)
         seen = self.seen
 
         class Policy:
@@ -170,7 +121,7 @@ def test_a_rejected_message_is_reported_to_its_sender():
 
 def test_directed_messages_reach_only_the_named_partner():
     class Pointing(PolicyFactory):
-        def make(self, name, role, seed):
+        def make(self, name, role, seed, game):
             class Policy:
                 async def reply(self, context):
                     if role == "alice":
@@ -201,10 +152,10 @@ def test_action_limit_spreads_the_writes_over_turns():
 
 def test_scratchpad_replaces_the_reinjected_clues():
     class Noting(PolicyFactory):
-        def make(self, name, role, seed):
+        def make(self, name, role, seed, game):
             class Policy:
                 async def reply(self, context):
-                    seen.append((role, context.turn, context.clues is not None, context.scratchpad))
+                    seen.append((role, context.turn, context.reinjected, context.scratchpad))
                     return '{"message": "", "actions": [], "scratchpad": "note %d"}' % context.turn
             return Policy()
 
@@ -231,23 +182,19 @@ def test_leak_audit_passes_honest_games(policy):
         assert play(game).error is None
     for index, (extra, topology) in enumerate([({}, "all"), ({"carol": policy}, "chain"),
                                                 ({"carol": policy, "dave": policy}, "directed")]):
-        game = RunConfig(puzzle="chain", alice=policy, bob=policy, topology=topology, turn_order="simultaneous",
-                         feedback="both_detailed", leak_audit=True, **extra).spec(index)
+        game = spec(index, game="chain", alice=policy, bob=policy, topology=topology, turn_order="simultaneous",
+                    feedback="both_detailed", leak_audit=True, **extra)
         assert play(game).error is None
 
 
-def _leaky(base: str, victim: str, source: str):
-    """A faulty build that hands ``victim`` the clues of ``source`` inside its feedback."""
+def _leaky(base: str, victim: str, source: str) -> dict:
+    """A faulty game whose feedback hands ``victim`` the private information of ``source``."""
+    game = GAMES[base]
 
-    def build(game_spec, bus, factory):
-        environment, actors = BUILDERS[base](game_spec, bus, factory)
-        feedback_actor = actors[1]
-        honest = feedback_actor.evaluate
-        stolen = environment.game.clues(source)
-        feedback_actor.evaluate = lambda hypotheses, role: (honest(hypotheses, role), stolen if role == victim else None)
-        return environment, actors
+    def leak(honest):
+        return lambda state, role: (honest(state, role), state.private(source) if role == victim else None)
 
-    return build
+    return {base: dataclasses.replace(game, feedback={m: leak(f) for m, f in game.feedback.items()})}
 
 
 @pytest.mark.parametrize(
@@ -258,12 +205,7 @@ def _leaky(base: str, victim: str, source: str):
      ("chain", {"carol": "share_everything", "dave": "share_everything"}, "bob", "carol")],
 )
 def test_leak_audit_catches_a_planted_leak(base, agents, victim, source):
-    BUILDERS["leaky"] = _leaky(base, victim, source)
-    try:
-        game = msgspec.structs.replace(RunConfig(puzzle=base, leak_audit=True, **agents).spec(0), puzzle="leaky")
-        record = play(game)
-    finally:
-        del BUILDERS["leaky"]
+    record = play(spec(0, game=base, leak_audit=True, **agents), games=_leaky(base, victim, source))
     assert record.outcome == "error"
     assert (record.error.kind, record.error.actor, record.error.type) == ("leak", victim, "LeakDetected")
     assert "private to another agent" in record.error.message
@@ -274,19 +216,22 @@ def test_leak_audit_catches_a_planted_leak(base, agents, victim, source):
 
 def test_command_line_options_reach_the_games(tmp_path):
     out = tmp_path / "run"
-    assert run_main(["--games", "6", "--puzzle", "chain", "--carol", "share_everything", "--topology", "chain",
+    assert run_main(["--games", "6", "--game", "chain", "--carol", "share_everything", "--topology", "chain",
                      "--max-message-tokens", "200", "--leak-audit", "--out", str(out), "--no-dashboard"]) == 0
     from engine import RunDir
 
     records = RunDir.open(out).records()
     assert all(r.outcome == "success" and r.solved_turn == 3 for r in records)
-    assert records[0].spec.channel == ChannelSpec(max_tokens=200) and records[0].spec.topology == "chain"
+    options = records[0].spec.options
+    assert options.channel == ChannelSpec(max_tokens=200) and options.topology == "chain"
+    assert list(records[0].spec.agents) == ["alice", "bob", "carol"]
 
 
 @pytest.mark.parametrize(
     "args, flag",
-    [(["--carol", "noisy"], "--carol"), (["--puzzle", "chain", "--distractors", "2"], "--distractors"),
-     (["--noise", "2"], "--noise"), (["--topology", "ring"], "--topology")],
+    [(["--carol", "noisy"], "--carol"), (["--game", "chain", "--distractors", "2"], "--distractors"),
+     (["--noise", "2"], "--noise"), (["--topology", "ring"], "--topology"), (["--game", "tetris"], "--game"),
+     (["--game", "chain", "--agent", "erin=noisy"], "--agent"), (["--agent", "alice"], "--agent")],
 )
 def test_bad_extension_arguments(args, flag, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
@@ -299,11 +244,11 @@ def test_bad_extension_arguments(args, flag, tmp_path, capsys):
 def test_every_scripted_policy_plays_the_chain_puzzle(policy):
     expected = {"share_everything": ("success", 2), "one_piece": ("success", 6), "ignore": ("failure", None)}
     for index in range(3):
-        record = play(RunConfig(puzzle="chain", alice=policy, bob=policy, carol=policy).spec(index))
+        record = play(spec(index, game="chain", alice=policy, bob=policy, carol=policy))
         assert record.error is None
         if policy in expected:
             assert (record.outcome, record.solved_turn) == expected[policy]
-    noisy = [play(RunConfig(puzzle="chain", alice="noisy", bob="noisy", carol="noisy", feedback=mode).spec(i)).outcome
+    noisy = [play(spec(i, game="chain", alice="noisy", bob="noisy", carol="noisy", feedback=mode)).outcome
              for mode in ("own_detailed", "none") for i in range(10)]
     assert noisy[:10].count("success") > noisy[10:].count("success")
 

@@ -1,31 +1,25 @@
+"""Many games at once: failures stay in their game, the concurrency cap holds, cancelling stops
+cleanly; seeds and statistics."""
+
+import dataclasses
+import math
+import statistics
+
 import anyio
 import pytest
 
-from engine import PolicyFactory, RunConfig, RunProgress, run_games
-from engine.stats import wilson_interval
-
-
-class FailingFactory(PolicyFactory):
-    """share_everything everywhere, except Bob in the given games, whose policy raises on turn 1."""
-
-    def __init__(self, failing_seeds):
-        self.failing_seeds = failing_seeds
-
-    def make(self, name, role, seed):
-        if role == "bob" and seed in self.failing_seeds:
-            class Broken:
-                async def reply(self, context):
-                    raise RuntimeError("policy exploded")
-            return Broken()
-        return super().make(name, role, seed)
+from engine import PolicyFactory, RunProgress, play_game, run_games
+from engine.stats import mean_interval, score_summaries, t95, wilson_interval
+from puzzles import GAMES
+from tests.helpers import FailingFactory, grid, play_async, spec
 
 
 async def test_an_actor_that_raises_ends_only_its_own_game():
-    config = RunConfig(games=40)
-    specs = [config.spec(i) for i in range(config.games)]
+    config = grid(40)
+    specs = list(config.specs_for(range(40)))
     broken = {specs[7].seed, specs[23].seed}
     records = []
-    progress = RunProgress(total=config.games)
+    progress = RunProgress(total=40)
     await run_games(specs, factory=FailingFactory(broken), concurrency=8, on_record=records.append, progress=progress)
     assert sorted(r.game_id for r in records) == list(range(40))
     errors = {r.game_id: r for r in records if r.outcome == "error"}
@@ -39,12 +33,12 @@ async def test_an_actor_that_raises_ends_only_its_own_game():
 
 
 async def test_concurrency_cap_is_respected():
-    config = RunConfig(games=30)
+    config = grid(30)
     in_flight, peak = 0, 0
 
     class Slow(PolicyFactory):
-        def make(self, name, role, seed):
-            inner = super().make(name, role, seed)
+        def make(self, name, role, seed, game):
+            inner = super().make(name, role, seed, game)
 
             class Policy:
                 async def reply(self, context):
@@ -63,10 +57,10 @@ async def test_concurrency_cap_is_respected():
 
 
 async def test_cancelling_the_run_stops_it_cleanly():
-    config = RunConfig(games=10_000)
+    config = grid(10_000)
     records = []
     with anyio.move_on_after(0.2):
-        await run_games((config.spec(i) for i in range(config.games)), factory=PolicyFactory(), concurrency=16, on_record=records.append)
+        await run_games(config.specs_for(range(10_000)), factory=PolicyFactory(), concurrency=16, on_record=records.append)
     assert 0 < len(records) < 10_000
     assert len({r.game_id for r in records}) == len(records)
 
@@ -81,42 +75,84 @@ def test_wilson_interval_matches_published_values(k, n, low, high):
 
 
 def test_game_seeds_depend_on_run_seed_and_index_only():
-    a = RunConfig(seed=1, feedback="joint").spec(5)
-    b = RunConfig(seed=1, size=9).spec(5)
+    a = spec(5, 1, feedback="joint")
+    b = spec(5, 1, size=9)
     assert a.seed == b.seed
-    assert RunConfig(seed=2).spec(5).seed != a.seed
-    assert RunConfig(seed=1).spec(6).seed != a.seed
+    assert spec(5, 2).seed != a.seed
+    assert spec(6, 1).seed != a.seed
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 10, 30, 31, 60, 200])
+def test_the_mean_interval_is_the_t_interval(n):
+    """Against an independent computation: the t quantile from the exact t distribution (numerical
+    integration of its density), the standard error from the statistics module."""
+    values = [math.sin(i) * 3 + i % 4 for i in range(n)]
+    mean, low, high = mean_interval(values)
+    df = n - 1
+
+    def density(x):
+        return math.gamma((df + 1) / 2) / (math.sqrt(df * math.pi) * math.gamma(df / 2)) * (1 + x * x / df) ** (-(df + 1) / 2)
+
+    def cdf(t, steps=20000):  # Simpson's rule from 0 to t, plus one half
+        h = t / steps
+        total = density(0) + density(t) + sum((4 if i % 2 else 2) * density(i * h) for i in range(1, steps))
+        return 0.5 + total * h / 3
+
+    lo, hi = 0.0, 20.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if cdf(mid) < 0.975 else (lo, mid)
+    assert t95(df) == pytest.approx(lo, rel=2e-4)
+    half = lo * statistics.stdev(values) / math.sqrt(n)
+    assert mean == pytest.approx(statistics.fmean(values))
+    assert (low, high) == (pytest.approx(mean - half, rel=1e-3), pytest.approx(mean + half, rel=1e-3))
+
+
+def test_scores_are_summarised_as_rates_and_means_over_games_without_error():
+    records = [anyio.run(play_game, s, PolicyFactory()) for s in grid(12, 3, alice="noisy", bob="noisy", feedback="own").specs_for(range(12))]
+    summary = score_summaries(records)
+    values = [r.scores["actions_per_position.bob"] for r in records]
+    assert summary["actions_per_position.bob"].kind == "mean"
+    assert summary["actions_per_position.bob"].value == pytest.approx(statistics.fmean(values))
+    for record, solved in zip(records, [True] * 9 + [False] * 3):
+        record.scores = {"solved": solved}
+    rate = score_summaries(records)["solved"]
+    assert (rate.kind, rate.n, rate.value) == ("rate", 12, 0.75)
+    assert (rate.low, rate.high) == wilson_interval(9, 12)
 
 
 @pytest.mark.parametrize(
     "fields, fragment",
-    [({"games": 0}, "games"), ({"size": 1}, "size"), ({"feedback": "lots"}, "feedback"),
+    [({"games": 0}, "seeds"), ({"size": 1}, "size"), ({"feedback": "lots"}, "feedback"),
      ({"max_turns": 0}, "max_turns"), ({"distractors": 11}, "distractors"), ({"history": -1}, "history")],
 )
-def test_run_config_validation_names_the_field(fields, fragment):
+def test_plan_validation_names_the_field(fields, fragment):
+    games = fields.pop("games", 1)
     with pytest.raises(ValueError, match=fragment):
-        RunConfig(**fields).validate()
+        grid(games, **fields).validate()
 
 
 async def test_an_environment_that_raises_is_recorded_against_the_environment():
-    from engine.game import BUILDERS, play_game
-    import msgspec
+    game = GAMES["asympuzl"]
 
-    def build(game_spec, bus, factory):
-        environment, actors = BUILDERS["asympuzl"](game_spec, bus, factory)
+    def new(params, seed, roles, max_turns):
+        state = game.new(params, seed, roles, max_turns)
 
-        def broken_apply(role, actions):
+        def broken_step(role, actions):
             raise ValueError("bad state")
 
-        environment.game.apply = broken_apply
-        return environment, actors
+        state.step = broken_step
+        return state
 
-    BUILDERS["broken"] = build
-    try:
-        game_spec = msgspec.structs.replace(RunConfig().spec(0), puzzle="broken")
-        record = await play_game(game_spec, PolicyFactory())
-    finally:
-        del BUILDERS["broken"]
+    broken = {"asympuzl": dataclasses.replace(game, new=new)}
+    record = await play_async(spec(0), games=broken)
     assert record.outcome == "error"
     assert (record.error.actor, record.error.type, record.error.message) == ("environment", "ValueError", "bad state")
-    assert record.error.where.startswith("test_engine.py:")
+    assert record.error.where.startswith("test_run.py:")
+    assert record.turn_log == []  # nothing was played
+
+
+async def test_a_game_the_registry_does_not_know_is_an_error_record_not_a_crash():
+    record = await play_async(spec(0), games={})
+    assert record.outcome == "error" and record.error.kind == "engine_error"
+    assert "unknown game 'asympuzl'" in record.error.message

@@ -5,34 +5,33 @@ from pathlib import Path
 import pytest
 
 from engine import RunDir
-from engine.sweep import Grid, load_grid
-from puzzles.asympuzl import InvalidParameter
+from engine.sweep import Grid, grid_from_dict, load_grid
 from runners.sweep import main
 from tests.helpers import play_async
 
-EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.toml"))
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.toml"))
 
 
 def test_conditions_are_the_product_of_the_axes_with_one_d0_and_swapped_seats():
-    grid = Grid(
-        seeds=4,
-        agents=[["one_piece", "share_everything"], ["noisy", "noisy"]],
-        swap_seats=True,
-        distractors=[0, 3],
-        distractors_in=["alice", "bob"],
-        feedback=["own", "joint"],
-    )
+    grid = grid_from_dict({
+        "seeds": 4,
+        "agents": [["one_piece", "share_everything"], ["noisy", "noisy"]],
+        "swap_seats": True,
+        "distractors": [0, 3],
+        "distractors_in": ["alice", "bob"],
+        "feedback": ["own", "joint"],
+    })
     conditions = grid.conditions()
     # 3 rosters (one swapped pair, a same-policy pair not swapped) x (D=0, 3@alice, 3@bob) x 2 modes
     assert len(conditions) == 3 * 3 * 2 and grid.total == 72
-    rosters = {tuple(c["agents"].items()) for c in conditions}
+    rosters = {tuple(agents.items()) for _, agents, _ in conditions}
     assert (("alice", "share_everything"), ("bob", "one_piece")) in rosters
-    assert {(c["distractors"], c["distractors_in"]) for c in conditions} == {(0, "alice"), (3, "alice"), (3, "bob")}
-    assert all(c["max_turns"] == 10 for c in conditions)
+    assert {(p.distractors, p.distractors_in) for p, _, _ in conditions} == {(0, "alice"), (3, "alice"), (3, "bob")}
+    assert all(options.max_turns == 10 for _, _, options in conditions)
 
 
 def test_every_condition_uses_the_same_seeds_in_the_same_order():
-    grid = Grid(seeds=5, feedback=["none", "own", "joint"], size=[3, 5])
+    grid = Grid(seeds=5, feedback=["none", "own", "joint"], params={"size": [3, 5]})
     specs = list(grid.specs_for(range(grid.total)))
     assert [s.game_id for s in specs] == list(range(30))
     by_condition = {}
@@ -46,10 +45,13 @@ def test_every_condition_uses_the_same_seeds_in_the_same_order():
 @pytest.mark.parametrize(
     "text, fragment",
     [
-        ("colour = ['red']", "unknown field `colour`"),
-        ("size = 5", "Expected `array`, got `int`"),
+        ("colour = ['red']", "unknown key 'colour'"),
+        ("size = ['five']", "Expected `int`, got `str`"),
         ("feedback = ['lots']", "feedback must be one of"),
-        ("agents = [['noisy']]", "one policy per role"),
+        ("agents = [['noisy', 'noisy', 'noisy']]", "asympuzl is played by 1 or 2 agents, got 3"),
+        ("game = 'chain'\nagents = [['noisy']]", "chain is played by 2 to 4 agents, got 1"),
+        ("game = 'chain'\ndistractors = [1]", "unknown key 'distractors'"),
+        ("game = 'tetris'", "unknown game 'tetris'"),
         ("size = [1]", "size must be"),
         ("seeds = 0", "seeds must be at least 1"),
         ("size = [", "not valid TOML"),
@@ -65,7 +67,10 @@ def test_bad_grids_are_refused_with_a_reason(text, fragment, tmp_path):
 
 @pytest.mark.parametrize("size", [3, 5, 10, 20])
 async def test_single_agent_with_both_views_solves_in_one_attempt(size):
-    grid = Grid(puzzle="asympuzl_solo", agents=[["share_everything"], ["ignore"]], feedback=["none"], size=[size], distractors=[0, 5], distractors_in=["alice", "bob"], seeds=3)
+    grid = grid_from_dict({
+        "agents": [["share_everything"], ["ignore"]], "feedback": ["none"], "size": [size], "distractors": [0, 5],
+        "distractors_in": ["alice", "bob"], "seeds": 3,
+    })
     for spec in grid.specs_for(range(grid.total)):
         record = await play_async(spec)
         assert spec.max_turns == 1 and list(spec.agents) == ["solo"]
@@ -113,12 +118,23 @@ def test_sweep_resume_and_bad_input(tmp_path, capsys):
     assert "unknown policy 'genius'" in capsys.readouterr().err
 
 
-def test_runners_refuse_to_resume_each_others_runs(tmp_path, capsys):
+def test_either_runner_resumes_a_run_of_the_other(tmp_path, capsys):
+    """One plan type: a single run is a one-point grid."""
     from runners.concurrent import main as run_main
 
-    out = tmp_path / "single"
-    run_main(["--games", "3", "--out", str(out), "--no-dashboard"])
+    single, swept = tmp_path / "single", tmp_path / "swept"
+    assert run_main(["--games", "4", "--out", str(single), "--no-dashboard"]) == 0
+    grid = tmp_path / "g.toml"
+    grid.write_text("seeds = 3\nfeedback = ['own', 'joint']\n")
+    assert main([str(grid), "--out", str(swept), "--no-dashboard"]) == 0
+    for run in (single, swept):
+        results = RunDir.open(run).results_path
+        full = results.read_bytes()
+        results.write_bytes(b"".join(full.splitlines(keepends=True)[:2]))
+        other = main if run == single else run_main
+        assert other(["--resume", str(run), "--no-dashboard"]) == 0
+        assert results.read_bytes() == full
     capsys.readouterr()
     with pytest.raises(SystemExit):
-        main(["--resume", str(out)])
-    assert "is not a sweep" in capsys.readouterr().err
+        run_main(["--resume", str(swept), "--feedback", "own"])
+    assert "the run being resumed has --feedback joint, got own" in capsys.readouterr().err

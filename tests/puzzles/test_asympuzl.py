@@ -1,11 +1,14 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from puzzles.asympuzl import (
+"""AsymPuzl's rules: generation, distractors, actions, the end, and the record's figures."""
+
+from puzzles.asympuzl.rules import (
     ALICE, BOB, AsymPuzlGame, Piece, Replace, apply_actions, check_params, generate, is_solved,
-    render_clues, render_pieces, wrong_positions,
+    render_clues, render_pieces,
 )
-from puzzles.vocab import COLOR_SET, COLORS, SHAPE_SET, SHAPES
+from puzzles.common.positions import wrong_positions
+from puzzles.common.vocab import COLOR_SET, COLORS, SHAPE_SET, SHAPES
 
 sizes = st.integers(min_value=2, max_value=30)
 seeds = st.integers(min_value=0, max_value=2**63 - 1)
@@ -105,15 +108,25 @@ def test_solution_check_and_wrong_positions():
 def test_game_counts_writes_per_position_and_reports_solved():
     puzzle = generate(3, 5)
     game = AsymPuzlGame(puzzle, max_turns=6)
-    assert not game.solved()
+    assert not game.done() and game.outcome() == "failure"
     for role in game.roles:
         actions = tuple(Replace(i, p.shape, p.color) for i, p in enumerate(puzzle.truth, 1))
-        applied, rejected = game.apply(role, actions + (Replace(1, puzzle.truth[0].shape, puzzle.truth[0].color),))
-        assert applied == 4 and rejected == ()
-    assert game.solved()
-    metrics = game.metrics()
-    assert metrics["position_actions"][ALICE] == [2, 1, 1]
-    assert metrics["actions_per_position"][BOB] == pytest.approx(4 / 3)
+        step = game.step(role, actions + (Replace(1, puzzle.truth[0].shape, puzzle.truth[0].color),))
+        assert step.applied == 4 and step.rejected == () and step.say == ()
+    assert game.done() and game.outcome() == "success"
+    assert game.metrics()["position_actions"][ALICE] == [2, 1, 1]
+    assert game.metrics()["correct_positions"] == {ALICE: 3, BOB: 3}
+    assert game.scores()[f"actions_per_position.{BOB}"] == pytest.approx(4 / 3)
+
+
+def test_a_view_holds_the_roles_clues_and_hypothesis_and_nothing_of_the_partner():
+    puzzle = generate(4, 9, 2, BOB)
+    game = AsymPuzlGame(puzzle, max_turns=8)
+    alice, bob = game.view(ALICE), game.view(BOB)
+    assert alice.size == bob.size == 4
+    assert alice.clues == puzzle.clues[ALICE] and bob.clues == puzzle.clues[BOB]
+    assert all(p.color is None for p in alice.clues + alice.hypothesis)
+    assert game.private(BOB) == puzzle.clues[BOB]
 
 
 def test_renderings_name_every_piece_and_the_unknown_colors():

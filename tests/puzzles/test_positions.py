@@ -1,7 +1,13 @@
-import pytest
+"""The six feedback modes of the position games, and how they read."""
 
-from feedback.modes import MODES, feedback_mode
-from puzzles.asympuzl import ALICE, BOB, Feedback, Piece, RoleStatus, render_feedback
+from puzzles.asympuzl import GAME
+from puzzles.asympuzl.rules import ALICE, BOB, ROLE_NAMES, AsymPuzlGame, Piece, Replace, generate
+from puzzles.common.positions import MODES, Feedback, RoleStatus, render_feedback as render
+
+
+def render_feedback(feedback):
+    return render(feedback, lambda role: ROLE_NAMES[role])
+
 
 TRUTH = (Piece("square", "red"), Piece("circle", "blue"), Piece("star", "green"))
 ALICE_WRONG_2_3 = (Piece("square", "red"), Piece("circle", None), Piece("star", None))
@@ -49,7 +55,12 @@ def test_both_detailed_lists_wrong_positions_on_both_sides():
     assert "Alice's part of the puzzle is unsolved; wrong positions: 2, 3." in render_feedback(fb)
 
 
-def test_mode_names_with_hyphens_and_unknown_names():
-    assert feedback_mode("own-detailed") is MODES["own_detailed"]
-    with pytest.raises(ValueError, match="unknown feedback mode 'partial'"):
-        feedback_mode("partial")
+def test_the_games_feedback_reads_the_state_as_it_is_when_asked():
+    puzzle = generate(3, 4)
+    state = AsymPuzlGame(puzzle, max_turns=6)
+    first = puzzle.truth[0]
+    state.step(ALICE, (Replace(1, first.shape, first.color),))
+    fb = GAME.feedback["both_detailed"](state, BOB)
+    alice_wrong = tuple(i for i in (2, 3))
+    assert fb.others == (RoleStatus(ALICE, solved=False, wrong=alice_wrong),)
+    assert list(GAME.feedback) == list(MODES) and GAME.default_feedback == "own_detailed"

@@ -1,7 +1,10 @@
+"""Reading replies that end in the JSON object: the shared reader with AsymPuzl's actions."""
+
 import pytest
 
-from puzzles.asympuzl import Replace
-from puzzles.replies import ReplyFormatError, format_reply, parse_reply
+from puzzles.asympuzl.prompt import format_reply, parse_reply
+from puzzles.asympuzl.rules import Replace
+from puzzles.base import ReplyFormatError
 
 GOOD = '{"message": "hi", "actions": [{"replace": 2, "by": {"shape": "Square", "color": " red"}}]}'
 

@@ -1,5 +1,6 @@
 """The command line: arguments, results files, determinism, interruption and resume."""
 
+import json
 import os
 import signal
 import subprocess
@@ -12,7 +13,7 @@ import pytest
 from engine import RunDir
 from runners.concurrent import main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RUNNER = [sys.executable, "-m", "runners.concurrent"]
 
 
@@ -53,7 +54,7 @@ def test_main_job_writes_config_results_log_and_summary(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "success %" in printed and str(out / "results.jsonl") in printed
     run = RunDir.open(out)
-    assert run.config().games == 50 and run.config().size == 4
+    assert run.config().seeds == 50 and run.config().params["size"] == [4]
     records = run.records()
     assert [r.game_id for r in records] == list(range(50))
     assert all(r.outcome == "success" and r.solved_turn == 2 and r.spec.max_turns == 8 for r in records)
@@ -172,7 +173,9 @@ def test_resume_checks_the_saved_config(tmp_path, capsys):
     out = tmp_path / "run"
     main(["--games", "5", "--out", str(out), "--no-dashboard"])
     config = out / "config.json"
-    config.write_text(config.read_text().replace('"size": 5', '"size": 1'))
+    saved = json.loads(config.read_text())
+    saved["config"]["params"]["size"] = [1]
+    config.write_text(json.dumps(saved))
     capsys.readouterr()
     with pytest.raises(SystemExit) as exit_info:
         main(["--resume", str(out)])
@@ -182,7 +185,7 @@ def test_resume_checks_the_saved_config(tmp_path, capsys):
 def test_policy_names_are_saved_in_one_spelling_and_turn_limit_compares_as_used(tmp_path, capsys):
     out = tmp_path / "run"
     main(["--games", "5", "--alice", "Share-Everything", "--out", str(out), "--no-dashboard"])
-    assert RunDir.open(out).config().alice == "share_everything"
+    assert RunDir.open(out).config().agents == [["share_everything", "share_everything"]]
     assert main(["--resume", str(out), "--alice", "share-everything", "--max-turns", "10", "--no-dashboard"]) == 0
 
 
