@@ -29,7 +29,7 @@ from urllib.request import urlopen
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine import PolicyFactory, RunConfig, run_games  # noqa: E402
+from engine import Grid, PolicyFactory, run_games  # noqa: E402
 from engine.backends import BackendSettings, ModelOptions  # noqa: E402
 
 
@@ -50,7 +50,7 @@ class Server:
         self.process.wait(timeout=10)
 
 
-async def play(config: RunConfig, settings: BackendSettings, concurrency: int):
+async def play(config: Grid, settings: BackendSettings, concurrency: int):
     """Play every game; (records, wall time at which each game finished, factory)."""
     factory = PolicyFactory(settings, environ={"OPENAI_API_KEY": "sk-bench-0000", "VLLM_API_KEY": "x"})
     records, finished = [], []
@@ -83,7 +83,7 @@ def bench_rate(rpm: int, given: bool, seconds: float) -> dict:
     try:
         calls_per_game = 3  # share_everything solves N=5 in 2 turns: Alice, Bob, Alice
         games = int(rpm / 60 * seconds / calls_per_game) + 60
-        config = RunConfig(games=games, alice="openai:share_everything", bob="openai:share_everything")
+        config = Grid(seeds=games, agents=[["openai:share_everything", "openai:share_everything"]])
         settings = BackendSettings(
             options=ModelOptions(timeout=30), urls={"openai": server.url + "/v1"},
             rpm={"openai": rpm} if given else {},
@@ -108,7 +108,7 @@ def bench_vllm(seqs: int, games: int) -> dict:
     latency, jitter = 2.0, 1.0
     server = Server("--max-num-seqs", str(seqs), "--latency", str(latency), "--jitter", str(jitter), "--model", "bench")
     try:
-        config = RunConfig(games=games, alice="vllm:share_everything", bob="vllm:share_everything")
+        config = Grid(seeds=games, agents=[["vllm:share_everything", "vllm:share_everything"]])
         settings = BackendSettings(options=ModelOptions(timeout=60), urls={"vllm": server.url + "/v1"}, vllm_max_seqs=seqs)
         records, finished, factory = asyncio.run(play(config, settings, concurrency=2 * seqs))
         stats = server.stats()

@@ -1,15 +1,15 @@
 """The leak audit: no agent may be shown information private to another agent, except through
 what the channels delivered to it.
 
-Information is audited as facts: pairs of words that belong together, such as a position and its
-shape (Alice's order), a shape and its color (Bob's pairs), or one link of the chain puzzle. A
-role's private facts are those its clues hold and no other role's clues do. On every turn the audit
-looks at everything the agent was shown (clues, hypothesis, feedback, notices, the conversation, its
-scratchpad and prompt), cut into small units: a line or clause of text, or one position of a
-hypothesis together with its number. A private fact of another role found inside one unit is a leak
-unless the agent could know it: from its own clues, from a unit of a message delivered to it, or
-from what it wrote itself (its replies and actions, including its own wrong guesses). A leak ends
-the game with an error of kind "leak".
+Information is audited as facts: pairs of words that belong together in one unit, such as the
+fields of one entry of a list together with the entry's place in it. A role's private facts are
+those its private information (``GameState.private``) holds and no other role's does. On every turn
+the audit looks at everything the agent was shown (its view, feedback, notices, the conversation,
+its scratchpad and prompt), cut into small units: a line or clause of text, or one entry of a list
+of items together with its number. A private fact of another role found inside one unit is a leak
+unless the agent could know it: from its own private information, from a unit of a message
+delivered to it, or from what it wrote itself (its replies and actions, including its own wrong
+guesses). A leak ends the game with an error of kind "leak".
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class LeakDetected(Exception):
 
 
 def _is_item(value: Any) -> bool:
-    """One position of a hypothesis or clue list: a struct or tuple of single words."""
+    """One entry of a list of items: a struct or tuple of single words."""
     if isinstance(value, msgspec.Struct):
         fields = [getattr(value, f) for f in value.__struct_fields__]
     elif isinstance(value, tuple):
@@ -59,7 +59,7 @@ def units(value: Any) -> list[set[str]]:
         elif _is_item(item):
             out.append(_words(item))
         elif isinstance(item, (list, tuple)):
-            if item and all(_is_item(x) for x in item):  # a list of positions: number each one
+            if item and all(_is_item(x) for x in item):  # a list of items: number each one
                 out.extend(_words(x) | {str(i)} for i, x in enumerate(item, start=1))
             else:
                 stack.extend(item)
@@ -79,14 +79,14 @@ def facts_in(value: Any) -> set[Fact]:
 
 
 class LeakAudit:
-    """A tap for one game. ``clues`` maps each role to its private view."""
+    """A tap for one game. ``private`` maps each role to its private information."""
 
-    def __init__(self, clues: dict[str, Any]) -> None:
-        own = {role: facts_in(view) for role, view in clues.items()}
+    def __init__(self, private: dict[str, Any]) -> None:
+        own = {role: facts_in(view) for role, view in private.items()}
         self.private = {
-            role: own[role] - set().union(*(own[r] for r in clues if r != role)) for role in clues
+            role: own[role] - set().union(*(own[r] for r in private if r != role)) for role in private
         }
-        self.known: dict[str, set[Fact]] = {role: set(own[role]) for role in clues}
+        self.known: dict[str, set[Fact]] = {role: set(own[role]) for role in private}
 
     def _learn(self, role: str, value: Any) -> None:
         others = set().union(*(facts for r, facts in self.private.items() if r != role))

@@ -3,11 +3,11 @@
 A single run is a one-point grid. A grid is read from TOML, for instance::
 
     name = "table1"
-    game = "asympuzl"              # default asympuzl
+    game = "NAME"                  # a game of puzzles.registry (default: its DEFAULT_GAME)
     seeds = 30                     # games per condition; seed i is the same instance in every condition
     agents = [["share_everything", "share_everything"], ["noisy", "noisy"]]   # one name per role
     swap_seats = false             # also play every pair with the seats swapped
-    feedback = ["none", "own", "own_detailed", "joint", "both", "both_detailed"]
+    feedback = ["none", "own"]     # the game's feedback modes
     size = [5]                     # any parameter of the game, as a list
 
 Every list is one axis; the conditions are all their combinations. Keys that are not the grid's own
@@ -27,7 +27,7 @@ import msgspec
 from msgspec import UNSET
 
 from bus.channel import ChannelSpec
-from puzzles import GAMES, Game, InvalidParameter, get_game
+from puzzles import DEFAULT_GAME, GAMES, Game, InvalidParameter, get_game
 
 from .spec import GameSpec, Options, game_seed
 
@@ -36,7 +36,7 @@ EXTENSION_AXES = ("topology", "turn_order", "max_actions", "memory", "channel")
 
 class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid"):
     name: str = "run"
-    game: str = "asympuzl"
+    game: str = DEFAULT_GAME
     seeds: int = 30
     seed: int = 0
     agents: list[list[str]] = msgspec.field(default_factory=lambda: [["share_everything", "share_everything"]])
@@ -174,7 +174,7 @@ def grid_from_dict(data: dict[str, Any], games: Mapping[str, Game] = GAMES) -> G
     data = dict(data)
     data.pop("type", None)
     params = dict(data.pop("params", {}))
-    game = get_game(data.get("game", "asympuzl"), games)
+    game = get_game(data.get("game", DEFAULT_GAME), games)
     for key in [k for k in data if k not in GRID_KEYS]:
         if key not in game.Params.__struct_fields__:
             fields = sorted(GRID_KEYS | set(game.Params.__struct_fields__))

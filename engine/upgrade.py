@@ -1,11 +1,12 @@
 """Reading results written by format 1 (before games were folders behind one contract).
 
-Format 1 wrote a game spec with the game's parameters among the engine's fields (``puzzle``,
-``size``, ``distractors``, ``distractors_in`` beside ``feedback`` and ``max_turns``), a plan that
-was either a single condition (``"type": "run"``) or a grid, and three position figures as fields
-of the record. Format 2 nests them (``params``, ``options``), has one plan type, and keeps the
-figures in the record's ``scores`` and ``metrics`` maps. The upgrade is exact: a format-1 record,
-upgraded, is byte for byte the record format 2 writes for the same game.
+Format 1 wrote a game spec with the game's parameters among the engine's fields (``puzzle`` naming
+the game, its parameters beside ``feedback`` and ``max_turns``), a plan that was either a single
+condition (``"type": "run"``, one field per role) or a grid, and the game's figures as fields of the
+record. Format 2 nests them (``params``, ``options``), has one plan type, and keeps the figures in
+the record's ``scores`` and ``metrics``. What each game wrote is the game's to say
+(``Game.format_1``); old game names are in ``puzzles.registry.FORMAT_1_NAMES``. The upgrade is
+exact: a format-1 record, upgraded, is byte for byte the record format 2 writes for the same game.
 """
 
 from __future__ import annotations
@@ -14,73 +15,66 @@ from typing import Any
 
 import msgspec
 
+from puzzles import FORMAT_1_NAMES, DEFAULT_GAME, Game, get_game
+
 from .records import GameRecord
-from .sweep import Grid
+from .spec import EXTENSIONS
+from .sweep import EXTENSION_AXES, Grid
 
-_EXTENSIONS = ("topology", "turn_order", "channel", "max_actions", "memory", "leak_audit")
-_AXES = ("topology", "turn_order", "max_actions", "memory", "channel")
-_ROLES = ("alice", "bob", "carol", "dave")
-
-
-def _game(puzzle: str | None) -> str:
-    return "chain" if puzzle == "chain" else "asympuzl"  # asympuzl_solo is asympuzl with one agent
+_ENGINE_FIELDS = ("feedback", "max_turns", "history")
 
 
-def _params(game: str, size: Any, distractors: Any, side: Any) -> dict[str, Any]:
-    params: dict[str, Any] = {"game": game, "size": size}
-    if game == "asympuzl":
-        params.update(distractors=distractors, distractors_in=side)
-    return params
+def _game(fields: dict[str, Any]) -> Game:
+    game = get_game(FORMAT_1_NAMES.get(fields.get("puzzle") or DEFAULT_GAME, fields.get("puzzle", "")))
+    if game.format_1 is None:
+        raise ValueError(f"{game.name} was never written by results format 1")
+    return game
+
+
+def is_format_1(record: dict[str, Any]) -> bool:
+    return "puzzle" in record.get("spec", {})
 
 
 def upgrade_spec(old: dict[str, Any]) -> dict[str, Any]:
-    game = _game(old.get("puzzle"))
-    options = {"feedback": old.get("feedback", "own_detailed"), "max_turns": old.get("max_turns", 10), "history": old.get("history", 1)}
-    options.update({k: old[k] for k in _EXTENSIONS if k in old})
+    game = _game(old)
+    options = {k: old[k] for k in _ENGINE_FIELDS if k in old}
+    options.update({k: old[k] for k in EXTENSIONS if k in old})
     return {
         "game_id": old["game_id"],
         "seed": old["seed"],
-        "params": _params(game, old.get("size", 5), old.get("distractors", 0), old.get("distractors_in", "alice")),
+        "params": {"game": game.name, **game.format_1.params(old)},
         "agents": old.get("agents", {}),
         "options": options,
     }
 
 
-def is_format_1(record: dict[str, Any]) -> bool:
-    return "actions_per_position" in record or "puzzle" in record.get("spec", {})
-
-
 def upgrade_record(old: dict[str, Any]) -> GameRecord:
     """A format-1 record (as decoded JSON) as a format-2 record."""
-    new = {k: v for k, v in old.items() if k not in ("actions_per_position", "position_actions", "correct_positions")}
+    game = _game(old["spec"])
+    scores, metrics, replaced = game.format_1.figures(old)
+    new = {k: v for k, v in old.items() if k not in replaced}
     new["spec"] = upgrade_spec(old["spec"])
-    new["scores"] = {f"actions_per_position.{r}": v for r, v in old.get("actions_per_position", {}).items()}
-    metrics = {}
-    if old.get("position_actions"):
-        metrics["position_actions"] = old["position_actions"]
-    if old.get("correct_positions"):
-        metrics["correct_positions"] = old["correct_positions"]
-    new["metrics"] = metrics
+    new["scores"], new["metrics"] = scores, metrics
     return msgspec.convert(new, GameRecord)
 
 
 def upgrade_plan(old: dict[str, Any]) -> Grid:
     """A format-1 plan (a single condition or a grid, as decoded JSON) as a grid."""
-    game = _game(old.get("puzzle"))
+    game = _game(old)
     if old.get("type") == "run":
-        agents = [old.get(r) or "share_everything" for r in _ROLES[:2]] + [old[r] for r in _ROLES[2:] if old.get(r)]
-        params = _params(game, [old.get("size", 5)], [old.get("distractors", 0)], [old.get("distractors_in", "alice")])
         history = old.get("history", 1)
         grid = {
-            "name": "run", "game": game, "seeds": old.get("games", 1000), "seed": old.get("seed", 0),
-            "agents": [agents], "params": {k: v for k, v in params.items() if k != "game"},
-            "feedback": [old.get("feedback", "own_detailed")], "history": ["full" if history is None else history],
+            "name": "run", "game": game.name, "seeds": old.get("games", 1000), "seed": old.get("seed", 0),
+            "agents": [[old[role] for role in game.roles if old.get(role)]],
+            "params": {k: [v] for k, v in game.format_1.params(old).items()},
+            "feedback": [old["feedback"]] if "feedback" in old else [],
+            "history": ["full" if history is None else history],
             "max_turns": [old["max_turns"]] if old.get("max_turns") is not None else [],
             "leak_audit": bool(old.get("leak_audit")),
         }
-        grid.update({k: [old[k]] for k in _AXES if old.get(k) is not None})
+        grid.update({k: [old[k]] for k in EXTENSION_AXES if old.get(k) is not None})
         return msgspec.convert(grid, Grid)
-    params = _params(game, old.get("size", [5]), old.get("distractors", [0]), old.get("distractors_in", ["alice"]))
-    grid = {k: v for k, v in old.items() if k not in ("type", "puzzle", "size", "distractors", "distractors_in")}
-    grid.update(game=game, params={k: v for k, v in params.items() if k != "game"})
+    params = game.format_1.params(old)
+    grid = {k: v for k, v in old.items() if k in Grid.__struct_fields__ and k not in params}
+    grid.update(game=game.name, params=params)
     return msgspec.convert(grid, Grid)

@@ -2,9 +2,10 @@
 
     .venv/bin/python examples/custom_policy.py
 
-A policy gets a TurnContext (its clues, its hypothesis, feedback, the recent conversation) and
-returns the raw reply text, which must end with {"message": ..., "actions": [...]}. This one plays
-Alice like share_everything but only ever tells Bob the first half of her shapes.
+A policy gets a TurnContext (its view of the game, feedback, the recent conversation) and returns
+the raw reply text, in the game's reply format (for AsymPuzl: text ending with {"message": ...,
+"actions": [...]}). This one plays Alice like share_everything but only ever tells Bob the first
+half of her shapes.
 """
 
 import sys
@@ -14,39 +15,36 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from actors.scripted import ShareEverything  # noqa: E402
-from engine import PolicyFactory, RunConfig, run_games, summarize  # noqa: E402
-from puzzles import format_reply, parse_reply  # noqa: E402
+from engine import Grid, PolicyFactory, run_games, summarize  # noqa: E402
+from puzzles.asympuzl.prompt import format_reply, parse_reply  # noqa: E402
+from puzzles.asympuzl.scripted import ShareEverything  # noqa: E402
 
 
 class HalfSharer(ShareEverything):
     async def reply(self, context):
         full = parse_reply(await super().reply(context))
-        shapes = [p.shape for p in context.clues]
+        shapes = [p.shape for p in context.view.clues]
         half = ", ".join(shapes[: len(shapes) // 2 + 1])
         return format_reply("Sharing only part.", f"My shapes in order: {half}.", full.actions)
 
 
 class Factory(PolicyFactory):
-    def make(self, name, role, seed):
+    """Makes "half" itself; every other name as usual (scripted strategies of the game, models)."""
+
+    def make(self, name, role, seed, game):
         if name == "half":
             return HalfSharer(role, None)
-        return super().make(name, role, seed)
+        return super().make(name, role, seed, game)
 
-    def check(self, name):
+    def check(self, name, game):
         if name != "half":
-            super().check(name)
+            super().check(name, game)
 
 
 async def main() -> None:
-    config = RunConfig(games=200, size=6, alice="half")
+    plan = Grid(seeds=200, params={"size": [6]}, agents=[["half", "share_everything"]])
     records = []
-    await run_games(
-        (config.spec(i) for i in range(config.games)),
-        factory=Factory(),
-        concurrency=64,
-        on_record=records.append,
-    )
+    await run_games(plan.specs_for(range(plan.total)), factory=Factory(), concurrency=64, on_record=records.append)
     for s in summarize(records):
         print(f"{s.condition}\n  success {100 * s.success_rate:.1f}% "
               f"(95% CI {100 * s.ci_low:.1f}-{100 * s.ci_high:.1f}) over {s.games} games")

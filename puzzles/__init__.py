@@ -9,10 +9,10 @@ from .base import (
     ReplyFormatError, Say, ScriptedFactory, Step, TurnContext,
 )
 from .referee import GameResult, ProtocolError, Referee, Turn, TurnLog
-from .registry import DEFAULT_GAME, GAMES, AnyParams, game_of, get_game
+from .registry import DEFAULT_GAME, FORMAT_1_NAMES, GAMES, AnyParams, game_of, get_game
 
 __all__ = [
-    "DEFAULT_GAME", "GAMES", "AnyParams", "ChatLine", "FeedbackFn", "Game", "GameResult", "GameState",
+    "DEFAULT_GAME", "FORMAT_1_NAMES", "GAMES", "AnyParams", "ChatLine", "FeedbackFn", "Game", "GameResult", "GameState",
     "InvalidParameter", "Policy", "Prompter", "ProtocolError", "Referee", "Rejected", "Reply",
     "ReplyFormatError", "Say", "ScriptedFactory", "Step", "Turn", "TurnContext", "TurnLog", "game_of",
     "get_game",

@@ -196,6 +196,8 @@ class Game:
     - ``replay``: shows a game turn by turn (``puzzles.common.replay`` is the generic part).
     - ``invalid_examples(state, role)``: actions the game must reject in ``state`` (the conformance
       check in ``puzzles.testing`` plays them and checks that nothing changed).
+    - ``format_1``: for games that results format 1 wrote, how to read them (``engine.upgrade``):
+      ``params(flat_fields)`` and ``figures(record) -> (scores, metrics, old field names)``.
     """
 
     name: str
@@ -212,6 +214,7 @@ class Game:
     score_labels: Mapping[str, str] = field(default_factory=dict)
     replay: Any = None
     invalid_examples: Callable[[Any, str], Any] | None = None
+    format_1: Any = None
     description: str = ""
 
     @property

@@ -16,6 +16,9 @@ from .chain import GAME as CHAIN
 GAMES: Mapping[str, Game] = {game.name: game for game in (ASYMPUZL, CHAIN)}
 DEFAULT_GAME = ASYMPUZL.name
 
+# The names results format 1 gave the games (one agent with both views was a game of its own then).
+FORMAT_1_NAMES: Mapping[str, str] = {"asympuzl": "asympuzl", "asympuzl_solo": "asympuzl", "chain": "chain"}
+
 AnyParams = Union[tuple(game.Params for game in GAMES.values())]  # type: ignore[valid-type]
 
 

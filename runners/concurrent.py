@@ -1,11 +1,11 @@
 """Run many games of one condition concurrently and summarise them.
 
     python -m runners.concurrent --games 1000
-    python -m runners.concurrent --game chain --carol share_everything --topology chain
+    python -m runners.concurrent --game NAME --agent ROLE=POLICY --topology chain
     python -m runners.concurrent --resume runs/20261121-101500
 
-``--game NAME`` picks the game (default asympuzl); its parameters become flags (``--size``, ...),
-and every role it has gets a flag of its own (``--alice POLICY``) besides ``--agent ROLE=POLICY``.
+``--game NAME`` picks the game (default: the registry's); the fields of its parameter struct become
+flags, and every role it has gets a flag of its own (``--ROLE POLICY``) besides ``--agent ROLE=POLICY``.
 """
 
 from __future__ import annotations

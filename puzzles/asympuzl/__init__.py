@@ -6,7 +6,7 @@ holds both views."""
 from __future__ import annotations
 
 from ..base import Game
-from ..common.positions import feedback_modes, position_sort_keys
+from ..common.positions import Format1, feedback_modes, position_sort_keys
 from .params import AsymPuzlParams
 from .prompt import AsymPuzlPrompter
 from .rules import ROLES, SOLO, AsymPuzlGame, Replace, generate
@@ -47,6 +47,7 @@ GAME = Game(
     sort_keys=position_sort_keys(),
     score_labels={"actions_per_position": "actions/pos"},
     invalid_examples=invalid_examples,
+    format_1=Format1(("size", "distractors", "distractors_in")),
     description="two agents, shapes and colors (or one agent with both views)",
 )
 

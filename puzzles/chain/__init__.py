@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ..base import Game
-from ..common.positions import feedback_modes, position_sort_keys
+from ..common.positions import Format1, feedback_modes, position_sort_keys
 from .params import ChainParams
 from .prompt import ChainPrompter
 from .rules import CHAIN_ROLES, ChainGame, ChainReplace, generate_chain
@@ -46,6 +46,7 @@ GAME = Game(
     sort_keys=position_sort_keys(),
     score_labels={"actions_per_position": "actions/pos"},
     invalid_examples=invalid_examples,
+    format_1=Format1(("size",)),
     description="2 to 4 agents, each holding one link of a chain of attributes",
 )
 

@@ -164,3 +164,21 @@ def position_sort_keys() -> dict[str, Callable[[str], Any]]:
         return (side, number(count))
 
     return {"N": number, "D": distractors}
+
+
+class Format1:
+    """How a position game's results were written by results format 1: its parameters were flat
+    fields of the game spec (``param_names``), and its figures were fields of the record."""
+
+    def __init__(self, param_names: tuple[str, ...]) -> None:
+        self.param_names = param_names
+
+    def params(self, fields: Mapping[str, Any]) -> dict[str, Any]:
+        """The game's parameters from the old flat fields (values, or lists of values in a grid)."""
+        return {name: fields[name] for name in self.param_names if name in fields}
+
+    def figures(self, record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], tuple[str, ...]]:
+        """(scores, metrics, the old record fields they replace)."""
+        scores = {f"actions_per_position.{r}": v for r, v in record.get("actions_per_position", {}).items()}
+        metrics = {k: record[k] for k in ("position_actions", "correct_positions") if record.get(k)}
+        return scores, metrics, ("actions_per_position", "position_actions", "correct_positions")

@@ -45,3 +45,19 @@ def test_a_format_1_run_resumes_and_ends_as_a_run_made_now(tmp_path, capsys):
     made_now = tmp_path / "new"
     assert run_main(["--games", "8", "--seed", "1", "--out", str(made_now), "--no-dashboard"]) == 0
     assert (made_now / "results.jsonl").read_bytes() == run.results_path.read_bytes()
+
+
+def test_a_format_1_sweep_of_the_single_agent_check_upgrades():
+    from engine.upgrade import upgrade_plan
+
+    old = {
+        "type": "grid", "name": "table4", "seeds": 3, "seed": 0, "puzzle": "asympuzl_solo",
+        "agents": [["share_everything"], ["noisy"]], "swap_seats": False, "size": [3, 5], "distractors": [0],
+        "distractors_in": ["alice"], "feedback": ["none"], "history": [1], "max_turns": [1], "topology": [],
+        "turn_order": [], "max_actions": [], "memory": [], "channel": [], "leak_audit": False,
+    }
+    plan = upgrade_plan(old)
+    plan.validate()
+    assert plan.total == 2 * 2 * 3
+    assert [s.agents for s in plan.condition_specs()][:2] == [{"solo": "share_everything"}, {"solo": "share_everything"}]
+    assert {s.params.size for s in plan.condition_specs()} == {3, 5}
