@@ -217,17 +217,17 @@ def drop_partial_tail(path: Path) -> None:
         f.seek(size - 1)
         if f.read(1) == b"\n":
             return
-        position = size - 1
+        offset = size - 1
         chunk = 4096
-        while position > 0:
-            start = max(0, position - chunk)
+        while offset > 0:
+            start = max(0, offset - chunk)
             f.seek(start)
-            data = f.read(position - start)
+            data = f.read(offset - start)
             newline = data.rfind(b"\n")
             if newline != -1:
                 f.truncate(start + newline + 1)
                 return
-            position = start
+            offset = start
         f.truncate(0)
 
 

@@ -169,7 +169,7 @@ GRID_KEYS = frozenset(Grid.__struct_fields__) - {"params"}
 
 
 def grid_from_dict(data: dict[str, Any], games: Mapping[str, Game] = GAMES) -> Grid:
-    """A grid from a TOML-shaped table: keys that are not the grid's own are the game's parameter
+    """A grid from a TOML table (as a dict): keys that are not the grid's own are the game's parameter
     axes (a single value counts as a one-value list). ValueError with a one-line reason."""
     data = dict(data)
     data.pop("type", None)
