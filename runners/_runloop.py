@@ -17,6 +17,7 @@ from engine import PolicyFactory, RunDir, RunDirError
 from engine.results import Plan
 from engine.session import finish, new_progress, play_plan, recorded_games
 
+from ._args import bounded
 from ._display import ProgressDisplay, summary_table
 from ._models import add_model_arguments
 
@@ -33,16 +34,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def integer(minimum: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = None
-        if value is None or value < minimum:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
-        return value
-
-    return parse
+    return bounded(int, minimum, what=f"an integer >= {minimum}")
 
 
 def choice(choices: list[str]) -> Callable[[str], str]:
