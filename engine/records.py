@@ -93,6 +93,7 @@ class RecordKey(msgspec.Struct):
     game_id: int
     outcome: str
     error: _ErrorKind | None = None
+    scores: dict[str, bool | float] = {}
 
 
 encode_record = msgspec.json.Encoder().encode

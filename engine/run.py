@@ -15,6 +15,7 @@ from .game import play_game
 from .policies import PolicyFactory
 from .records import GameRecord
 from .spec import GameSpec
+from .stats import ScoreTally
 
 LAST_MESSAGE_CHARS = 160
 RECENT_GAMES = 10
@@ -55,7 +56,8 @@ class RunProgress:
     """Counters the engine keeps as it goes. Displays read them; nothing walks the finished games.
 
     ``live`` holds the games in flight (at most the concurrency cap), ``recent`` the last finished
-    ones, ``by_condition`` [successes, failures, errors] per condition label.
+    ones, ``by_condition`` [successes, failures, errors] per condition label, ``scores`` and
+    ``scores_by_condition`` a tally of every score of the games that ended without error.
     """
 
     def __init__(self, total: int, already_done: int = 0, *, track_live: bool = False) -> None:
@@ -72,6 +74,8 @@ class RunProgress:
         self.by_condition: dict[str, list[int]] = {}
         self.condition_fields: dict[str, dict[str, str]] = {}  # label -> its fields, as first seen
         self.error_kinds: Counter[str] = Counter()
+        self.scores: dict[str, ScoreTally] = {}
+        self.scores_by_condition: dict[str, dict[str, ScoreTally]] = {}
 
     @property
     def queued(self) -> int:
@@ -94,11 +98,19 @@ class RunProgress:
             self.condition_fields.setdefault(label, spec.condition_fields())
             self.by_condition.setdefault(label, [0, 0, 0])
 
-    def count_recorded(self, spec: GameSpec, outcome: str, error_kind: str | None) -> None:
+    def count_recorded(self, spec: GameSpec, outcome: str, error_kind: str | None, scores: dict | None = None) -> None:
         """Count a game recorded by an earlier process (when resuming)."""
-        self._count(spec.condition(), outcome, error_kind)
+        self._count(spec.condition(), outcome, error_kind, scores or {})
 
-    def _count(self, condition: str, outcome: str, error_kind: str | None) -> None:
+    def _count(self, condition: str, outcome: str, error_kind: str | None, scores: dict) -> None:
+        if outcome != "error" and scores:
+            by_condition = self.scores_by_condition.setdefault(condition, {})
+            for key, value in scores.items():
+                for tallies in (self.scores, by_condition):
+                    tally = tallies.get(key)
+                    if tally is None:
+                        tally = tallies[key] = ScoreTally()
+                    tally.add(value)
         counts = self.by_condition.get(condition)
         if counts is None:
             counts = self.by_condition[condition] = [0, 0, 0]
@@ -117,7 +129,7 @@ class RunProgress:
         self.running -= 1
         self.done += 1
         self.finished_now += 1
-        self._count(spec.condition(), record.outcome, record.error.kind if record.error else None)
+        self._count(spec.condition(), record.outcome, record.error.kind if record.error else None, record.scores)
         if self.track_live:
             self.live.pop(spec.game_id, None)
             self.recent.append(record)

@@ -102,7 +102,7 @@ def new_progress(plan: Plan, recorded: Mapping[int, Any], *, track_live: bool, g
     progress.know_conditions(plan.condition_specs(games))
     for spec in plan.specs_for(done, games):
         key = recorded[spec.game_id]
-        progress.count_recorded(spec, key.outcome, key.error.kind if key.error else None)
+        progress.count_recorded(spec, key.outcome, key.error.kind if key.error else None, key.scores)
     return progress
 
 

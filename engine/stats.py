@@ -90,6 +90,40 @@ def score_summaries(records: Sequence[GameRecord]) -> dict[str, ScoreSummary]:
     return out
 
 
+class ScoreTally:
+    """One score summed as games finish (for the live counters): a rate if every value so far was
+    a boolean, else a mean. Constant work per game; ``summary()`` is the same as ``score_summaries``
+    over the games counted."""
+
+    __slots__ = ("n", "total", "squares", "booleans")
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.total = 0.0
+        self.squares = 0.0
+        self.booleans = True
+
+    def add(self, value: bool | float) -> None:
+        self.n += 1
+        self.booleans = self.booleans and isinstance(value, bool)
+        self.total += float(value)
+        self.squares += float(value) ** 2
+
+    def summary(self) -> ScoreSummary:
+        n = self.n
+        if n == 0:
+            return ScoreSummary("mean", 0, math.nan, math.nan, math.nan)
+        if self.booleans:
+            low, high = wilson_interval(round(self.total), n)
+            return ScoreSummary("rate", n, self.total / n, low, high)
+        mean = self.total / n
+        if n == 1:
+            return ScoreSummary("mean", 1, mean, math.nan, math.nan)
+        sd = math.sqrt(max(0.0, (self.squares - n * mean * mean) / (n - 1)))
+        half = t95(n - 1) * sd / math.sqrt(n)
+        return ScoreSummary("mean", n, mean, mean - half, mean + half)
+
+
 class ConditionSummary(msgspec.Struct):
     condition: str
     fields: dict[str, str]

@@ -168,10 +168,13 @@ def _path_field(exc: msgspec.ValidationError, names: list[str]) -> str:
 GRID_KEYS = frozenset(Grid.__struct_fields__) - {"params"}
 
 
-def grid_from_dict(data: dict[str, Any], games: Mapping[str, Game] = GAMES) -> Grid:
+def grid_from_dict(data: dict[str, Any], games: Mapping[str, Game] = GAMES, *, game: str | None = None) -> Grid:
     """A grid from a TOML table (as a dict): keys that are not the grid's own are the game's parameter
-    axes (a single value counts as a one-value list). ValueError with a one-line reason."""
+    axes (a single value counts as a one-value list); ``game`` overrides the table's game.
+    ValueError with a one-line reason."""
     data = dict(data)
+    if game is not None:
+        data["game"] = game
     data.pop("type", None)
     params = dict(data.pop("params", {}))
     game = get_game(data.get("game", DEFAULT_GAME), games)
@@ -189,7 +192,7 @@ def grid_from_dict(data: dict[str, Any], games: Mapping[str, Game] = GAMES) -> G
     return grid
 
 
-def load_grid(path: Path | str, games: Mapping[str, Game] = GAMES) -> Grid:
+def load_grid(path: Path | str, games: Mapping[str, Game] = GAMES, *, game: str | None = None) -> Grid:
     """Read and check a grid file; ValueError with a one-line reason otherwise."""
     path = Path(path)
     try:
@@ -199,6 +202,6 @@ def load_grid(path: Path | str, games: Mapping[str, Game] = GAMES) -> Grid:
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{path} is not valid TOML: {exc}") from None
     try:
-        return grid_from_dict(data, games)
+        return grid_from_dict(data, games, game=game)
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None

@@ -21,6 +21,7 @@ LINE_INTERVAL = 5.0  # seconds between summary lines when not on a terminal
 SHOWN_RUNNING = 8
 SHOWN_RECENT = 6
 SHOWN_CONDITIONS = 12
+SHOWN_SCORES = 3  # score columns in the per-condition table
 
 
 def status_line(progress: RunProgress, elapsed: float) -> str:
@@ -94,9 +95,16 @@ def model_table(hub, now: float) -> Table | None:
     return table
 
 
+def _score_label(progress: RunProgress):
+    games = {f.get("game") for f in progress.condition_fields.values()}
+    game = GAMES.get(next(iter(games))) if len(games) == 1 else None
+    return game.score_label if game is not None else (lambda key: key)
+
+
 def render_dashboard(progress: RunProgress, elapsed: float, hub=None) -> Group:
     """One frame of the live dashboard, from the counters only (bounded work per frame)."""
     p = progress
+    label = _score_label(p)
     short = short_labels(p.condition_fields)
     eta = (p.total - p.done) * elapsed / p.finished_now if p.finished_now else None
     head = Table.grid(padding=(0, 2))
@@ -113,13 +121,16 @@ def render_dashboard(progress: RunProgress, elapsed: float, hub=None) -> Group:
     rate, ci = _rate_cell(p.successes, scored)
     errors = ", ".join(f"{kind} {n}" for kind, n in sorted(p.error_kinds.items())) or "none"
     parts: list = [head, Text(f"success so far {rate}% (95% CI {ci}) of {scored} scored games | errors: {errors}")]
+    if p.scores:
+        parts.append(Text("scores so far: " + " | ".join(f"{label(k)} {score_cell(t.summary())}" for k, t in p.scores.items())))
     models = model_table(hub, time.monotonic())
     if models is not None:
         parts.append(models)
 
     if len(p.by_condition) > 1:
         table = Table(title="by condition", title_justify="left", expand=False)
-        for column in ("condition", "done", "success %", "95% CI", "errors"):
+        score_keys = list(p.scores)[:SHOWN_SCORES]
+        for column in ("condition", "done", "success %", "95% CI", "errors", *(label(k) for k in score_keys)):
             table.add_column(column, justify="left" if column == "condition" else "right")
         # Conditions with games in flight first, then the others in the run's order.
         active = dict.fromkeys(game.condition for game in itertools.islice(p.live.values(), 64))
@@ -127,9 +138,11 @@ def render_dashboard(progress: RunProgress, elapsed: float, hub=None) -> Group:
         for condition in order[:SHOWN_CONDITIONS]:
             wins, losses, errs = p.by_condition[condition]
             rate, ci = _rate_cell(wins, wins + losses)
-            table.add_row(short.get(condition) or condition, str(wins + losses + errs), rate, ci, str(errs))
+            tallies = p.scores_by_condition.get(condition, {})
+            cells = [score_cell(tallies[k].summary()) if k in tallies else "-" for k in score_keys]
+            table.add_row(short.get(condition) or condition, str(wins + losses + errs), rate, ci, str(errs), *cells)
         if len(p.by_condition) > SHOWN_CONDITIONS:
-            table.add_row(f"... and {len(p.by_condition) - SHOWN_CONDITIONS} more", "", "", "", "")
+            table.add_row(f"... and {len(p.by_condition) - SHOWN_CONDITIONS} more", *[""] * (4 + len(score_keys)))
         parts.append(table)
 
     if p.live:

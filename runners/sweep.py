@@ -14,9 +14,10 @@ import msgspec
 from engine import PolicyFactory
 from engine.results import Plan
 from engine.sweep import Grid, load_grid
+from puzzles import GAMES
 
 from ._models import settings_from_args
-from ._runloop import OneLineParser, Prepared, add_running_arguments, integer, open_run, run_and_report
+from ._runloop import OneLineParser, Prepared, add_running_arguments, choice, integer, open_run, run_and_report
 
 
 def build_parser() -> OneLineParser:
@@ -26,6 +27,7 @@ def build_parser() -> OneLineParser:
     )
     p.add_argument("grid", nargs="?", type=Path, help="the grid file (not needed with --resume)")
     p.add_argument("--seeds", type=integer(1), metavar="K", help="games per condition, overriding the grid's seeds")
+    p.add_argument("--game", type=choice(list(GAMES)), metavar="NAME", help=f"the game, overriding the grid's: {', '.join(GAMES)}")
     add_running_arguments(p)
     return p
 
@@ -49,12 +51,12 @@ def prepare(argv: list[str] | None, factory: PolicyFactory) -> Prepared:
     factory.configure(settings_from_args(args))
     if args.resume is None and args.grid is None:
         parser.error("argument grid: a grid file is required (or --resume RUN_DIR)")
-    if args.resume is not None and (args.grid is not None or args.seeds is not None):
-        parser.error("argument --resume: a resumed sweep uses its saved grid; give no grid file or --seeds")
+    if args.resume is not None and (args.grid is not None or args.seeds is not None or args.game is not None):
+        parser.error("argument --resume: a resumed sweep uses its saved grid; give no grid file, --seeds or --game")
 
     def new_plan() -> Plan:
         try:
-            grid = load_grid(args.grid)
+            grid = load_grid(args.grid, game=args.game)
         except ValueError as exc:
             parser.error(f"argument grid: {exc}")
         if args.seeds is not None:

@@ -138,3 +138,14 @@ def test_either_runner_resumes_a_run_of_the_other(tmp_path, capsys):
     with pytest.raises(SystemExit):
         run_main(["--resume", str(swept), "--feedback", "own"])
     assert "the run being resumed has --feedback joint, got own" in capsys.readouterr().err
+
+
+def test_a_grid_plays_another_game_with_game(tmp_path):
+    grid = tmp_path / "g.toml"
+    grid.write_text("seeds = 2\nagents = [['share_everything', 'share_everything', 'share_everything']]\nsize = [4]\n")
+    with pytest.raises(SystemExit):
+        main([str(grid), "--out", str(tmp_path / "x"), "--no-dashboard"])  # three agents: not asympuzl
+    assert main([str(grid), "--game", "chain", "--out", str(tmp_path / "run"), "--no-dashboard"]) == 0
+    records = RunDir.open(tmp_path / "run").records()
+    assert {r.spec.game for r in records} == {"chain"} and all(r.outcome == "success" for r in records)
+    assert list(records[0].spec.agents) == ["alice", "bob", "carol"]
