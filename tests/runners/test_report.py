@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import math
+import statistics
 import struct
 import sys
 from pathlib import Path
@@ -11,27 +12,32 @@ from statistics import NormalDist
 
 import pytest
 
-from actors.environment import TurnLog
+from engine import GameSpec, Options
 from engine.records import ErrorInfo, GameRecord, encode_record
 from engine.report import (
     ReportError,
-    actions_per_position,
     condition_fields,
     error_counts,
     layout,
+    observed_values,
     paired_comparison,
     paired_difference_interval,
     read_results,
+    scores_per_condition,
+    size_field,
     sizes_per_turn,
     success_by_turn,
     success_table,
 )
-from engine.spec import GameSpec
 from engine.stats import wilson_interval
+from puzzles import TurnLog, get_game
 from runners.report import main
 
+ASYMPUZL = get_game("asympuzl")
 SHARE = "share_everything"
 MIXED = "one_piece / ignore"
+ALICE_APP, BOB_APP = "actions_per_position.alice", "actions_per_position.bob"
+V1_GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden_records_v1.jsonl"
 
 
 def game(
@@ -43,24 +49,34 @@ def game(
     agents: tuple[str, str] = (SHARE, SHARE),
     solved: int | None = None,
     actions: tuple[float, float] = (1.0, 1.0),
+    scores: dict[str, bool | float] | None = None,
     log: list[tuple[str, int, int]] = (),
     format_errors: dict[str, int] | None = None,
     invalid: dict[str, int] | None = None,
     error: str | None = None,
     size: int = 5,
+    distractors: int = 0,
+    distractors_in: str = "alice",
+    history: int | None = 1,
 ) -> GameRecord:
-    """One game; ``log`` lists (role, message chars, reply chars) per turn."""
+    """One AsymPuzl game; ``log`` lists (role, message chars, reply chars) per turn. Its scores are
+    the actions per position of each role unless ``scores`` are given."""
     spec = GameSpec(
-        game_id=gid, seed=seed, size=size, feedback=feedback, max_turns=2 * size,
+        game_id=gid,
+        seed=seed,
+        params=ASYMPUZL.Params(size=size, distractors=distractors, distractors_in=distractors_in),
         agents={"alice": agents[0], "bob": agents[1]},
+        options=Options(feedback=feedback, max_turns=2 * size, history=history),
     )
     turn_log = [
         TurnLog(turn=i // 2 + 1, role=role, message_chars=m, reply_chars=r, applied=0)
         for i, (role, m, r) in enumerate(log)
     ]
+    solved_positions = size if outcome == "success" else 0
     return GameRecord(
         game_id=gid, spec=spec, outcome=outcome, turns=solved or 2 * size, solved_turn=solved,
-        actions_per_position={"alice": actions[0], "bob": actions[1]},
+        scores={ALICE_APP: actions[0], BOB_APP: actions[1]} if scores is None else scores,
+        metrics={"correct_positions": {"alice": solved_positions, "bob": solved_positions}},
         format_errors=format_errors or {"alice": 0, "bob": 0},
         invalid_actions=invalid or {"alice": 0, "bob": 0},
         turn_log=turn_log,
@@ -205,7 +221,7 @@ def test_success_table(crafted):
     table = success_table(crafted)
     assert table.layout.rows == ["agents"]
     assert table.layout.columns == ["feedback"]
-    assert table.layout.fixed == {"puzzle": "asympuzl", "N": "5", "D": "0", "T": "10", "h": "1"}
+    assert table.layout.fixed == {"game": "asympuzl", "N": "5", "D": "0", "T": "10", "h": "1"}
     assert table.row_keys == [(SHARE,), (MIXED,)]
     assert table.column_keys == [("own",), ("joint",)]
 
@@ -249,13 +265,15 @@ def test_success_by_turn(crafted):
     assert curves[("own", MIXED)].solved_by == [0] * 6 + [1] * 4
 
 
-def test_actions_sizes_and_errors(crafted):
+def test_scores_sizes_and_errors(crafted):
     fields = condition_fields(crafted)
-    actions = {r.key: r for r in actions_per_position(crafted, fields)}
-    own = actions[("own", SHARE)]
+    scores = {r.key: r for r in scores_per_condition(crafted, fields)}
+    own = scores[("own", SHARE)]
     assert own.n == 4  # the two games that ended in error are left out
-    assert own.mean["alice"] == pytest.approx(1.25)
-    assert own.mean["bob"] == pytest.approx(0.6)
+    assert list(own.scores) == [ALICE_APP, BOB_APP]
+    assert own.scores[ALICE_APP].kind == "mean" and own.scores[ALICE_APP].n == 4
+    assert own.scores[ALICE_APP].value == pytest.approx(1.25)
+    assert own.scores[BOB_APP].value == pytest.approx(0.6)
 
     sizes = {r.key: r for r in sizes_per_turn(crafted, fields)}
     alice, bob = sizes[("own", SHARE)].roles["alice"], sizes[("own", SHARE)].roles["bob"]
@@ -274,6 +292,64 @@ def test_actions_sizes_and_errors(crafted):
     mixed = errors[("own", MIXED)]
     assert (mixed.infra_errors, mixed.other_errors, mixed.other_kinds) == (0, 1, {"engine_error": 1})
     assert (errors[("joint", SHARE)].infra_errors, errors[("joint", SHARE)].other_errors) == (0, 0)
+
+
+def _t_quantile(df: int, p: float = 0.975) -> float:
+    """Student's t quantile by integrating its density (Simpson's rule) and bisecting."""
+    scale = math.gamma((df + 1) / 2) / (math.sqrt(df * math.pi) * math.gamma(df / 2))
+
+    def cdf(x: float, steps: int = 2000) -> float:
+        h = x / steps
+        f = [scale * (1 + (i * h) ** 2 / df) ** (-(df + 1) / 2) for i in range(steps + 1)]
+        return 0.5 + h / 3 * (f[0] + f[-1] + 4 * sum(f[1:-1:2]) + 2 * sum(f[2:-1:2]))
+
+    low, high = 0.0, 50.0
+    for _ in range(60):
+        middle = (low + high) / 2
+        low, high = (middle, high) if cdf(middle) < p else (low, middle)
+    return (low + high) / 2
+
+
+def test_numeric_score_mean_and_interval():
+    values = [0.5, 1.0, 2.5, 1.25, 0.0, 3.0, 1.5]
+    records = [game(i, 100 + i, "success", solved=2, scores={"effort": v}) for i, v in enumerate(values)]
+    records.append(game(7, 107, "error", error="actor_error", scores={"effort": 99.0}))  # left out
+    (row,) = scores_per_condition(records, condition_fields(records))
+    effort = row.scores["effort"]
+    assert (row.n, effort.kind, effort.n) == (7, "mean", 7)
+    assert round(_t_quantile(6), 3) == 2.447  # the published table's value
+    half = _t_quantile(6) * statistics.stdev(values) / math.sqrt(len(values))
+    mean = statistics.mean(values)
+    assert (effort.value, effort.low, effort.high) == pytest.approx((mean, mean - half, mean + half), abs=1e-4)
+
+
+def test_boolean_score_rate():
+    agreed = [True, True, False, True, True, False, True, True, True, False]
+    records = [game(i, 100 + i, "failure", scores={"agreed": a, "rounds": float(i)}) for i, a in enumerate(agreed)]
+    records.append(game(10, 110, "error", error="infra_error", scores={"agreed": False}))  # left out
+    (row,) = scores_per_condition(records, condition_fields(records))
+    rate = row.scores["agreed"]
+    assert (rate.kind, rate.n, rate.value) == ("rate", 10, 0.7)
+    assert (rate.low, rate.high) == pytest.approx(wilson_interval(7, 10))
+    assert (r1(rate.low), r1(rate.high)) == (39.7, 89.2)  # Wilson 7/10, as published tables give it
+    assert row.scores["rounds"].kind == "mean"
+
+
+def test_feedback_and_labels_sort_in_the_games_order():
+    first_seen = ["both", "none", "joint", "own", "both_detailed", "own_detailed"]
+    records = [game(i, 100 + i, "success", solved=2, feedback=f) for i, f in enumerate(first_seen)]
+    assert observed_values(records, "feedback") == list(ASYMPUZL.feedback)
+    table = success_table(records)
+    assert table.column_keys == [(f,) for f in ASYMPUZL.feedback]
+
+    sides = [(5, "alice"), (0, "alice"), (2, "bob"), (10, "alice"), (3, "alice")]
+    records = [game(i, 100 + i, "success", distractors=d, distractors_in=side) for i, (d, side) in enumerate(sides)]
+    assert observed_values(records, "D") == ["0", "3 in alice", "5 in alice", "10 in alice", "2 in bob"]
+    records = [game(i, 100 + i, "success", size=n, history=h) for i, (n, h) in enumerate([(12, None), (5, 2), (3, 1)])]
+    assert observed_values(records, "N") == ["3", "5", "12"]
+    assert observed_values(records, "T") == ["6", "10", "24"]
+    assert observed_values(records, "h") == ["1", "2", "full"]
+    assert observed_values(records, "agents") == [SHARE]
 
 
 def test_paired_comparison(crafted):
@@ -301,6 +377,9 @@ def test_turn_limit_that_follows_size_is_not_a_column():
     shape = layout(records)
     assert shape.columns == ["N"]
     assert shape.notes == ["T follows N: T=6 for N=3, T=10 for N=5"]
+    assert size_field(records) == "N"
+    # Only the distractors vary: no label that is a number varies, so there is no size to plot against.
+    assert size_field([game(i, 100, "success", distractors=i) for i in range(3)]) is None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -335,7 +414,7 @@ def test_command_writes_every_output(tmp_path: Path, capsys):
     for cell in ("| share_everything | 75.0 [30.1-95.4] (4) | 83.3 [43.6-97.0] (6) |",
                  "| one_piece / ignore | 33.3 [6.1-79.2] (3) |  |",
                  "| own | share_everything | 4 | 0.0 | 50.0 | 75.0 |",
-                 "| own | share_everything | 4 | 1.25 | 0.60 |",
+                 "| own | share_everything | 4 | 1.25 [0.45, 2.05] | 0.60 [-0.09, 1.29] |",
                  "| own | share_everything | 4 | 44.0 | 14.0 | 31.8 | 50.0 | 20.0 | 40.0 |",
                  "| own | share_everything | 6 | 3 | 1 | 5 | 3 | 1 | 1 (actor_error 1) |",
                  "| share_everything | 4 | 75.0 | 100.0 | +25.0 | [-28.1, +69.9] | 0 / 1 | 4 |"):
@@ -353,8 +432,12 @@ def test_command_writes_every_output(tmp_path: Path, capsys):
     turns = read_csv(out / "success_by_turn.csv")
     k2 = next(r for r in turns if r["feedback"] == "joint" and r["K"] == "4")
     assert (k2["n"], k2["solved"], k2["success_rate"]) == ("6", "4", "0.6667")
-    actions = read_csv(out / "actions_per_position.csv")
-    assert actions[0]["actions_per_position_alice"] == "1.25"
+    assert "| feedback | agents | n | actions/pos alice | actions/pos bob |" in md
+    scores = read_csv(out / "scores.csv")
+    alice = next(r for r in scores if r["feedback"] == "own" and r["alice"] == SHARE and r["score"] == ALICE_APP)
+    assert (alice["label"], alice["kind"], alice["n"], alice["value"]) == ("actions/pos alice", "mean", "4", "1.25")
+    assert (alice["low"], alice["high"]) == ("0.4544", "2.0456")
+    assert len(scores) == 3 * 2  # one row per condition and score
     chars = read_csv(out / "chars_per_turn.csv")
     alice = next(r for r in chars if r["feedback"] == "own" and r["alice"] == SHARE and r["role"] == "alice")
     assert (alice["turns"], alice["mean_reply_chars"], alice["mean_message_chars"]) == ("5", "44.0", "14.0")
@@ -363,7 +446,7 @@ def test_command_writes_every_output(tmp_path: Path, capsys):
     paired = read_csv(out / "paired.csv")
     assert paired[0]["pairs"] == "4" and paired[0]["difference"] == "0.25"
 
-    for name in ("success_by_turn.png", "actions_per_position.png"):
+    for name in ("success_by_turn.png", "scores.png"):
         assert png_size(out / name) == (800, 500)
     assert not (out / "success_vs_size.png").exists()  # one size only
     from matplotlib.image import imread
@@ -389,6 +472,51 @@ def test_command_plots_success_by_size(tmp_path: Path, capsys):
     md = (out / "tables.md").read_text()
     assert "T follows N: T=6 for N=3, T=10 for N=5, T=20 for N=10" in md
     assert "| 3 | 33.3 [6.1-79.2] (3) |" in md
+
+
+def test_command_on_yes_no_scores(tmp_path: Path, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    agreed = [True, True, False, True, True, False, True, True, True, False]
+    records = [game(i, 100 + i, "failure", scores={"agreed": a}) for i, a in enumerate(agreed)]
+    records.append(game(10, 110, "failure", scores={}))  # a game that gave no score
+    (run / "results.jsonl").write_bytes(b"".join(encode_record(r) + b"\n" for r in records))
+    assert main([str(run)]) == 0
+    out = run / "report"
+    md = (out / "tables.md").read_text()
+    assert "| condition | n | agreed % |" in md
+    assert "| all | 11 | 70.0 [39.7-89.2] (10) |" in md  # 10 of the 11 games gave the score
+    (row,) = read_csv(out / "scores.csv")
+    assert (row["score"], row["kind"], row["n"], row["value"], row["low"], row["high"]) == (
+        "agreed", "rate", "10", "0.7", "0.3968", "0.8922")
+    assert not (out / "scores.png").exists()  # no numeric score to plot
+    assert (out / "report.html").read_text().count("data:image/png;base64,") == 1
+
+
+def test_command_on_format_1_results(tmp_path: Path, capsys):
+    import json
+
+    lines = V1_GOLDEN.read_bytes().splitlines(keepends=True)[:4]
+    old = [json.loads(line) for line in lines]
+    assert all("puzzle" in r["spec"] and "actions_per_position" in r for r in old)  # format 1 indeed
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "results.jsonl").write_bytes(b"".join(lines))
+    results = read_results(run / "results.jsonl")
+    assert [r.game_id for r in results.records] == [r["game_id"] for r in old]
+    assert results.damaged == []
+    first = results.records[0]
+    assert first.spec.game == "asympuzl" and first.scores[ALICE_APP] == old[0]["actions_per_position"]["alice"]
+
+    assert main([str(run), "--no-plots"]) == 0
+    assert f"{len(old)} games in" in capsys.readouterr().out
+    success = read_csv(run / "report" / "success.csv")
+    assert sum(int(r["games"]) for r in success) == len(old)
+    assert sum(int(r["successes"]) for r in success) == sum(r["outcome"] == "success" for r in old)
+    scores = [r for r in read_csv(run / "report" / "scores.csv") if r["score"] == ALICE_APP]
+    values = [r["actions_per_position"]["alice"] for r in old if r["outcome"] != "error"]
+    assert sum(int(r["n"]) for r in scores) == len(values)
+    assert sum(float(r["value"]) * int(r["n"]) for r in scores) == pytest.approx(sum(values), abs=1e-3)
 
 
 def test_no_plots_and_missing_matplotlib(tmp_path: Path, capsys, monkeypatch):

@@ -1,0 +1,137 @@
+"""Paired comparison of two values of one field: games paired by seed, success compared by
+Newcombe's interval for the difference of paired proportions."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import msgspec
+
+from ..records import GameRecord
+from ..stats import Z95, wilson_interval
+from .conditions import AGENTS, ReportError, ValueOrder, determines, field_names, field_values, layout, observed_values, roles_of
+
+
+def paired_difference_interval(
+    both: int, first_only: int, second_only: int, neither: int, z: float = Z95
+) -> tuple[float, float, float]:
+    """The difference p1 - p2 of two proportions measured on the same pairs, and its confidence
+    interval by Newcombe's hybrid score method (Newcombe 1998, method 10).
+
+    ``both``, ``first_only``, ``second_only`` and ``neither`` count the pairs by outcome: success
+    under both, under the first only, under the second only, under neither; p1 = (both +
+    first_only) / n and p2 = (both + second_only) / n. The interval combines the Wilson intervals of
+    p1 and p2, corrected for the correlation phi of the 2x2 table of pair outcomes; a positive
+    cross-product ``both * neither - first_only * second_only`` is reduced by n/2 (to no less than 0)
+    before phi is formed, and phi is 0 when a margin of the table is empty.
+    Returns (difference, low, high), all fractions.
+    """
+    counts = (both, first_only, second_only, neither)
+    if min(counts) < 0:
+        raise ValueError(f"pair counts must not be negative, got {counts}")
+    n = sum(counts)
+    if n == 0:
+        return (0.0, -1.0, 1.0)
+    x1, x2 = both + first_only, both + second_only
+    p1, p2 = x1 / n, x2 / n
+    l1, u1 = wilson_interval(x1, n, z)
+    l2, u2 = wilson_interval(x2, n, z)
+    margins = x1 * (n - x1) * x2 * (n - x2)
+    phi = 0.0
+    if margins:
+        cross = both * neither - first_only * second_only
+        if cross > n / 2:
+            cross -= n / 2
+        elif cross > 0:
+            cross = 0
+        phi = cross / math.sqrt(margins)
+    diff = p1 - p2
+    delta = math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
+    epsilon = math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
+    return (diff, max(-1.0, diff - delta), min(1.0, diff + epsilon))
+
+
+class PairedRow(msgspec.Struct):
+    key: tuple[str, ...]  # values of PairedComparison.fields
+    pairs: int
+    both: int
+    a_only: int
+    b_only: int
+    neither: int
+    unpaired: int  # games of A or B left out: no partner with the same seed, or a game error on either side
+    difference: float  # success rate of B minus that of A, over the pairs
+    low: float
+    high: float
+
+    @property
+    def rate_a(self) -> float | None:
+        return (self.both + self.a_only) / self.pairs if self.pairs else None
+
+    @property
+    def rate_b(self) -> float | None:
+        return (self.both + self.b_only) / self.pairs if self.pairs else None
+
+
+class PairedComparison(msgspec.Struct):
+    field: str
+    a: str
+    b: str
+    fields: list[str]  # fields that tell the groups apart
+    rows: list[PairedRow]
+
+
+def paired_comparison(records: Sequence[GameRecord], field: str, a: str, b: str) -> PairedComparison:
+    """Success under ``field`` = b against ``field`` = a, on games paired by seed within each
+    combination of the other condition fields. Pairs with a game error on either side are
+    left out; a seed played more than once on one side is paired in game-id order."""
+    names = field_names(records)
+    if field not in names:
+        raise ReportError(f"unknown field {field!r}; fields: {', '.join(names)}")
+    if a == b:
+        raise ReportError(f"the two values of {field} are the same ({a!r})")
+    values = observed_values(records, field)
+    for value in (a, b):
+        if value not in values:
+            raise ReportError(f"{field}={value} is not in the run; {field} takes {', '.join(values)}")
+    roles = roles_of(records)
+    left_out = {field} | (set(roles) if field == AGENTS else set()) | ({AGENTS} if field in roles else set())
+    # A field the compared one determines (T = 2N when comparing N) differs with it: not a pairing key.
+    all_values = [field_values(r) for r in records]
+    left_out |= {f for f in names if f not in left_out and determines(all_values, field, f)}
+    pair_fields = [f for f in names if f not in left_out]
+    shown = layout(records, [field]).columns
+
+    sides: dict[tuple[str, ...], dict[str, list[GameRecord]]] = {}
+    labels: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for record in records:
+        v = field_values(record)
+        if v.get(field) not in (a, b):
+            continue
+        key = tuple(v.get(f, "") for f in pair_fields)
+        labels[key] = tuple(v.get(f, "") for f in shown)
+        sides.setdefault(key, {a: [], b: []})[v[field]].append(record)
+
+    rows = []
+    for key, side in sides.items():
+        by_seed: dict[int, tuple[list[GameRecord], list[GameRecord]]] = {}
+        for record in side[a]:
+            by_seed.setdefault(record.spec.seed, ([], []))[0].append(record)
+        for record in side[b]:
+            by_seed.setdefault(record.spec.seed, ([], []))[1].append(record)
+        table = [0, 0, 0, 0]  # both, a only, b only, neither
+        pairs = 0
+        for first, second in by_seed.values():
+            for ra, rb in zip(first, second):
+                if ra.outcome == "error" or rb.outcome == "error":
+                    continue
+                sa, sb = ra.outcome == "success", rb.outcome == "success"
+                table[0 if sa and sb else 1 if sa else 2 if sb else 3] += 1
+                pairs += 1
+        both, a_only, b_only, neither = table
+        diff, low, high = paired_difference_interval(both, b_only, a_only, neither)
+        unpaired = len(side[a]) + len(side[b]) - 2 * pairs
+        rows.append(PairedRow(labels[key], pairs, both, a_only, b_only, neither, unpaired, diff, low, high))
+    order = ValueOrder(records, shown)
+    rows.sort(key=lambda row: order.keys_of(shown, row.key))
+    return PairedComparison(field, a, b, shown, rows)

@@ -1,0 +1,182 @@
+"""The report command: read a run's results, write every table and plot, print the tables.
+
+    python -m runners.report runs/20261121-101500
+    python -m runners.report RUN_DIR --rows N --no-plots
+    python -m runners.report RUN_DIR --compare feedback=own feedback=joint
+
+Only RUN_DIR/results.jsonl is read, so a run that is still going or was interrupted can be reported
+on; results files of every results format are read.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+
+from engine.report import AGENTS, ReportError, Results, group_by, layout, read_results
+from engine.results import RESULTS_FILE
+from engine.session import INFRA_ERROR, is_infra_error
+from runners._runloop import OneLineParser
+
+from .formats import to_csv, to_html, to_latex, to_markdown, to_rich
+from .plots import PLOT_FILES, PLOTS_INSTALL, make_plots
+from .tables import UNIT_NAMES, Table, build_tables, condition_columns
+
+PROG = "python -m runners.report"
+
+
+def build_parser() -> OneLineParser:
+    p = OneLineParser(prog=PROG, description="Report on a run's results: tables, plots and an HTML page.")
+    p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help=f"run directory (or its {RESULTS_FILE})")
+    p.add_argument("--out", type=Path, metavar="DIR", help="where to write the report (default RUN_DIR/report)")
+    p.add_argument(
+        "--rows", metavar="FIELD[,FIELD]", default=AGENTS,
+        help="fields that make the rows of the success table (default agents); the other fields that vary make the columns",
+    )
+    p.add_argument(
+        "--compare", nargs=2, metavar=("FIELD=A", "FIELD=B"),
+        help="paired comparison of two values of one field, games paired by seed (e.g. feedback=own feedback=joint)",
+    )
+    p.add_argument("--no-plots", action="store_true", help="write no plots")
+    return p
+
+
+def locate(path: Path) -> Path:
+    """The results file of a run directory (or the file itself)."""
+    if path.is_file():
+        return path
+    if path.is_dir():
+        results = path / RESULTS_FILE
+        if not results.is_file():
+            raise ReportError(f"{path} is not a run directory (no {RESULTS_FILE})")
+        return results
+    raise ReportError(f"{path} does not exist")
+
+
+def parse_compare(values: Sequence[str] | None) -> tuple[str, str, str] | None:
+    if values is None:
+        return None
+    parts = [v.partition("=") for v in values]
+    if any(not sep or not name.strip() for name, sep, _ in parts) or parts[0][0].strip() != parts[1][0].strip():
+        raise ReportError(f"expected FIELD=A FIELD=B with one field, got {' '.join(values)}")
+    return (parts[0][0].strip(), parts[0][2].strip(), parts[1][2].strip())
+
+
+def intro_lines(results: Results, path: Path) -> list[str]:
+    records = results.records
+    conditions = len(group_by(records, condition_columns(records)))
+    lines = [f"{len(records)} games in {conditions} condition{'s' * (conditions != 1)}, from {path}"]
+    if results.truncated:
+        lines.append("last line cut short (run still writing or interrupted): skipped")
+    if results.duplicates:
+        lines.append(f"{results.duplicates} repeated game id{'s' * (results.duplicates != 1)}: the last record of each kept")
+    if results.damaged:
+        shown = ", ".join(map(str, results.damaged[:5])) + (", ..." if len(results.damaged) > 5 else "")
+        lines.append(f"{len(results.damaged)} damaged line{'s' * (len(results.damaged) != 1)} skipped (line {shown})")
+    infra = sum(is_infra_error(r) for r in records)
+    if infra:
+        lines.append(f"{infra} game{'s' * (infra != 1)} lost to infrastructure errors ({INFRA_ERROR}): left out of every rate")
+    other = sum(r.outcome == "error" for r in records) - infra
+    if other:
+        lines.append(f"{other} game{'s' * (other != 1)} ended in other errors: left out of every rate")
+    return lines
+
+
+def write_report(out: Path, tables: Sequence[Table], intro: Sequence[str], images: Sequence[Path], source: str) -> list[Path]:
+    written = []
+    for t in tables:
+        path = out / f"{t.name}.csv"
+        path.write_text(to_csv(t), encoding="utf-8")
+        written.append(path)
+    for name, text in (
+        ("tables.md", to_markdown(tables, intro, images)),
+        ("tables.tex", to_latex(tables)),
+        ("report.html", to_html(tables, intro, images, source)),
+    ):
+        path = out / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def remove_stale(out: Path, tables: Sequence[Table], images: Sequence[Path]) -> None:
+    """Remove files an earlier report wrote here that this one does not write (such as paired.csv)."""
+    keep = {f"{t.name}.csv" for t in tables} | {p.name for p in images}
+    known = {"success.csv", "success_by_turn.csv", "scores.csv", "errors.csv", "paired.csv"}
+    known |= {f"{unit}_per_turn.csv" for unit in UNIT_NAMES} | set(PLOT_FILES)
+    for name in known - keep:
+        (out / name).unlink(missing_ok=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        results_path = locate(args.run_dir)
+        results = read_results(results_path)
+    except ReportError as exc:
+        parser.error(str(exc))
+    except OSError as exc:
+        parser.error(f"cannot read {args.run_dir}: {exc.strerror or exc}")
+    records = results.records
+    if not records:
+        parser.error(f"{results_path} holds no complete game record")
+    rows = [f.strip() for f in args.rows.split(",") if f.strip()]
+    if not rows:
+        parser.error("argument --rows: give at least one field")
+    try:
+        layout(records, rows)
+    except ReportError as exc:
+        parser.error(f"argument --rows: {exc}")
+    try:
+        compare = parse_compare(args.compare)
+        tables = build_tables(records, rows, compare)
+    except ReportError as exc:
+        parser.error(f"argument --compare: {exc}")
+
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=max(console.width, 160))
+    intro = intro_lines(results, results_path)
+
+    # Files first, so that a closed pipe on the terminal side loses nothing.
+    out = args.out if args.out is not None else results_path.parent / "report"
+    plots_note = None
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        images: list[Path] = []
+        if not args.no_plots:
+            made = make_plots(records, out)
+            if made is None:
+                plots_note = f"Plots skipped: matplotlib is not installed (install it with: {PLOTS_INSTALL})"
+            else:
+                images = made
+        remove_stale(out, tables, images)
+        write_report(out, tables, intro, images, str(results_path.parent))
+    except OSError as exc:
+        parser.error(f"argument --out: cannot write {out}: {exc.strerror or exc}")
+
+    try:
+        for line in intro:
+            console.print(line, highlight=False, markup=False)
+        for t in tables:
+            console.print()
+            console.print(to_rich(t))
+            if t.note:
+                console.print(t.note, style="dim", highlight=False, markup=False)
+        if plots_note:
+            console.print(plots_note, highlight=False, markup=False)
+        console.print()
+        plots = f", plots: {', '.join(p.name for p in images)}" if images else ""
+        console.print(
+            f"Report written to {out}: report.html, tables.md, tables.tex, "
+            f"CSV: {', '.join(t.name + '.csv' for t in tables)}{plots}",
+            highlight=False, markup=False,
+        )
+    except BrokenPipeError:  # the reader went away (report | head): the files are written
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
+    return 0

@@ -1,0 +1,327 @@
+"""The report's tables as text: header, rows and a note for the terminal and documents, and the
+same numbers in full for the CSV files."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from engine.records import GameRecord
+from engine.report import (
+    AGENTS,
+    condition_fields,
+    error_counts,
+    field_values,
+    group_by,
+    layout,
+    paired_comparison,
+    roles_of,
+    score_keys,
+    scores_per_condition,
+    size_units,
+    sizes_per_turn,
+    success_by_turn,
+    success_table,
+)
+from engine.stats import ScoreSummary
+from puzzles import get_game
+
+UNIT_NAMES = {"chars": "characters", "tokens": "tokens"}
+# Fields whose values name themselves in a column header; others are shown as field=value.
+SELF_NAMED = (AGENTS, "feedback")
+
+
+@dataclass
+class Table:
+    name: str  # file stem of its CSV
+    title: str
+    header: list[str]
+    rows: list[list[str]]
+    labels: int  # leading label columns (left-aligned)
+    note: str = ""
+    csv_header: list[str] = field(default_factory=list)
+    csv_rows: list[list[object]] = field(default_factory=list)
+    thin_from: int = 0  # when > 0, the columns from here on may be thinned out on the terminal
+
+
+def pct(x: float | None) -> str:
+    return "-" if x is None or math.isnan(x) else f"{100 * x:.1f}"
+
+
+def num(x: float, digits: int = 2) -> str:
+    return "-" if math.isnan(x) else f"{x:.{digits}f}"
+
+
+def frac(x: float | None) -> object:
+    """A fraction (or a mean) for the CSV files: four decimals, empty when undefined."""
+    return "" if x is None or math.isnan(x) else round(x, 4)
+
+
+def value_label(field_name: str, value: str) -> str:
+    return value if field_name in SELF_NAMED else f"{field_name}={value}"
+
+
+def key_label(fields: Sequence[str], key: Sequence[str]) -> str:
+    return ", ".join(value_label(f, v) for f, v in zip(fields, key)) or "all"
+
+
+def fixed_note(records: Sequence[GameRecord]) -> str:
+    frame = layout(records)
+    parts = []
+    if frame.fixed:
+        parts.append("Same in every game: " + ", ".join(f"{f}={v}" for f, v in frame.fixed.items()) + ".")
+    parts += [note + "." for note in frame.notes]
+    return " ".join(parts)
+
+
+def _label_columns(fields: Sequence[str]) -> list[str]:
+    return list(fields) or ["condition"]
+
+
+def _label_cells(fields: Sequence[str], key: Sequence[str]) -> list[str]:
+    return list(key) if fields else ["all"]
+
+
+def condition_columns(records: Sequence[GameRecord]) -> list[str]:
+    """The fields that name a condition in full in the CSV files (roles one by one)."""
+    names: dict[str, None] = {}
+    for record in records:
+        names.update(dict.fromkeys(record.spec.condition_fields()))
+    return list(names)
+
+
+def _full_values(records: Sequence[GameRecord], fields: Sequence[str]) -> dict[tuple[str, ...], list[str]]:
+    """For each group key over ``fields``, every condition field's value (from its first game)."""
+    columns = condition_columns(records)
+    full = {}
+    for key, group in group_by(records, fields):
+        values = field_values(group[0])
+        full[key] = [values.get(c, "") for c in columns]
+    return full
+
+
+def score_labels(records: Sequence[GameRecord]) -> dict[str, str]:
+    """Each score key's display name, as the game of the first game that gives it names it."""
+    labels: dict[str, str] = {}
+    for record in records:
+        for key in record.scores:
+            if key not in labels:
+                labels[key] = get_game(record.spec.game).score_label(key)
+    return labels
+
+
+# ---------------------------------------------------------------------------------------------
+# The tables
+
+
+def success_main(records: Sequence[GameRecord], rows: Sequence[str]) -> Table:
+    table = success_table(records, rows)
+    frame = table.layout
+    header = list(frame.rows) + [key_label(frame.columns, c) if frame.columns else "success %" for c in table.column_keys]
+    body = []
+    for row in table.row_keys:
+        cells = []
+        for column in table.column_keys:
+            cell = table.cell(row, column)
+            if cell is None:
+                cells.append("")
+            elif cell.n == 0:
+                cells.append("- (0)")
+            else:
+                cells.append(f"{pct(cell.rate)} [{pct(cell.low)}-{pct(cell.high)}] ({cell.n})")
+        body.append(list(row) + cells)
+    by = " x ".join(frame.rows) + (f" x {', '.join(frame.columns)}" if frame.columns else "")
+    note = (
+        "Cells: success % [Wilson 95% interval] (n = games that ended without a game error; "
+        "those are counted in the errors table). " + fixed_note(records)
+    )
+    keys = list(frame.rows) + list(frame.columns)
+    full = _full_values(records, keys)
+    extra = [i for i, f in enumerate(keys) if f not in condition_columns(records)]  # such as agents
+    csv_header = [keys[i] for i in extra] + condition_columns(records)
+    csv_header += ["games", "errors", "n", "successes", "success_rate", "ci_low", "ci_high"]
+    csv_rows = []
+    for (row, column), cell in table.cells.items():
+        key = row + column
+        csv_rows.append(
+            [key[i] for i in extra] + full[key]
+            + [cell.games, cell.errors, cell.n, cell.successes, frac(cell.rate), frac(cell.low), frac(cell.high)]
+        )
+    return Table("success", f"Success rate by {by}", header, body, len(frame.rows), note.strip(), csv_header, csv_rows)
+
+
+def success_turns(records: Sequence[GameRecord], fields: Sequence[str]) -> Table:
+    curves = success_by_turn(records, fields)
+    max_turn = len(curves[0].solved_by) if curves else 0
+    header = _label_columns(fields) + ["n"] + [f"K={k}" for k in range(1, max_turn + 1)]
+    rows = [_label_cells(fields, c.key) + [str(c.n)] + [pct(r) for r in c.rates] for c in curves]
+    full = _full_values(records, fields)
+    csv_rows = [
+        full[c.key] + [c.n, k, solved, frac(solved / c.n if c.n else None)]
+        for c in curves
+        for k, solved in enumerate(c.solved_by, start=1)
+    ]
+    note = "Success % within K turns: games solved at turn K or earlier, over games that ended without a game error."
+    return Table(
+        "success_by_turn", "Success rate at turn K", header, rows, len(_label_columns(fields)), note,
+        condition_columns(records) + ["n", "K", "solved", "success_rate"], csv_rows, thin_from=len(_label_columns(fields)) + 1,
+    )
+
+
+def score_cell(summary: ScoreSummary | None, n: int) -> str:
+    """A rate as "% [low-high]", a mean as "mean [low, high]"; the games that gave the score in
+    parentheses where fewer than ``n``."""
+    if summary is None or summary.n == 0:
+        return "-"
+    if summary.kind == "rate":
+        text = f"{pct(summary.value)} [{pct(summary.low)}-{pct(summary.high)}]"
+    elif math.isnan(summary.low):
+        text = num(summary.value)
+    else:
+        text = f"{num(summary.value)} [{num(summary.low)}, {num(summary.high)}]"
+    return text if summary.n == n else f"{text} ({summary.n})"
+
+
+def scores_table(records: Sequence[GameRecord], fields: Sequence[str]) -> Table | None:
+    """Every score the games give, per condition; None when no game gives any."""
+    kinds = score_keys(records)
+    if not kinds:
+        return None
+    labels = score_labels(records)
+    data = scores_per_condition(records, fields)
+    header = _label_columns(fields) + ["n"] + [labels[k] + (" %" if kinds[k] == "rate" else "") for k in kinds]
+    rows = [_label_cells(fields, r.key) + [str(r.n)] + [score_cell(r.scores.get(k), r.n) for k in kinds] for r in data]
+    full = _full_values(records, fields)
+    csv_rows = [
+        full[r.key] + [key, labels[key], s.kind, s.n, frac(s.value), frac(s.low), frac(s.high)]
+        for r in data
+        for key in kinds
+        if (s := r.scores.get(key)) is not None
+    ]
+    note = (
+        "The game's scores over the games that ended without error (n): yes/no scores as % of games "
+        "[Wilson 95% interval], numeric scores as mean [95% t interval]. A count in parentheses: the "
+        "games that gave the score, where fewer than n."
+    )
+    return Table(
+        "scores", "Scores, per condition", header, rows, len(_label_columns(fields)), note,
+        condition_columns(records) + ["score", "label", "kind", "n", "value", "low", "high"], csv_rows,
+    )
+
+
+def sizes_table(records: Sequence[GameRecord], fields: Sequence[str], unit: str) -> Table:
+    roles = roles_of(records)
+    name = UNIT_NAMES.get(unit, unit)
+    data = sizes_per_turn(records, fields, unit)
+    header = _label_columns(fields) + ["n"]
+    for role in roles:
+        header += [f"{role} reply {unit}", f"{role} message {unit}", f"{role} message/reply %"]
+    rows = []
+    for r in data:
+        cells = _label_cells(fields, r.key) + [str(r.n)]
+        for role in roles:
+            s = r.roles[role]
+            cells += [num(s.reply, 1), num(s.message, 1), pct(s.share)]
+        rows.append(cells)
+    full = _full_values(records, fields)
+    csv_rows = [
+        full[r.key] + [r.n, role, r.roles[role].turns, frac(r.roles[role].reply), frac(r.roles[role].message), frac(r.roles[role].share)]
+        for r in data
+        for role in roles
+    ]
+    note = (
+        f"Mean {name} per turn of each agent's whole reply and of its message alone, pooled over the turns; "
+        f"message/reply % = mean message / mean reply x 100. n = games that ended without error."
+    )
+    return Table(
+        f"{unit}_per_turn", f"Output per turn, in {name}", header, rows, len(_label_columns(fields)), note,
+        condition_columns(records) + ["n", "role", "turns", f"mean_reply_{unit}", f"mean_message_{unit}", "message_share"],
+        csv_rows,
+    )
+
+
+def errors_table(records: Sequence[GameRecord], fields: Sequence[str]) -> Table:
+    roles = roles_of(records)
+    data = error_counts(records, fields)
+    header = (
+        _label_columns(fields) + ["games"] + [f"format errors {role}" for role in roles]
+        + [f"invalid actions {role}" for role in roles] + ["infra errors", "other errors"]
+    )
+    rows = []
+    for r in data:
+        kinds = ", ".join(f"{k} {v}" for k, v in r.other_kinds.items())
+        rows.append(
+            _label_cells(fields, r.key) + [str(r.games)]
+            + [str(r.format_errors[role]) for role in roles] + [str(r.invalid_actions[role]) for role in roles]
+            + [str(r.infra_errors), f"{r.other_errors} ({kinds})" if kinds else str(r.other_errors)]
+        )
+    full = _full_values(records, fields)
+    csv_rows = [
+        full[r.key] + [r.games] + [r.format_errors[role] for role in roles] + [r.invalid_actions[role] for role in roles]
+        + [r.infra_errors, r.other_errors, ";".join(f"{k}:{v}" for k, v in r.other_kinds.items())]
+        for r in data
+    ]
+    note = (
+        "Format errors and invalid actions: totals over the games. Infra errors: games lost to the "
+        "infrastructure. Other errors: games that ended in any other error. Both are left out of every rate."
+    )
+    return Table(
+        "errors", "Errors", header, rows, len(_label_columns(fields)), note,
+        condition_columns(records) + ["games"] + [f"format_errors_{role}" for role in roles]
+        + [f"invalid_actions_{role}" for role in roles] + ["infra_errors", "other_errors", "other_error_kinds"],
+        csv_rows,
+    )
+
+
+def signed_pp(x: float) -> str:
+    return f"{100 * x:+.1f}"
+
+
+def paired_table(records: Sequence[GameRecord], compare_field: str, a: str, b: str) -> Table:
+    comparison = paired_comparison(records, compare_field, a, b)
+    fields = comparison.fields
+    label_a, label_b = f"{compare_field}={a}", f"{compare_field}={b}"
+    header = _label_columns(fields) + [
+        "pairs", f"success % {label_a}", f"success % {label_b}", f"{b} - {a} (points)", "95% interval",
+        f"{a} only / {b} only", "unpaired",
+    ]
+    rows, csv_rows = [], []
+    for r in comparison.rows:
+        if r.pairs:
+            diff, interval = signed_pp(r.difference), f"[{signed_pp(r.low)}, {signed_pp(r.high)}]"
+        else:
+            diff, interval = "-", "-"
+        rows.append(
+            _label_cells(fields, r.key)
+            + [str(r.pairs), pct(r.rate_a), pct(r.rate_b), diff, interval, f"{r.a_only} / {r.b_only}", str(r.unpaired)]
+        )
+        csv_rows.append(
+            list(r.key) + [compare_field, a, b, r.pairs, r.both, r.a_only, r.b_only, r.neither, r.unpaired,
+                           frac(r.rate_a), frac(r.rate_b), frac(r.difference if r.pairs else None),
+                           frac(r.low if r.pairs else None), frac(r.high if r.pairs else None)]
+        )
+    note = (
+        f"Games with {label_a} and with {label_b} paired by seed within each combination of the other fields. "
+        f"Difference of success rates {b} - {a} in percentage points, 95% interval by Newcombe's hybrid score "
+        "method for paired proportions. Pairs with a game error on either side are left out (unpaired)."
+    )
+    return Table(
+        "paired", f"Paired comparison: {label_b} against {label_a}", header, rows, len(_label_columns(fields)), note,
+        list(fields) + ["field", "a", "b", "pairs", "both", "a_only", "b_only", "neither", "unpaired",
+                        "success_rate_a", "success_rate_b", "difference", "ci_low", "ci_high"],
+        csv_rows,
+    )
+
+
+def build_tables(records: Sequence[GameRecord], rows: Sequence[str], compare: tuple[str, str, str] | None) -> list[Table]:
+    fields = condition_fields(records)
+    tables = [success_main(records, rows), success_turns(records, fields)]
+    scores = scores_table(records, fields)
+    if scores is not None:
+        tables.append(scores)
+    tables += [sizes_table(records, fields, unit) for unit in size_units(records)]
+    tables.append(errors_table(records, fields))
+    if compare is not None:
+        tables.append(paired_table(records, *compare))
+    return tables
