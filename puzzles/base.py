@@ -193,7 +193,15 @@ class Game:
     - ``scripted``: offline strategies by name.
     - ``sort_keys``: for condition labels whose values do not sort as text, a key function.
     - ``score_labels``: display names of score keys (a key ``name.role`` shows as ``label role``).
-    - ``replay``: shows a game turn by turn (``puzzles.common.replay`` is the generic part).
+    - ``replay``: the game's side of the replay viewer (``runners.replay``), or None (actions then
+      show as JSON, progress as a number). The viewer shows what every game has (outcome,
+      condition, seed, error; per turn the notices, format error, message, deliveries, rejected
+      actions and progress); it rebuilds the game with ``new`` and applies each turn's actions
+      (decoded to ``Action``) through ``step``. The object says the rest: ``header(state)`` (the
+      solution, each role's private information), ``feedback(data)`` (a transcript's feedback as it
+      reads, or None), ``actions(actions)`` (one turn's actions in one line), ``after(state, role)``
+      (what the role's turn left in the state) and ``progress(state, value)``; lines are tuples of
+      ``Span(text, mark)`` (``puzzles.common.replay``, with ``PositionReplay`` for position games).
     - ``invalid_examples(state, role)``: actions the game must reject in ``state`` (the conformance
       check in ``puzzles.testing`` plays them and checks that nothing changed).
     - ``format_1``: for games that results format 1 wrote, how to read them (``engine.upgrade``):

@@ -172,6 +172,10 @@ def _check_read_back(game: Game, params: Any, roles: tuple[str, ...], seed: int)
         if read is None:
             continue
         shown, _ = read
+        if context.partners:
+            directed = msgspec.structs.replace(context, directed=True)
+            again = game.prompter.read(*game.prompter.render(directed))
+            assert again is not None and again[0].directed, f"{game.name}: a directed prompt reads back undirected"
         assert (shown.role, shown.turn, shown.max_turns) == (role, 1, state.max_turns), f"{game.name}: prompt read back as {shown.role}, turn {shown.turn}"
         assert shown.view == context.view, f"{game.name}: the prompt of {role} reads back another view"
         assert shown.partners == context.partners, f"{game.name}: the prompt of {role} reads back other partners"

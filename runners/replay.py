@@ -1,15 +1,18 @@
-"""Replay one game turn by turn: the messages as a conversation, each agent's hypothesis against the
-truth, feedback and errors.
+"""Replay one game turn by turn: the messages as a conversation, what each turn did to the game,
+feedback and errors.
 
     python -m runners.replay RUN_DIR GAME_ID
 
-Games of a run made with --transcripts show everything; otherwise the record's turn log is shown.
+Games of a run made with --transcripts show everything: the game is rebuilt from its spec and each
+turn's actions are applied again, so the game (``Game.replay``) can show the state after every turn.
+Otherwise the record's turn log is shown.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import msgspec
 from rich.console import Console, Group
@@ -19,58 +22,95 @@ from rich.text import Text
 
 from engine import GameRecord, RunDir, RunDirError
 from engine.transcripts import Transcript, TranscriptTurn, read_transcript
-from puzzles.asympuzl import ROLE_NAMES, Feedback, Piece, Puzzle, Replace, apply_actions, generate, render_feedback
+from puzzles import Game, InvalidParameter, Rejected, get_game
 
 from ._runloop import OneLineParser, integer
 
-
-def _name(role: str) -> str:
-    return ROLE_NAMES.get(role, role)
+STYLES = {"right": "green", "wrong": "red", "strong": "bold", "": ""}
 
 
-def _pieces(value) -> tuple[Piece, ...]:
-    return msgspec.convert(value, tuple[Piece, ...]) if value is not None else ()
-
-
-def hypothesis_line(hypothesis: tuple[Piece, ...], truth: tuple[Piece, ...]) -> Text:
-    """Each position of a hypothesis, green where it matches the truth and red where it does not."""
+def styled(line: Any) -> Text:
+    """A replay line (spans of text, each with a mark) with its marks as rich styles."""
     text = Text()
-    for position, (piece, right) in enumerate(zip(hypothesis, truth), start=1):
-        color = piece.color or "?"
-        ok = piece == right
-        text.append(f"{position}:{color} {piece.shape}", style="green" if ok else "red")
-        text.append(" \u2713  " if ok else " \u2717  ", style="green" if ok else "red")
+    for span in line:
+        text.append(span.text, style=STYLES.get(span.mark, ""))
     return text
 
 
-def _header(record: GameRecord, puzzle: Puzzle) -> Group:
+def role_name(role: str) -> str:
+    return role.capitalize()
+
+
+class BasicReplay:
+    """The replay of a game that has none of its own (``Game.replay`` is None): actions as JSON,
+    progress as a number."""
+
+    def header(self, state: Any) -> list:
+        return []
+
+    def feedback(self, feedback: Any) -> str | None:
+        return None if feedback is None else msgspec.json.encode(feedback).decode()
+
+    def actions(self, actions: tuple[Any, ...]) -> str:
+        return "; ".join(msgspec.json.encode(a).decode() for a in actions)
+
+    def after(self, state: Any, role: str) -> list:
+        return []
+
+    def progress(self, state: Any, value: int | float) -> str:
+        return f"progress {value}"
+
+
+def _replay(game: Game) -> Any:
+    return game.replay if game.replay is not None else BasicReplay()
+
+
+def _new_state(game: Game, record: GameRecord) -> Any:
+    spec = record.spec
+    return game.new(spec.params, spec.seed, tuple(spec.agents), spec.max_turns)
+
+
+def _header(record: GameRecord, game: Game, state: Any) -> Group:
     spec = record.spec
     if record.outcome == "success":
         outcome = f"[green]solved at turn {record.solved_turn}[/green]"
     elif record.outcome == "failure":
         outcome = f"[red]not solved in {spec.max_turns} turns[/red]"
     else:
-        outcome = f"[red]error[/red]"
-    truth = Text("truth: " + "  ".join(f"{i}:{p.color} {p.shape}" for i, p in enumerate(puzzle.truth, 1)), style="bold")
+        outcome = "[red]error[/red]"
     lines: list = [
         Text.from_markup(f"[bold]Game {record.game_id}[/bold]: {outcome}"),
         Text(f"{spec.condition()}  seed={spec.seed}"),
-        truth,
     ]
-    for role in spec.agents:
-        clues = puzzle.role_clues(role)
-        shown = ", ".join(f"{p.color} {p.shape}" if p.color else p.shape for p in clues)
-        lines.append(Text(f"{_name(role)}'s clues ({spec.agents[role]}): {shown}"))
+    lines += [styled(line) for line in _replay(game).header(state)]
     if record.error is not None:
-        lines.append(Text(f"error ({record.error.kind}) in {record.error.actor}: {record.error.type}: {record.error.message}", style="bold red"))
+        error = record.error
+        lines.append(Text(f"error ({error.kind}) in {error.actor}: {error.type}: {error.message}", style="bold red"))
     return Group(*lines)
 
 
-def _turn_panel(turn: TranscriptTurn, truth: tuple[Piece, ...]) -> Panel:
+def _rejected(items: list[Any]) -> tuple[Rejected, ...]:
+    try:
+        return msgspec.convert(items, tuple[Rejected, ...])
+    except msgspec.ValidationError:
+        return tuple(Rejected(str(item), "") for item in items)
+
+
+def _actions(game: Game, turn: TranscriptTurn) -> tuple[Any, ...] | None:
+    """The turn's actions as the game's actions; None if the transcript's cannot be read as such."""
+    try:
+        return msgspec.convert(turn.actions, tuple[game.Action, ...])
+    except msgspec.ValidationError:
+        return None
+
+
+def _turn_panel(turn: TranscriptTurn, game: Game, state: Any, max_actions: int | None) -> Panel:
+    """One turn; applies the turn's actions to ``state`` as the referee did."""
+    replay = _replay(game)
     body: list = []
-    feedback = msgspec.convert(turn.feedback, Feedback) if turn.feedback is not None else None
-    if feedback is not None and render_feedback(feedback):
-        body.append(Text("feedback: " + render_feedback(feedback).replace("\n", " "), style="cyan"))
+    feedback = replay.feedback(turn.feedback)
+    if feedback:
+        body.append(Text(f"feedback: {feedback}", style="cyan"))
     for notice in turn.notices:
         body.append(Text(notice, style="yellow"))
     if turn.format_error is not None:
@@ -80,40 +120,53 @@ def _turn_panel(turn: TranscriptTurn, truth: tuple[Piece, ...]) -> Panel:
         body.append(Text(f"\u201c{turn.message}\u201d", style="bold"))
     for delivered in turn.delivered:
         if delivered.text != turn.message:
-            body.append(Text(f"{_name(delivered.recipient)} received: \u201c{delivered.text}\u201d", style="magenta"))
-    actions = msgspec.convert(turn.actions, tuple[Replace, ...]) if turn.actions else ()
-    if actions:
-        body.append(Text("actions: " + "; ".join(f"{a.position} \u2190 {a.color} {a.shape}" for a in actions)))
-    for rejected in turn.rejected:
-        body.append(Text(f"rejected {rejected.get('action')}: {rejected.get('reason')}", style="red"))
-    before = _pieces(turn.hypothesis)
-    if before:
-        after, _, _ = apply_actions(before, actions) if turn.format_error is None else (before, (), ())
-        body.append(Text("hypothesis: ") + hypothesis_line(after, truth))
-    right = f"{turn.progress}/{len(truth)} right" if turn.progress is not None else ""
-    return Panel(Group(*body), title=f"turn {turn.turn} \u00b7 {_name(turn.role)}", title_align="left", subtitle=right, subtitle_align="right")
+            body.append(Text(f"{role_name(delivered.recipient)} received: \u201c{delivered.text}\u201d", style="magenta"))
+    actions = _actions(game, turn)
+    if actions is None:
+        body.append(Text(f"actions (not readable as {game.name} actions): {msgspec.json.encode(turn.actions).decode()}", style="red"))
+    elif actions:
+        body.append(Text("actions: " + replay.actions(actions)))
+    for rejected in _rejected(turn.rejected):
+        body.append(Text(f"rejected {rejected.action}: {rejected.reason}", style="red"))
+    if turn.format_error is None and actions is not None:
+        state.step(turn.role, actions if max_actions is None else actions[:max_actions])
+    body += [styled(line) for line in replay.after(state, turn.role)]
+    subtitle = ""
+    if turn.progress is not None:
+        subtitle = replay.progress(state, turn.progress)
+        replayed = state.progress(turn.role)
+        if replayed != turn.progress:
+            body.append(Text(f"the replayed game differs from the recorded one here: progress {replayed}, recorded {turn.progress}", style="bold red"))
+    return Panel(
+        Group(*body), title=f"turn {turn.turn} \u00b7 {role_name(turn.role)}", title_align="left",
+        subtitle=subtitle, subtitle_align="right",
+    )
 
 
-def _log_table(record: GameRecord) -> Table:
-    table = Table(title="turn log (run with --transcripts to see messages and hypotheses)", title_justify="left")
-    for column in ("turn", "agent", "message chars", "actions applied", "rejected", "format error", "positions right"):
+def _log_table(record: GameRecord, game: Game, state: Any) -> Table:
+    replay = _replay(game)
+    table = Table(title="turn log (run with --transcripts to see messages and each turn's state)", title_justify="left")
+    for column in ("turn", "agent", "message chars", "actions applied", "rejected", "format error", "progress"):
         table.add_column(column)
-    size = record.spec.size
     for log in record.turn_log:
-        rejected = "; ".join(f"{r.reason}" if hasattr(r, "reason") else str(r.get("reason")) for r in log.rejected)
-        table.add_row(str(log.turn), _name(log.role), str(log.message_chars), str(log.applied), rejected,
-                      log.format_error or "", f"{log.progress}/{size}")
+        rejected = "; ".join(r.reason for r in _rejected(list(log.rejected)))
+        table.add_row(
+            str(log.turn), role_name(log.role), str(log.message_chars), str(log.applied), rejected,
+            log.format_error or "", replay.progress(state, log.progress),
+        )
     return table
 
 
-def render_replay(record: GameRecord, transcript: Transcript | None) -> Group:
-    spec = record.spec
-    puzzle = generate(spec.size, spec.seed, spec.distractors, spec.distractors_in)
-    parts: list = [_header(record, puzzle)]
+def render_replay(record: GameRecord, transcript: Transcript | None, game: Game | None = None) -> Group:
+    """The whole replay of a game: the header, then each turn (with a transcript) or the turn log."""
+    game = game or get_game(record.spec.game)
+    state = _new_state(game, record)
+    parts: list = [_header(record, game, state)]
     if transcript is not None:
-        parts.extend(_turn_panel(turn, puzzle.truth) for turn in transcript.turns)
+        max_actions = record.spec.option("max_actions")
+        parts.extend(_turn_panel(turn, game, state, max_actions) for turn in transcript.turns)
     else:
-        parts.append(_log_table(record))
+        parts.append(_log_table(record, game, state))
     return Group(*parts)
 
 
@@ -138,10 +191,14 @@ def main(argv: list[str] | None = None, console: Console | None = None) -> int:
     if record is None:
         parser.error(f"argument game_id: no game {args.game_id} in {run.results_path}")
     try:
+        game = get_game(record.spec.game)
+    except InvalidParameter as exc:
+        parser.error(f"argument run_dir: {exc}")
+    try:
         transcript = read_transcript(run.path, args.game_id)
     except OSError as exc:
         parser.error(f"argument run_dir: cannot read transcripts: {exc}")
-    (console or Console()).print(render_replay(record, transcript))
+    (console or Console()).print(render_replay(record, transcript, game))
     return 0
 
 

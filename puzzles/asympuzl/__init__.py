@@ -9,6 +9,7 @@ from ..base import Game
 from ..common.positions import Format1, feedback_modes, position_sort_keys
 from .params import AsymPuzlParams
 from .prompt import AsymPuzlPrompter
+from .replay import REPLAY
 from .rules import ROLES, SOLO, AsymPuzlGame, Replace, generate
 from .scripted import SCRIPTED
 
@@ -46,6 +47,7 @@ GAME = Game(
     scripted=SCRIPTED,
     sort_keys=position_sort_keys(),
     score_labels={"actions_per_position": "actions/pos"},
+    replay=REPLAY,
     invalid_examples=invalid_examples,
     format_1=Format1(("size", "distractors", "distractors_in")),
     description="two agents, shapes and colors (or one agent with both views)",

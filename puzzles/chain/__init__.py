@@ -7,6 +7,7 @@ from ..base import Game
 from ..common.positions import Format1, feedback_modes, position_sort_keys
 from .params import ChainParams
 from .prompt import ChainPrompter
+from .replay import REPLAY
 from .rules import CHAIN_ROLES, ChainGame, ChainReplace, generate_chain
 from .scripted import SCRIPTED
 
@@ -45,6 +46,7 @@ GAME = Game(
     scripted=SCRIPTED,
     sort_keys=position_sort_keys(),
     score_labels={"actions_per_position": "actions/pos"},
+    replay=REPLAY,
     invalid_examples=invalid_examples,
     format_1=Format1(("size",)),
     description="2 to 4 agents, each holding one link of a chain of attributes",

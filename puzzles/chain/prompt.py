@@ -1,13 +1,17 @@
-"""The chain puzzle's prompt: AsymPuzl's, with one attribute per agent and each agent's link."""
+"""The chain puzzle's prompt: AsymPuzl's, with one attribute per agent and each agent's link; and
+reading one back (the local model server answers it as a scripted strategy would)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..base import Reply, TurnContext
 from ..common import prompt as common
-from ..common.positions import Feedback, render_feedback as render_statuses
-from ..common.prompt import NO_FEEDBACK, agent_name
+from ..common.positions import Feedback, RoleStatus, render_feedback as render_statuses
+from ..common.prompt import (
+    NO_FEEDBACK, SECTION_CLUES, SECTION_FEEDBACK, SECTION_HYPOTHESIS, agent_name,
+)
 from ..common.replies import compact, format_json_reply, optional_fields, read_reply
 from .rules import CHAIN_ROLES, ChainReplace, ChainView, render_item
 
@@ -91,9 +95,68 @@ def format_reply(prose: str, message: str, actions, **extra: str | None) -> str:
     return format_json_reply(prose, message, [{"replace": a.position, "by": a.as_by()} for a in actions], **extra)
 
 
+# ---- Reading a prompt back (for the local model server) ----
+
+
+_SIZE = re.compile(r"puzzle with (\d+) positions")
+_ATTRIBUTES = re.compile(r"^Each position must have the correct values of: ([a-z, ]+)\.$", re.M)
+_ITEM = re.compile(r"^Position (\d+): (.*?)(?: \(([a-z, ]+) unknown\))?\.$")
+_LINK = re.compile(r"^The ([a-z]+) ([a-z]+) goes with the ([a-z]+) ([a-z]+)\.$")
+_STATUS = re.compile(r"^(Your|Agent [A-Z]'s) part of the puzzle is (solved|unsolved)(?:; wrong positions: ([\d, ]+))?\.$")
+_JOINT = re.compile(r"^The puzzle is (solved|not solved yet)\.$")
+
+
+def _items(text: str, attributes: tuple[str, ...]) -> tuple[tuple[str | None, ...], ...]:
+    """The items of lines written by ``render_item`` or as links (``The shape x goes with the color y.``)."""
+    items = []
+    for line in text.splitlines():
+        values: dict[str, str] = {}
+        if (m := _ITEM.match(line)) is not None:
+            values = dict(pair.split(" ", 1) for pair in m.group(2).split(", ") if pair)
+        elif (m := _LINK.match(line)) is not None:
+            values = {m.group(1): m.group(2), m.group(3): m.group(4)}
+        else:
+            continue
+        items.append(tuple(values.get(a) for a in attributes))
+    return tuple(items)
+
+
+def _feedback(text: str, role: str) -> Feedback:
+    own, others, joint = None, [], None
+    for line in text.splitlines():
+        if (m := _STATUS.match(line)) is not None:
+            wrong = tuple(int(p) for p in m.group(3).split(",")) if m.group(3) else None
+            if m.group(1) == "Your":
+                own = RoleStatus(role, m.group(2) == "solved", wrong)
+            else:
+                others.append(RoleStatus(common.role_of(m.group(1).removesuffix("'s")), m.group(2) == "solved", wrong))
+        elif (m := _JOINT.match(line)) is not None:
+            joint = m.group(1) == "solved"
+    mode = "none" if text.strip() == NO_FEEDBACK else "read"
+    return Feedback(mode=mode, own=own, others=tuple(others), joint_solved=joint)
+
+
+def read_prompt(system: str, user: str) -> TurnContext | None:
+    """The context a chain prompt shows, or None if it is not one (or shows no clues)."""
+    me, size, turn = common.ME.search(system), _SIZE.search(system), common.TURN.search(user)
+    attributes = _ATTRIBUTES.search(system)
+    found = common.sections(user)
+    if me is None or size is None or turn is None or attributes is None or SECTION_CLUES not in found:
+        return None
+    names = tuple(attributes.group(1).split(", "))
+    role = common.role_of(me.group(1))
+    clues = _items(found[SECTION_CLUES], names)
+    view = ChainView(int(size.group(1)), names, clues, _items(found.get(SECTION_HYPOTHESIS, ""), names))
+    return TurnContext(
+        game_id=0, role=role, turn=int(turn.group(1)), max_turns=int(turn.group(2)),
+        view=view, feedback=_feedback(found[SECTION_FEEDBACK], role) if SECTION_FEEDBACK in found else None,
+        conversation=common.read_conversation(found), notices=common.read_notices(found),
+        partners=common.read_partners(system), directed=common.is_directed(found),
+    )
+
+
 class ChainPrompter:
-    """The chain puzzle's side of the model policy (``puzzles.base.Prompter``). Its prompts are not
-    read back: the local model server answers them without JSON."""
+    """The chain puzzle's side of the model policy (``puzzles.base.Prompter``)."""
 
     def render(self, context: TurnContext) -> tuple[str, str]:
         return render_prompt(context)
@@ -108,4 +171,7 @@ class ChainPrompter:
         return format_reply(prose, reply.message, reply.actions, to=reply.to, scratchpad=reply.scratchpad)
 
     def read(self, system: str, user: str) -> tuple[TurnContext, Any] | None:
-        return None
+        context = read_prompt(system, user)
+        if context is None:
+            return None
+        return context, (context.role, system, context.view.clues)

@@ -154,7 +154,7 @@ def sections(user: str) -> dict[str, str]:
         if head in HEADERS:
             found[head] = rest
             current = head
-        elif found and current != SECTION_FORMAT:
+        elif found:
             found[current] += "\n\n" + block  # a blank line inside a section (a message, say)
     return found
 

@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 
 import msgspec
 
-from engine import PolicyFactory, RunConfig, run_games
+from engine import Grid, PolicyFactory, run_games
 from engine.backends import BackendSettings, ModelOptions
 from runners.fake_llm import FakeConfig, FakeServer
 
@@ -16,8 +16,10 @@ FAST = ModelOptions(timeout=5.0, max_attempts=8, backoff_base=0.01, backoff_max=
 
 
 @asynccontextmanager
-async def fake_server(**config):
-    server = FakeServer(FakeConfig(**config))
+async def fake_server(games=None, **config):
+    """The local server on a free port; ``games`` (default: every registered game) are the games it
+    can read prompts of."""
+    server = FakeServer(FakeConfig(**config), **({} if games is None else {"games": games}))
     await server.start()
     try:
         yield server
@@ -34,8 +36,8 @@ def settings_for(server: FakeServer, **overrides) -> BackendSettings:
     return BackendSettings(**fields)
 
 
-async def play(config: RunConfig, settings: BackendSettings, *, concurrency: int = 64, environ=None):
-    """Play every game of ``config``; (records sorted by game id, the factory after the run)."""
+async def play(config: Grid, settings: BackendSettings, *, concurrency: int = 64, environ=None):
+    """Play every game of the plan ``config``; (records sorted by game id, the factory after the run)."""
     factory = PolicyFactory(settings, environ=KEYS if environ is None else environ)
     records = []
     async with factory:

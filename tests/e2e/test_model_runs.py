@@ -13,7 +13,7 @@ import pytest
 
 from runners.concurrent import main as run_main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CANARY = "sk-canary-7f3a9c2e5b1d4860"
 
 

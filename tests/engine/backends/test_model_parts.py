@@ -1,25 +1,34 @@
-"""The parts of the model path on their own: reply parsing on messy text, prompts, the limiter, the
-local server's endpoints (with the real SDKs, streaming included) and key scrubbing."""
+"""The parts of the model path on their own: reply parsing on messy text, prompts (word for word as
+before the game folders, and read back by the local server), the limiter, the local server's
+endpoints (with the real SDKs, streaming included) and key scrubbing."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import aiohttp
 import anthropic
 import openai
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actors.agent import ChatLine, TurnContext
 from engine.backends.clients import Secrets, read_vllm_metrics
 from engine.backends.limiter import Bucket, Limiter, parse_duration, retry_after
 from engine.backends.tokens import Tokenizer, cost_usd, estimate_tokens
-from feedback.modes import MODES, feedback_mode
-from puzzles.asympuzl import ALICE, BOB, Replace, generate
-from puzzles.prompts import read_prompt, render_prompt, reply_schema
-from puzzles.replies import ReplyFormatError, parse_reply
+from puzzles import GAMES
+from puzzles.asympuzl.prompt import parse_reply, read_prompt, render_prompt, reply_schema
+from puzzles.asympuzl.rules import ALICE, BOB, SOLO, AsymView, Piece, Replace, generate
+from puzzles.base import ChatLine, ReplyFormatError, TurnContext
+from puzzles.chain import GAME as CHAIN
+from puzzles.chain.params import ChainParams
+from puzzles.common.positions import MODES, Feedback
 
-from backend_helpers import fake_server
+from tests.engine.backends.helpers import fake_server
+
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 # ---- parsing messy replies ----
 
@@ -92,32 +101,34 @@ def test_the_parser_never_raises_anything_but_a_format_error(prefix, value, suff
 
 def _context(role: str, seed: int, turn: int, mode: str, conversation, notices=()) -> TurnContext:
     puzzle = generate(5, seed, distractors=seed % 3, distractors_in=ALICE if seed % 2 else BOB)
-    hypothesis = puzzle.initial_hypothesis(role)
     hypotheses = {r: puzzle.initial_hypothesis(r) for r in (ALICE, BOB)}
-    feedback = feedback_mode(mode)(puzzle.truth, hypotheses, role) if turn > 1 else None
+    feedback = MODES[mode](puzzle.truth, hypotheses, role) if turn > 1 else None
     return TurnContext(
-        game_id=0, role=role, turn=turn, max_turns=10, size=5, clues=puzzle.role_clues(role),
-        hypothesis=hypothesis, feedback=feedback, conversation=conversation, notices=notices,
-        partners=(BOB if role == ALICE else ALICE,),
+        game_id=0, role=role, turn=turn, max_turns=10,
+        view=AsymView(5, puzzle.role_clues(role), puzzle.initial_hypothesis(role)), feedback=feedback,
+        conversation=conversation, notices=notices, partners=(BOB if role == ALICE else ALICE,),
     )
+
+
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=60).filter(lambda t: t.strip() == t)
 
 
 @settings(max_examples=60, deadline=None)
 @given(
     st.sampled_from([ALICE, BOB]), st.integers(0, 10_000), st.integers(1, 10), st.sampled_from(list(MODES)),
-    st.lists(st.tuples(st.integers(1, 9), st.sampled_from([ALICE, BOB]), st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=60).filter(lambda t: t.strip() == t)), max_size=3),
+    st.lists(st.tuples(st.integers(1, 9), st.sampled_from([ALICE, BOB]), _TEXT), max_size=3),
 )
-def test_a_prompt_reads_back_as_the_state_it_shows(role, seed, turn, mode, lines):
+def test_a_prompt_reads_back_as_the_context_it_shows(role, seed, turn, mode, lines):
     conversation = tuple(ChatLine(t, s, x) for t, s, x in lines)
     context = _context(role, seed, turn, mode, conversation, notices=("Your action x was rejected: why.",))
     system, user = render_prompt(context)
-    state = read_prompt(system, user)
-    assert (state.role, state.size, state.turn, state.max_turns) == (role, 5, turn, 10)
-    assert state.clues == context.clues and state.hypothesis == context.hypothesis
-    assert state.partners == context.partners and state.notices == context.notices
-    assert [(t, s, x) for t, s, x in state.conversation] == [(c.turn, c.sender, c.text) for c in conversation]
+    read = read_prompt(system, user)
+    assert (read.role, read.turn, read.max_turns) == (role, turn, 10)
+    assert read.view == context.view  # size, clues and hypothesis
+    assert read.partners == context.partners and read.notices == context.notices
+    assert read.conversation == conversation
     if context.feedback is not None and context.feedback.own is not None:
-        assert (state.feedback.own.solved, state.feedback.own.wrong) == (context.feedback.own.solved, context.feedback.own.wrong)
+        assert (read.feedback.own.solved, read.feedback.own.wrong) == (context.feedback.own.solved, context.feedback.own.wrong)
 
 
 def test_the_prompt_says_what_the_partner_sees_and_the_output_format():
@@ -131,6 +142,72 @@ def test_the_prompt_says_what_the_partner_sees_and_the_output_format():
     assert user.rstrip().endswith('"color": "blue"}}]}')
     assert "MUST END WITH a valid JSON object" in user
     assert reply_schema(context)["required"] == ["message", "actions"]
+
+
+def _recorded_context(case: dict) -> TurnContext:
+    pieces = lambda rows: tuple(Piece(shape, color) for shape, color in rows)  # noqa: E731
+    return TurnContext(
+        game_id=0, role=case["role"], turn=case["turn"], max_turns=case["max_turns"],
+        view=AsymView(case["size"], pieces(case["clues"]), pieces(case["hypothesis"])),
+        feedback=None if case["feedback"] is None else msgspec.convert(case["feedback"], Feedback),
+        conversation=tuple(ChatLine(*line) for line in case["conversation"]), notices=tuple(case["notices"]),
+        partners=tuple(case["partners"]), directed=case["directed"], keeps_notes=case["keeps_notes"],
+        scratchpad=case["scratchpad"], reinjected=case["reinjected"],
+    )
+
+
+RECORDED = json.loads((DATA / "asympuzl_prompts.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("case", RECORDED, ids=[case["name"] for case in RECORDED])
+def test_asympuzl_prompts_are_word_for_word_those_of_before_the_game_folders(case):
+    # The texts in the file were written once by puzzles/prompts.py of commit b50e3a2.
+    system, user = render_prompt(_recorded_context(case))
+    assert system == case["system"]
+    assert user == case["user"]
+
+
+def test_the_recorded_prompts_cover_every_kind_of_turn():
+    roles = {case["role"] for case in RECORDED}
+    assert roles == {ALICE, BOB, SOLO}
+    assert {case["feedback"]["mode"] for case in RECORDED if case["feedback"]} == set(MODES)
+    for feature in ("directed", "keeps_notes", "notices", "conversation"):
+        assert any(case[feature] for case in RECORDED), feature
+    assert any(not case["reinjected"] and case["scratchpad"] for case in RECORDED)
+    assert any(len(case["clues"]) > case["size"] for case in RECORDED)  # distractors
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(2, 4), st.integers(0, 10_000), st.integers(2, 6), st.integers(1, 12), st.sampled_from(list(MODES)),
+    st.booleans(), st.lists(st.tuples(st.integers(1, 9), st.integers(0, 3), _TEXT), max_size=3), st.data(),
+)
+def test_a_chain_prompt_reads_back_as_the_context_it_shows(agents, seed, size, turn, mode, directed, lines, data):
+    roles = CHAIN.roster(agents)
+    role = data.draw(st.sampled_from(roles))
+    state = CHAIN.new(ChainParams(size=size), seed, roles, 2 * size)
+    if turn > 1:  # some positions written, some of them wrong
+        for position in data.draw(st.lists(st.integers(1, size), max_size=size)):
+            state.step(role, (CHAIN.Action(position, state.truth[(position + turn) % size]),))
+    conversation = tuple(ChatLine(t, roles[k % agents], x) for t, k, x in lines)
+    context = TurnContext(
+        game_id=0, role=role, turn=turn, max_turns=2 * size, view=state.view(role),
+        feedback=CHAIN.feedback[mode](state, role) if turn > 1 else None, conversation=conversation,
+        notices=("Your reply could not be read.",), partners=tuple(r for r in roles if r != role), directed=directed,
+    )
+    system, user = CHAIN.prompter.render(context)
+    read, _ = CHAIN.prompter.read(system, user)
+    assert (read.role, read.turn, read.max_turns) == (role, turn, 2 * size)
+    assert read.view == context.view
+    assert read.conversation == conversation and read.notices == context.notices
+    assert read.partners == context.partners and read.directed == directed
+    if context.feedback is not None:  # "solved" reads the same with or without an empty list of wrong positions
+        said = lambda s: None if s is None else (s.role, s.solved, s.wrong or ())  # noqa: E731
+        fed, shown = context.feedback, read.feedback
+        assert said(shown.own) == said(fed.own) and shown.joint_solved == fed.joint_solved
+        assert [said(s) for s in shown.others] == [said(s) for s in fed.others]
+    assert GAMES["asympuzl"].prompter.read(system, user) is None  # each game reads only its own prompts
+    assert CHAIN.prompter.read(*render_prompt(_context(ALICE, seed, turn, mode, ()))) is None
 
 
 # ---- the limiter ----
@@ -323,14 +400,14 @@ async def test_the_server_enforces_requests_per_minute_with_headers():
 async def test_the_dashboard_shows_each_models_calls_and_limits():
     from rich.console import Console
 
-    from engine import RunConfig
     from engine.run import RunProgress
     from runners._display import model_line, render_dashboard
 
-    from backend_helpers import play, settings_for
+    from tests.engine.backends.helpers import play, settings_for
+    from tests.helpers import grid
 
     async with fake_server(latency=0.0, rpm=6000) as server:
-        records, factory = await play(RunConfig(games=3, alice="openai:share_everything", bob="vllm:one_piece"), settings_for(server, rpm={"openai": 3000}))
+        records, factory = await play(grid(3, alice="openai:share_everything", bob="vllm:one_piece"), settings_for(server, rpm={"openai": 3000}))
     console = Console(width=200, record=True)
     console.print(render_dashboard(RunProgress(total=3, already_done=3), 1.0, factory.hub))
     text = console.export_text()

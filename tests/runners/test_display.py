@@ -13,7 +13,7 @@ from engine.transcripts import TranscriptWriter, read_transcript
 from runners._display import render_dashboard, status_line
 from runners.concurrent import main as run_main
 from runners.replay import main as replay_main
-from tests.test_engine import FailingFactory
+from tests.helpers import FailingFactory
 
 
 def rendered(renderable, width=200) -> str:
@@ -44,8 +44,8 @@ def test_dashboard_shows_the_games_in_flight():
     release = anyio.Event()
 
     class Waiting(PolicyFactory):
-        def make(self, name, role, seed):
-            inner = super().make(name, role, seed)
+        def make(self, name, role, seed, game):
+            inner = super().make(name, role, seed, game)
 
             class Policy:
                 async def reply(self, context):
@@ -127,7 +127,7 @@ def test_replay_without_transcripts_shows_the_turn_log(tmp_path, capsys):
 
 def test_resumed_run_counts_what_was_recorded_before(tmp_path):
     from engine import RunDir
-    from runners._runloop import make_progress
+    from engine.session import new_progress
     from runners.sweep import main as sweep_main, prepare
 
     grid = tmp_path / "g.toml"
@@ -139,7 +139,7 @@ def test_resumed_run_counts_what_was_recorded_before(tmp_path):
     (out / "results.jsonl").write_bytes(b"".join(msgspec.json.encode(r) + b"\n" for r in kept))
     prepared = prepare(["--resume", str(out)], PolicyFactory())
     try:
-        progress = make_progress(prepared, track_live=True)
+        progress = new_progress(prepared.plan, prepared.recorded, track_live=True)
     finally:
         prepared.lock.close()
     assert progress.done == 10 and progress.queued == 10
@@ -165,8 +165,8 @@ def test_a_transcript_line_cut_short_is_dropped_and_skipped(tmp_path):
 
 def test_a_game_that_fails_keeps_the_turns_played_before(tmp_path):
     class LateFailure(PolicyFactory):
-        def make(self, name, role, seed):
-            inner = super().make(name, role, seed)
+        def make(self, name, role, seed, game):
+            inner = super().make(name, role, seed, game)
 
             class Policy:
                 async def reply(self, context):

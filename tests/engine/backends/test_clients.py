@@ -6,16 +6,17 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from engine import RunConfig
 from engine.backends import ModelOptions
+from puzzles import GAMES
 
-from backend_helpers import FAST, KEYS, fake_server, play, settings_for, without_models
+from tests.engine.backends.helpers import FAST, KEYS, fake_server, play, settings_for, without_models
+from tests.helpers import grid
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "vllm"])
 async def test_a_game_through_each_backend_plays_as_the_scripted_strategy(provider):
-    config = RunConfig(games=12, size=4, alice=f"{provider}:share_everything", bob=f"{provider}:one_piece")
-    scripted = RunConfig(games=12, size=4, alice="share_everything", bob="one_piece")
+    config = grid(12, size=4, alice=f"{provider}:share_everything", bob=f"{provider}:one_piece")
+    scripted = grid(12, size=4, alice="share_everything", bob="one_piece")
     async with fake_server(latency=0.0) as server:
         records, factory = await play(config, settings_for(server))
         expected, _ = await play(scripted, settings_for(server))
@@ -35,8 +36,37 @@ async def test_a_game_through_each_backend_plays_as_the_scripted_strategy(provid
     assert summary["calls"] == summary["attempts"] == sum(r.usage["alice"].calls for r in records)
 
 
+@pytest.mark.parametrize("agents", [
+    {"alice": "share_everything", "bob": "one_piece"},
+    {"alice": "one_piece", "bob": "share_everything", "carol": "one_piece"},
+    {"alice": "share_everything", "bob": "share_everything", "carol": "share_everything", "dave": "one_piece"},
+])
+async def test_a_chain_game_through_the_server_plays_as_in_process(agents):
+    models = {role: f"openai:{name}" for role, name in agents.items()}
+    async with fake_server(latency=0.0) as server:
+        records, _ = await play(grid(6, game="chain", size=4, **models), settings_for(server))
+        expected, _ = await play(grid(6, game="chain", size=4, **agents), settings_for(server))
+        assert server.stats.served == sum(r.usage[role].calls for r in records for role in agents)
+    assert [r.outcome for r in records] == [r.outcome for r in expected]
+    assert any(r.outcome == "success" for r in records)
+    assert [without_models(r) for r in records] == [without_models(r) for r in expected]
+
+
+async def test_the_model_name_picks_the_strategy_and_unread_prompts_get_no_json():
+    config = grid(3, size=4, alice="openai:one_piece", bob="openai:Org/ONE-PIECE")
+    async with fake_server(latency=0.0, strategy="ignore") as server:
+        records, _ = await play(config, settings_for(server))
+        expected, _ = await play(grid(3, size=4, alice="one_piece", bob="one_piece"), settings_for(server))
+        fallback, _ = await play(grid(3, size=4, alice="openai:gpt-4o", bob="openai:gpt-4o"), settings_for(server))
+        ignored, _ = await play(grid(3, size=4, alice="ignore", bob="ignore"), settings_for(server))
+        text = await server.players.reply("share_everything", "You are nobody.", "Hello.")
+    assert [without_models(r) for r in records] == [without_models(r) for r in expected]
+    assert [without_models(r) for r in fallback] == [without_models(r) for r in ignored]  # --strategy
+    assert "{" not in text and "cannot read this prompt" in text
+
+
 async def test_model_names_keep_their_case_and_reach_the_server():
-    config = RunConfig(games=1, alice="vllm:Org/Share-Everything", bob="vllm:Org/Share-Everything")
+    config = grid(1, alice="vllm:Org/Share-Everything", bob="vllm:Org/Share-Everything")
     async with fake_server(latency=0.0) as server:
         records, _ = await play(config, settings_for(server))
         assert server.last_body["model"] == "Org/Share-Everything"
@@ -46,17 +76,17 @@ async def test_model_names_keep_their_case_and_reach_the_server():
 async def test_structured_output_is_requested_from_each_backend():
     options = ModelOptions(structured=True, timeout=5.0)
     async with fake_server(latency=0.0) as server:
-        await play(RunConfig(games=1, alice="openai:share_everything", bob="openai:share_everything"), settings_for(server, options=options))
+        await play(grid(1, alice="openai:share_everything", bob="openai:share_everything"), settings_for(server, options=options))
         schema = server.last_body["response_format"]["json_schema"]["schema"]
         assert schema["required"] == ["message", "actions"]
         assert server.last_body["temperature"] == 0.0 and server.last_body["max_completion_tokens"] == 4096
-        await play(RunConfig(games=1, alice="anthropic:share_everything", bob="anthropic:share_everything"), settings_for(server, options=options))
+        await play(grid(1, alice="anthropic:share_everything", bob="anthropic:share_everything"), settings_for(server, options=options))
         assert server.last_body["output_config"]["format"]["schema"]["properties"]["actions"]["type"] == "array"
         assert server.last_body["max_tokens"] == 4096
 
 
 async def test_429_with_retry_after_is_honoured_and_every_game_completes():
-    config = RunConfig(games=20, alice="openai:share_everything", bob="openai:share_everything")
+    config = grid(20, alice="openai:share_everything", bob="openai:share_everything")
     async with fake_server(latency=0.01, faults={"429": 0.3}, retry_after=0.2, seed=3) as server:
         records, factory = await play(config, settings_for(server))
         refused = server.stats.refused.get("429", 0)
@@ -70,7 +100,7 @@ async def test_429_with_retry_after_is_honoured_and_every_game_completes():
 
 
 async def test_a_429_storm_lowers_the_in_flight_cap_and_loses_no_game():
-    config = RunConfig(games=60, alice="openai:share_everything", bob="openai:share_everything")
+    config = grid(60, alice="openai:share_everything", bob="openai:share_everything")
     settings_kwargs = {"max_in_flight": 64}
     async with fake_server(latency=0.02, storms=[(0.1, 0.6)], retry_after=0.1) as server:
         settings = settings_for(server, **settings_kwargs)
@@ -88,7 +118,7 @@ async def test_a_429_storm_lowers_the_in_flight_cap_and_loses_no_game():
 ])
 async def test_server_faults_are_retried_then_recorded_as_infrastructure_errors(fault, cause):
     options = ModelOptions(timeout=5.0, max_attempts=3, backoff_base=0.01, backoff_max=0.02)
-    config = RunConfig(games=4, alice="openai:share_everything", bob="openai:share_everything")
+    config = grid(4, alice="openai:share_everything", bob="openai:share_everything")
     async with fake_server(latency=0.0, faults={fault: 1.0}, retry_after=0.01) as server:
         records, factory = await play(config, settings_for(server, options=options))
     for record in records:
@@ -102,7 +132,7 @@ async def test_server_faults_are_retried_then_recorded_as_infrastructure_errors(
 
 async def test_timeouts_are_retried_then_recorded_as_infrastructure_errors():
     options = ModelOptions(timeout=0.3, max_attempts=2, backoff_base=0.01, backoff_max=0.02)
-    config = RunConfig(games=3, alice="anthropic:share_everything", bob="anthropic:share_everything")
+    config = grid(3, alice="anthropic:share_everything", bob="anthropic:share_everything")
     async with fake_server(latency=0.0, faults={"timeout": 1.0}, hang=30.0) as server:
         records, factory = await play(config, settings_for(server, options=options))
     assert {r.error.message for r in records} == {"anthropic:share_everything after 2 attempts: timed out"}
@@ -112,7 +142,7 @@ async def test_timeouts_are_retried_then_recorded_as_infrastructure_errors():
 @pytest.mark.parametrize("fault", ["500", "529", "malformed", "incomplete", "truncated", "timeout"])
 async def test_occasional_faults_are_absorbed_by_retries(fault):
     options = ModelOptions(timeout=0.5, max_attempts=10, backoff_base=0.01, backoff_max=0.05)
-    config = RunConfig(games=16, alice="openai:share_everything", bob="anthropic:one_piece")
+    config = grid(16, alice="openai:share_everything", bob="anthropic:one_piece")
     async with fake_server(latency=0.0, faults={fault: 0.25}, hang=30.0, retry_after=0.01, seed=5) as server:
         records, factory = await play(config, settings_for(server, options=options))
         assert sum(server.stats.refused.values()) > 0
@@ -124,7 +154,7 @@ async def test_connection_refused_is_an_infrastructure_error():
     options = ModelOptions(timeout=1.0, max_attempts=2, backoff_base=0.01, backoff_max=0.02)
     async with fake_server() as server:
         url = server.url
-    config = RunConfig(games=2, alice="openai:share_everything", bob="openai:share_everything")
+    config = grid(2, alice="openai:share_everything", bob="openai:share_everything")
     from engine.backends import BackendSettings
 
     records, _ = await play(config, BackendSettings(options=options, urls={"openai": url + "/v1"}))
@@ -133,7 +163,7 @@ async def test_connection_refused_is_an_infrastructure_error():
 
 
 async def test_a_bad_key_is_an_infrastructure_error_and_is_not_retried():
-    config = RunConfig(games=2, alice="openai:share_everything", bob="openai:share_everything")
+    config = grid(2, alice="openai:share_everything", bob="openai:share_everything")
     async with fake_server(api_key="sk-the-right-key-1234") as server:
         records, factory = await play(config, settings_for(server))
     assert all(r.error.kind == "infra_error" and "HTTP 401" in r.error.message for r in records)
@@ -143,9 +173,10 @@ async def test_a_bad_key_is_an_infrastructure_error_and_is_not_retried():
 
 
 async def test_unparseable_model_output_is_the_models_failure_not_an_infrastructure_error():
-    # The server cannot read a chain prompt, so it answers without JSON: a format error every turn.
-    config = RunConfig(games=2, puzzle="chain", alice="openai:share_everything", bob="openai:share_everything", max_turns=2)
-    async with fake_server(latency=0.0) as server:
+    # A server that knows only AsymPuzl cannot read a chain prompt, so it answers without JSON: a
+    # format error every turn.
+    config = grid(2, game="chain", alice="openai:share_everything", bob="openai:share_everything", max_turns=2)
+    async with fake_server(games={"asympuzl": GAMES["asympuzl"]}, latency=0.0) as server:
         records, _ = await play(config, settings_for(server))
     for record in records:
         assert record.outcome == "failure" and record.error is None
@@ -156,7 +187,7 @@ async def test_unparseable_model_output_is_the_models_failure_not_an_infrastruct
 async def test_vllm_keeps_calls_in_flight_near_the_servers_batch_size():
     # Slow enough generations that this process (SDK, engine and server at once) is not the bottleneck.
     seqs, games = 16, 160
-    config = RunConfig(games=games, size=3, alice="vllm:share_everything", bob="vllm:share_everything")
+    config = grid(games, size=3, alice="vllm:share_everything", bob="vllm:share_everything")
     async with fake_server(latency=0.15, max_num_seqs=seqs) as server:
         settings = settings_for(server, vllm_max_seqs=seqs)
         records, factory = await play(config, settings, concurrency=120)
@@ -173,7 +204,7 @@ async def test_vllm_keeps_calls_in_flight_near_the_servers_batch_size():
 async def test_the_report_counts_tokens_per_turn_of_model_turns():
     from engine.report import size_units, sizes_per_turn
 
-    config = RunConfig(games=4, alice="openai:share_everything", bob="share_everything")
+    config = grid(4, alice="openai:share_everything", bob="share_everything")
     async with fake_server(latency=0.0) as server:
         records, _ = await play(config, settings_for(server))
     assert size_units(records) == ["chars", "tokens"]
@@ -187,7 +218,7 @@ async def test_the_report_counts_tokens_per_turn_of_model_turns():
 
 
 async def test_a_refused_request_is_a_request_error_and_is_not_retried():
-    config = RunConfig(games=3, alice="anthropic:share_everything", bob="anthropic:share_everything")
+    config = grid(3, alice="anthropic:share_everything", bob="anthropic:share_everything")
     async with fake_server(latency=0.0, faults={"400": 1.0}) as server:
         records, factory = await play(config, settings_for(server))
     assert {r.error.kind for r in records} == {"request_error"}
@@ -197,7 +228,7 @@ async def test_a_refused_request_is_a_request_error_and_is_not_retried():
 
 async def test_a_long_retry_after_is_cut_to_the_longest_back_off():
     options = ModelOptions(timeout=5.0, max_attempts=20, backoff_base=0.01, backoff_max=0.1)
-    config = RunConfig(games=4, alice="openai:share_everything", bob="openai:share_everything")
+    config = grid(4, alice="openai:share_everything", bob="openai:share_everything")
     async with fake_server(latency=0.0, storms=[(0.0, 0.5)], retry_after=3600.0) as server:
         with anyio.fail_after(10):
             records, _ = await play(config, settings_for(server, options=options))

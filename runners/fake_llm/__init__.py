@@ -1,0 +1,33 @@
+"""A local model server for dry runs and tests: speaks the OpenAI and Anthropic APIs and vLLM's extras.
+
+    python -m runners.fake_llm --port 8000 --rpm 600 --latency 0.2
+    OPENAI_API_KEY=x python -m runners.concurrent --agent ROLE=openai:share_everything \\
+        --openai-url http://127.0.0.1:8000/v1 --games 100
+
+Endpoints: ``POST /v1/chat/completions`` (plain and streaming), ``POST /v1/messages`` (Anthropic, plain
+and streaming), ``GET /health``, ``GET /v1/models``, ``GET /metrics`` (``vllm:num_requests_running``,
+``vllm:num_requests_waiting``), ``POST /tokenize``, and ``GET /fake/stats`` (what it served).
+
+Replies play the game (``players``): every registered game is asked to read the prompt back, and the
+reply is what a scripted strategy of that game would write: the one the model is named after
+(``openai:one_piece``), else ``--strategy``. Each agent of each game keeps its own strategy object,
+so strategies that remember earlier turns play as they do in process. Prompts no game can read get
+a reply without JSON.
+
+It enforces requests and tokens per minute with real 429 replies, ``retry-after`` and the providers'
+rate-limit headers; ``--max-num-seqs`` makes it a continuously batching server (that many requests
+run at once, the rest wait); ``--fault KIND=P`` injects faults (429, 500, 503, 529, timeout,
+incomplete, truncated) and ``--storm START:SECONDS`` answers 429 to everything for a while.
+
+Modules: ``server`` (admission and endpoints), ``players`` (the replies), ``wire`` (the providers'
+wire formats), ``cli`` (the command line).
+"""
+
+from .cli import build_parser, config_from_args, main, serve
+from .players import Players, strategy_names
+from .server import FAULT_KINDS, FakeConfig, FakeServer, FakeStats
+
+__all__ = [
+    "FAULT_KINDS", "FakeConfig", "FakeServer", "FakeStats", "Players", "build_parser", "config_from_args", "main",
+    "serve", "strategy_names",
+]

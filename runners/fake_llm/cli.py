@@ -1,0 +1,92 @@
+"""The local model server's command line: ``python -m runners.fake_llm --help``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from .._args import bounded
+from .players import strategy_names
+from .server import FAULT_KINDS, FakeConfig, FakeServer
+
+DESCRIPTION = "A local model server for dry runs and tests: speaks the OpenAI and Anthropic APIs and vLLM's extras."
+
+
+def _fault(text: str) -> tuple[str, float]:
+    kind, sep, value = text.partition("=")
+    try:
+        probability = float(value)
+    except ValueError:
+        probability = -1.0
+    if not sep or kind not in FAULT_KINDS or not 0 <= probability <= 1:
+        raise argparse.ArgumentTypeError(f"expected KIND=P with KIND one of {', '.join(FAULT_KINDS)} and P in [0, 1], got {text!r}")
+    return kind, probability
+
+
+def _storm(text: str) -> tuple[float, float]:
+    start, sep, length = text.partition(":")
+    try:
+        values = (float(start), float(length))
+    except ValueError:
+        values = (-1.0, -1.0)
+    if not sep or values[0] < 0 or values[1] <= 0:
+        raise argparse.ArgumentTypeError(f"expected START:SECONDS (after the first request), got {text!r}")
+    return values
+
+
+_positive = bounded(float, 0.0, what="a number >= 0")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m runners.fake_llm", description=DESCRIPTION)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000, help="0 picks a free port (default 8000)")
+    p.add_argument("--strategy", default="share_everything", choices=strategy_names(), help="how replies play when the model is not named after a strategy of the game")
+    p.add_argument("--latency", type=_positive, default=0.05, help="seconds per request (default 0.05)")
+    p.add_argument("--jitter", type=_positive, default=0.0, help="uniform extra seconds per request")
+    p.add_argument("--rpm", type=_positive, help="requests per minute, enforced with 429s")
+    p.add_argument("--tpm", type=_positive, help="tokens per minute, enforced with 429s")
+    p.add_argument("--burst", type=_positive, default=1.0, help="seconds of the per-minute limits one burst may use (default 1)")
+    p.add_argument("--max-num-seqs", type=int, help="continuous batching: requests running at once (like vLLM)")
+    p.add_argument("--fault", type=_fault, action="append", default=[], metavar="KIND=P", help=f"inject a fault with probability P; KIND: {', '.join(FAULT_KINDS)}")
+    p.add_argument("--storm", type=_storm, action="append", default=[], metavar="START:SECONDS", help="answer 429 to everything for SECONDS, START seconds after the first request")
+    p.add_argument("--retry-after", type=_positive, default=1.0, metavar="SEC", help="seconds injected 429/503s and storms ask clients to wait (default 1)")
+    p.add_argument("--api-key", help="accept only this key (default: any non-empty key)")
+    p.add_argument("--model", action="append", default=[], help="a model name /v1/models lists (default: fake)")
+    p.add_argument("--seed", type=int, default=0)
+    return p
+
+
+def config_from_args(args: argparse.Namespace) -> FakeConfig:
+    return FakeConfig(
+        strategy=args.strategy, latency=args.latency, jitter=args.jitter, rpm=args.rpm, tpm=args.tpm,
+        burst=args.burst, max_num_seqs=args.max_num_seqs, faults=dict(args.fault), storms=args.storm,
+        retry_after=args.retry_after,
+        api_key=args.api_key, seed=args.seed, models=args.model or ["fake"],
+    )
+
+
+async def serve(config: FakeConfig, host: str, port: int) -> None:
+    server = FakeServer(config)
+    url = await server.start(host, port)
+    print(f"fake model server on {url}  (OpenAI: {url}/v1  Anthropic: {url}  vLLM metrics: {url}/metrics)", flush=True)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await server.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        config = config_from_args(args)
+        FakeServer(config)  # check the config before binding
+    except ValueError as exc:
+        print(f"python -m runners.fake_llm: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(serve(config, args.host, args.port))
+    except KeyboardInterrupt:
+        pass
+    return 0

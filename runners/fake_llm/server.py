@@ -1,0 +1,312 @@
+"""The local model server itself: admission (keys, injected faults, rate limits, storms), continuous
+batching, the endpoints, and what it served. Replies are played by ``players.Players``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections.abc import Mapping
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import msgspec
+from aiohttp import web
+
+from engine.backends.limiter import Bucket
+from engine.backends.tokens import estimate_tokens
+from puzzles import GAMES, Game
+
+from .players import MAX_AGENTS_KEPT, Players
+from .wire import (
+    Broken, Refused, anthropic_message, anthropic_stream, broken_reply, error_reply, openai_completion,
+    openai_stream, prompt_parts,
+)
+
+FAULT_KINDS = ("400", "429", "500", "503", "529", "timeout", "malformed", "incomplete", "truncated")
+MAX_MODEL_LEN = 32768
+
+
+class FakeConfig(msgspec.Struct, kw_only=True):
+    strategy: str = "share_everything"  # played when the model is not named after a strategy of the game
+    latency: float = 0.05  # seconds per request, plus jitter
+    jitter: float = 0.0  # uniform extra seconds
+    rpm: float | None = None
+    tpm: float | None = None
+    burst: float = 1.0  # seconds of the per-minute limits a burst may use
+    max_num_seqs: int | None = None  # continuous batching: requests running at once
+    faults: dict[str, float] = msgspec.field(default_factory=dict)  # kind -> probability per request
+    storms: list[tuple[float, float]] = msgspec.field(default_factory=list)  # (start, seconds) after the first request: everything 429
+    retry_after: float = 1.0  # seconds asked for by injected 429/503 and storms
+    hang: float = 600.0  # how long a "timeout" fault keeps the request open
+    api_key: str | None = None  # if set, the only key accepted
+    seed: int = 0
+    models: list[str] = msgspec.field(default_factory=lambda: ["fake"])
+
+
+class FakeStats:
+    def __init__(self) -> None:
+        self.requests = 0
+        self.served = 0
+        self.refused: dict[str, int] = {}
+        self.running = 0
+        self.waiting = 0
+        self.max_running = 0
+        self.samples: list[tuple[float, int, int, int]] = []  # (wall time, running, waiting, served)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "requests": self.requests, "served": self.served, "refused": self.refused,
+            "running": self.running, "waiting": self.waiting, "max_running": self.max_running,
+            "samples": self.samples,
+        }
+
+
+class FakeServer:
+    def __init__(self, config: FakeConfig | None = None, games: Mapping[str, Game] = GAMES) -> None:
+        self.config = config or FakeConfig()
+        for kind in self.config.faults:
+            if kind not in FAULT_KINDS:
+                raise ValueError(f"unknown fault {kind!r}; choose from {', '.join(FAULT_KINDS)}")
+        self.players = Players(self.config.strategy, games)
+        self.rng = random.Random(self.config.seed)
+        clock = time.monotonic
+        self.requests_bucket = Bucket(self.config.rpm, self.config.burst, clock)
+        self.tokens_bucket = Bucket(self.config.tpm, self.config.burst, clock)
+        self.batch = asyncio.Semaphore(self.config.max_num_seqs) if self.config.max_num_seqs else None
+        self.stats = FakeStats()
+        self.seen_systems: set[str] = set()
+        self.started: float | None = None
+        self.last_body: dict | None = None  # the last request body (for tests)
+        self.app = web.Application()
+        self.app.add_routes([
+            web.post("/v1/chat/completions", self.chat_completions),
+            web.post("/v1/messages", self.messages),
+            web.get("/health", self.health),
+            web.get("/v1/models", self.models),
+            web.get("/metrics", self.metrics),
+            web.post("/tokenize", self.tokenize),
+            web.get("/fake/stats", self.fake_stats),
+        ])
+        self.app.on_startup.append(self._start_sampler)
+        self.app.on_cleanup.append(self._stop_sampler)
+        self._runner: web.AppRunner | None = None
+        self._sampler: asyncio.Task | None = None
+        self.url = ""
+
+    # ---- lifecycle ----
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
+        # Handlers end when their client hangs up (a timed-out call); shutting down waits for no one.
+        self._runner = web.AppRunner(self.app, access_log=None, handler_cancellation=True, shutdown_timeout=0.5)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port, backlog=4096)
+        await site.start()
+        port = self._runner.addresses[0][1]
+        self.url = f"http://{host}:{port}"
+        return self.url
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def _start_sampler(self, app: web.Application) -> None:
+        self._sampler = asyncio.create_task(self._sample())
+
+    async def _stop_sampler(self, app: web.Application) -> None:
+        if self._sampler is not None:
+            self._sampler.cancel()
+
+    async def _sample(self, every: float = 0.1) -> None:
+        s = self.stats
+        while True:
+            s.samples.append((time.time(), s.running, s.waiting, s.served))
+            if len(s.samples) > 200_000:
+                del s.samples[:100_000]
+            await asyncio.sleep(every)
+
+    # ---- admission: auth, faults, rate limits ----
+
+    def _check_key(self, request: web.Request, anthropic: bool) -> None:
+        # OpenAI sends "Authorization: Bearer"; Anthropic's SDK 2.x does too, older ones send x-api-key.
+        key = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        if anthropic and not key:
+            key = request.headers.get("x-api-key", "")
+        if not key:
+            raise Refused(401, "authentication_error", "No API key provided.")
+        wanted = self.config.api_key
+        if wanted is not None and key != wanted:
+            shown = f"{key[:8]}****{key[-4:]}" if len(key) > 12 else "****"
+            raise Refused(401, "authentication_error", f"Incorrect API key provided: {shown}.")
+
+    def _storming(self) -> bool:
+        if self.started is None:
+            return False
+        elapsed = time.monotonic() - self.started
+        return any(start <= elapsed < start + length for start, length in self.config.storms)
+
+    def _draw_fault(self) -> str | None:
+        for kind, probability in self.config.faults.items():
+            if self.rng.random() < probability:
+                return kind
+        return None
+
+    def _limit_headers(self, anthropic: bool) -> dict[str, str]:
+        headers: dict[str, str] = {}
+        for name, bucket in (("requests", self.requests_bucket), ("tokens", self.tokens_bucket)):
+            if bucket.per_minute is None:
+                continue
+            bucket.wait_time(0)  # refill up to now
+            remaining = max(0, int(bucket.level))  # what may be sent right now
+            reset = max(0.0, (bucket.capacity - bucket.level) * 60.0 / bucket.per_minute)
+            if anthropic:
+                when = datetime.now(timezone.utc) + timedelta(seconds=reset)
+                headers[f"anthropic-ratelimit-{name}-limit"] = str(int(bucket.per_minute))
+                headers[f"anthropic-ratelimit-{name}-remaining"] = str(remaining)
+                headers[f"anthropic-ratelimit-{name}-reset"] = when.isoformat().replace("+00:00", "Z")
+            else:
+                headers[f"x-ratelimit-limit-{name}"] = str(int(bucket.per_minute))
+                headers[f"x-ratelimit-remaining-{name}"] = str(remaining)
+                headers[f"x-ratelimit-reset-{name}"] = f"{reset:.3f}s"
+        return headers
+
+    def _admit(self, tokens: int, anthropic: bool) -> None:
+        if self._storming():
+            after = self.config.retry_after
+            headers = {"retry-after": f"{max(1, round(after))}", "retry-after-ms": f"{int(after * 1000)}"}
+            raise Refused(429, "rate_limit_error", "Rate limit reached (storm).", headers)
+        wait = max(self.requests_bucket.wait_time(1), self.tokens_bucket.wait_time(tokens))
+        if wait > 0:
+            headers = self._limit_headers(anthropic)
+            headers["retry-after"] = str(max(1, round(wait + 0.5)))
+            headers["retry-after-ms"] = str(int(wait * 1000) + 1)
+            raise Refused(429, "rate_limit_error", "Rate limit reached for requests or tokens per minute.", headers)
+        self.requests_bucket.take(1)
+        self.tokens_bucket.take(tokens)
+
+    # ---- answering ----
+
+    async def _serve(self, request: web.Request, anthropic: bool) -> tuple[dict, str, int, int, int, dict[str, str]]:
+        """Admit and answer one call: (body, text, prompt tokens, cached tokens, completion tokens, headers)."""
+        stats = self.stats
+        stats.requests += 1
+        if self.started is None:
+            self.started = time.monotonic()
+        self._check_key(request, anthropic)
+        try:
+            body = await request.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise Refused(400, "invalid_request_error", "The body is not valid JSON.") from None
+        if not isinstance(body, dict) or not isinstance(body.get("model"), str):
+            raise Refused(400, "invalid_request_error", "The body must be an object with a model.")
+        self.last_body = body
+        system, user = prompt_parts(body, anthropic)
+        prompt_tokens = estimate_tokens(system) + estimate_tokens(user)
+        max_tokens = body.get("max_tokens") or body.get("max_completion_tokens") or 4096
+        fault = self._draw_fault()
+        if fault in ("400", "429", "500", "503", "529"):
+            status = int(fault)
+            kinds = {400: "invalid_request_error", 429: "rate_limit_error", 500: "api_error", 503: "overloaded_error", 529: "overloaded_error"}
+            after = self.config.retry_after
+            headers = {"retry-after": f"{max(1, round(after))}", "retry-after-ms": f"{int(after * 1000)}"} if status in (429, 503) else {}
+            raise Refused(status, kinds[status], f"Injected {status}.", headers)
+        self._admit(prompt_tokens + min(int(max_tokens), 400), anthropic)
+        if fault == "timeout":
+            stats.refused["timeout"] = stats.refused.get("timeout", 0) + 1
+            await asyncio.sleep(self.config.hang)
+        if self.batch is not None:
+            stats.waiting += 1
+            try:
+                await self.batch.acquire()
+            finally:
+                stats.waiting -= 1
+        stats.running += 1
+        stats.max_running = max(stats.max_running, stats.running)
+        try:
+            await asyncio.sleep(self.config.latency + self.rng.uniform(0, self.config.jitter))
+            if fault in ("malformed", "incomplete", "truncated"):
+                raise Broken(fault)  # before playing: an agent's strategy only sees replies it sends
+            text = await self.players.reply(body["model"], system, user)
+        finally:
+            stats.running -= 1
+            if self.batch is not None:
+                self.batch.release()
+        cached = estimate_tokens(system) if system in self.seen_systems else 0
+        self.seen_systems.add(system)
+        if len(self.seen_systems) > MAX_AGENTS_KEPT:
+            self.seen_systems.clear()
+        completion_tokens = max(1, estimate_tokens(text))
+        stats.served += 1
+        return body, text, prompt_tokens, cached, completion_tokens, self._limit_headers(anthropic)
+
+    async def _handle(self, request: web.Request, anthropic: bool) -> web.StreamResponse:
+        try:
+            body, text, prompt, cached, completion, headers = await self._serve(request, anthropic)
+        except Refused as refusal:
+            self.stats.refused[str(refusal.status)] = self.stats.refused.get(str(refusal.status), 0) + 1
+            return error_reply(refusal, anthropic)
+        except Broken as broken:
+            self.stats.refused[broken.kind] = self.stats.refused.get(broken.kind, 0) + 1
+            return await broken_reply(request, broken.kind)
+        model = body["model"]
+        if body.get("stream"):
+            if anthropic:
+                return await anthropic_stream(request, model, text, prompt, cached, completion, headers)
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            return await openai_stream(request, model, text, prompt, cached, completion, headers, include_usage)
+        if anthropic:
+            reply = anthropic_message(model, text, prompt, cached, completion)
+        else:
+            reply = openai_completion(model, text, prompt, cached, completion)
+        return web.json_response(reply, headers=headers)
+
+    async def chat_completions(self, request: web.Request) -> web.StreamResponse:
+        return await self._handle(request, anthropic=False)
+
+    async def messages(self, request: web.Request) -> web.StreamResponse:
+        return await self._handle(request, anthropic=True)
+
+    # ---- vLLM's extras ----
+
+    async def health(self, request: web.Request) -> web.Response:
+        return web.Response(status=200)
+
+    async def models(self, request: web.Request) -> web.Response:
+        data = [
+            {"id": m, "object": "model", "created": 0, "owned_by": "fake", "max_model_len": MAX_MODEL_LEN}
+            for m in self.config.models
+        ]
+        return web.json_response({"object": "list", "data": data})
+
+    async def metrics(self, request: web.Request) -> web.Response:
+        model = self.config.models[0]
+        lines = [
+            "# HELP vllm:num_requests_running Number of requests in model execution batches.",
+            "# TYPE vllm:num_requests_running gauge",
+            f'vllm:num_requests_running{{model_name="{model}"}} {float(self.stats.running)}',
+            "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.",
+            "# TYPE vllm:num_requests_waiting gauge",
+            f'vllm:num_requests_waiting{{model_name="{model}"}} {float(self.stats.waiting)}',
+            "# HELP vllm:request_success_total Count of successfully processed requests.",
+            "# TYPE vllm:request_success_total counter",
+            f'vllm:request_success_total{{model_name="{model}"}} {float(self.stats.served)}',
+        ]
+        return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
+
+    async def tokenize(self, request: web.Request) -> web.Response:
+        try:
+            body = await request.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return web.json_response({"error": {"message": "The body is not valid JSON."}}, status=400)
+        if "prompt" in body:
+            text = str(body["prompt"])
+        else:
+            text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []) if isinstance(m, dict))
+        count = estimate_tokens(text)
+        tokens = [hash(i) % 100_000 for i in range(count)]
+        return web.json_response({"count": count, "max_model_len": MAX_MODEL_LEN, "tokens": tokens})
+
+    async def fake_stats(self, request: web.Request) -> web.Response:
+        return web.json_response(self.stats.to_dict())

@@ -1,0 +1,142 @@
+"""The wire formats of the local model server: OpenAI chat completions and Anthropic messages, plain
+and streamed (server-sent events), their error bodies, and the broken replies injected as faults."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+from aiohttp import web
+
+
+class Refused(Exception):
+    """A call the server turns down: the HTTP status, the provider's error type, the message, headers."""
+
+    def __init__(self, status: int, kind: str, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.kind, self.message, self.headers = status, kind, message, headers or {}
+
+
+class Broken(Exception):
+    """A call answered with a broken reply of ``kind`` (malformed, incomplete, truncated)."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+
+def prompt_parts(body: dict, anthropic: bool) -> tuple[str, str]:
+    """(system, user) of a request: the system text, and the user messages joined by blank lines."""
+    def text_of(content: Any) -> str:
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+        return ""
+
+    messages = body.get("messages") or []
+    system = text_of(body.get("system")) if anthropic else ""
+    users = []
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
+        if message.get("role") == "system":
+            system += text_of(message.get("content"))
+        elif message.get("role") == "user":
+            users.append(text_of(message.get("content")))
+    return system, "\n\n".join(users)
+
+
+def error_reply(refusal: Refused, anthropic: bool) -> web.Response:
+    if anthropic:
+        body = {"type": "error", "error": {"type": refusal.kind, "message": refusal.message}}
+    else:
+        code = "rate_limit_exceeded" if refusal.status == 429 else refusal.kind
+        body = {"error": {"message": refusal.message, "type": refusal.kind, "param": None, "code": code}}
+    return web.json_response(body, status=refusal.status, headers=refusal.headers)
+
+
+async def broken_reply(request: web.Request, kind: str) -> web.StreamResponse:
+    if kind == "incomplete":  # valid JSON, but not a whole reply
+        return web.json_response({"id": "chatcmpl-x", "object": "chat.completion", "choices": [], "usage": None,
+                                  "type": "message", "content": [{"type": "text", "text": "x"}], "usage_": {}})
+    if kind == "malformed":
+        return web.Response(status=200, text='{"id": "chatcmpl-x", "choices": [{"index": 0, "mess', content_type="application/json")
+    response = web.StreamResponse(status=200, headers={"Content-Type": "application/json", "Content-Length": "4096"})
+    await response.prepare(request)
+    await response.write(b'{"id": "chatcmpl-x", "object": "chat.completion", "choices": [')
+    request.transport.close()  # type: ignore[union-attr]  # cut short: fewer bytes than promised
+    return response
+
+
+def openai_completion(model: str, text: str, prompt: int, cached: int, completion: int) -> dict:
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion", "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop", "logprobs": None}],
+        "usage": {
+            "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+            "prompt_tokens_details": {"cached_tokens": cached},
+        },
+    }
+
+
+def anthropic_message(model: str, text: str, prompt: int, cached: int, completion: int) -> dict:
+    return {
+        "id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant", "model": model,
+        "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
+        "usage": {
+            "input_tokens": prompt - cached, "output_tokens": completion,
+            "cache_read_input_tokens": cached, "cache_creation_input_tokens": 0,
+        },
+    }
+
+
+def _pieces(text: str, size: int = 24) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+async def _sse(request: web.Request, headers: dict[str, str]) -> web.StreamResponse:
+    response = web.StreamResponse(status=200, headers={**headers, "Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    await response.prepare(request)
+    return response
+
+
+async def openai_stream(request, model, text, prompt, cached, completion, headers, include_usage) -> web.StreamResponse:
+    response = await _sse(request, headers)
+    base = {"id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
+    for i, piece in enumerate(_pieces(text)):
+        delta = {"role": "assistant", "content": piece} if i == 0 else {"content": piece}
+        chunk = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+        await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+    await response.write(f"data: {json.dumps({**base, 'choices': [{'index': 0, 'delta': {}, 'finish_reason': 'stop'}]})}\n\n".encode())
+    if include_usage:
+        usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+                 "prompt_tokens_details": {"cached_tokens": cached}}
+        await response.write(f"data: {json.dumps({**base, 'choices': [], 'usage': usage})}\n\n".encode())
+    await response.write(b"data: [DONE]\n\n")
+    await response.write_eof()
+    return response
+
+
+async def anthropic_stream(request, model, text, prompt, cached, completion, headers) -> web.StreamResponse:
+    response = await _sse(request, headers)
+
+    async def event(name: str, data: dict) -> None:
+        await response.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+
+    start = anthropic_message(model, "", prompt, cached, 1)
+    start["content"], start["stop_reason"] = [], None
+    await event("message_start", {"type": "message_start", "message": start})
+    await event("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+    for piece in _pieces(text):
+        await event("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}})
+    await event("content_block_stop", {"type": "content_block_stop", "index": 0})
+    await event("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": completion}})
+    await event("message_stop", {"type": "message_stop"})
+    await response.write_eof()
+    return response
+
+

@@ -1,0 +1,129 @@
+"""The replay viewer on real runs of each game, with and without transcripts: the truth it shows is the
+game's, each turn's state is rebuilt from the actions and matches the record."""
+
+import dataclasses
+import io
+import re
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from engine import RunDir
+from engine.transcripts import read_transcript
+from puzzles import GAMES
+from runners.concurrent import main as run_main
+from runners.replay import main as replay_main, render_replay
+
+NAMES = {"alice": "Alice", "bob": "Bob", "carol": "Carol", "dave": "Dave", "solo": "Solo"}
+
+
+def replay_text(run: Path, game_id: int) -> str:
+    console = Console(file=io.StringIO(), width=200)
+    assert replay_main([str(run), str(game_id)], console=console) == 0
+    return console.file.getvalue()
+
+
+def records(run: Path) -> dict:
+    return {record.game_id: record for record in RunDir.open(run).records()}
+
+
+def truth_of(record) -> tuple:
+    """The truth of a recorded game, from the game itself (not from the replay)."""
+    spec = record.spec
+    return GAMES[spec.game].new(spec.params, spec.seed, tuple(spec.agents), spec.max_turns).truth
+
+
+def panels(text: str) -> list[tuple[int, str, str]]:
+    """(turn, role name, panel text) of every turn panel, in order."""
+    found = []
+    for block in text.split("╭─ turn ")[1:]:
+        head = re.match(r"(\d+) · (\w+)", block)
+        found.append((int(head.group(1)), head.group(2), block.split("╯")[0]))
+    return found
+
+
+def last_hypothesis_marks(text: str, role: str) -> tuple[int, int]:
+    """(✓, ✗) in the hypothesis shown after ``role``'s last turn."""
+    last = [body for _, name, body in panels(text) if name == NAMES[role]][-1]
+    hypothesis = last[last.index("hypothesis:"):]
+    return hypothesis.count("✓"), hypothesis.count("✗")
+
+
+@pytest.mark.parametrize("game, flags", [
+    ("asympuzl", ["--alice", "noisy", "--bob", "one_piece", "--feedback", "own_detailed"]),
+    ("chain", ["--agent", "alice=noisy", "--agent", "bob=share_everything", "--agent", "carol=one_piece", "--size", "4"]),
+])
+def test_a_replay_with_transcripts_rebuilds_every_turn(tmp_path, game, flags):
+    run = tmp_path / "run"
+    assert run_main(["--game", game, "--games", "4", *flags, "--transcripts", "--out", str(run), "--no-dashboard"]) == 0
+    for game_id, record in records(run).items():
+        text = replay_text(run, game_id)
+        transcript = read_transcript(run, game_id)
+        assert f"Game {game_id}:" in text and f"seed={record.spec.seed}" in text
+        if record.outcome == "success":
+            assert f"solved at turn {record.solved_turn}" in text
+        else:
+            assert f"not solved in {record.spec.max_turns} turns" in text
+        truth = truth_of(record)
+        shown = re.search(r"^truth: (.*)$", text, re.M).group(1)
+        assert [part.split(":", 1)[1] for part in shown.split("  ")] == [
+            " ".join(value or "?" for value in (item if game == "chain" else (item.color, item.shape))) for item in truth
+        ]
+        for role in record.spec.agents:
+            assert f"{NAMES[role]}'s clues: " in text
+        shown_panels = panels(text)
+        assert [(turn, name) for turn, name, _ in shown_panels] == [(t.turn, NAMES[t.role]) for t in transcript.turns]
+        for (_, _, body), turn, log in zip(shown_panels, transcript.turns, record.turn_log):
+            assert f"{log.progress}/{len(truth)} right" in body
+            if turn.message:
+                assert turn.message[:40] in " ".join(body.split())
+        for role, right in record.metrics["correct_positions"].items():
+            assert last_hypothesis_marks(text, role) == (right, len(truth) - right)
+        assert "differs from the recorded one" not in text
+
+
+@pytest.mark.parametrize("game, flags", [
+    ("asympuzl", ["--alice", "noisy", "--bob", "noisy", "--max-actions", "2", "--turn-order", "simultaneous"]),
+    ("chain", ["--agent", "alice=noisy", "--agent", "bob=noisy", "--max-actions", "1", "--feedback", "own"]),
+])
+def test_rejected_and_capped_actions_replay_as_the_referee_applied_them(tmp_path, game, flags):
+    run = tmp_path / "run"
+    assert run_main(["--game", game, "--games", "3", *flags, "--transcripts", "--out", str(run), "--no-dashboard"]) == 0
+    texts = [replay_text(run, game_id) for game_id in range(3)]
+    assert any("over the limit of" in text for text in texts)  # the referee's rejections are shown
+    for game_id, record in records(run).items():
+        assert "differs from the recorded one" not in texts[game_id]
+        for role, right in record.metrics["correct_positions"].items():
+            assert last_hypothesis_marks(texts[game_id], role)[0] == right
+
+
+@pytest.mark.parametrize("game, flags", [
+    ("asympuzl", ["--alice", "share_everything", "--bob", "one_piece"]),
+    ("chain", ["--agent", "alice=one_piece", "--agent", "bob=one_piece", "--agent", "carol=one_piece", "--agent", "dave=one_piece"]),
+])
+def test_a_replay_without_transcripts_shows_the_turn_log(tmp_path, game, flags):
+    run = tmp_path / "run"
+    assert run_main(["--game", game, "--games", "2", *flags, "--out", str(run), "--no-dashboard"]) == 0
+    record = records(run)[1]
+    text = replay_text(run, 1)
+    assert "run with --transcripts" in text and "╭─ turn" not in text
+    size = record.spec.params.size
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in text.splitlines() if line.startswith("│")]
+    assert [(row[0], row[1], row[-1]) for row in rows] == [
+        (str(log.turn), NAMES[log.role], f"{log.progress}/{size} right") for log in record.turn_log
+    ]
+    assert re.search(r"^truth: ", text, re.M)
+
+
+def test_a_game_without_its_own_replay_shows_the_generic_parts(tmp_path):
+    run = tmp_path / "run"
+    assert run_main(["--games", "1", "--transcripts", "--out", str(run), "--no-dashboard"]) == 0
+    record = RunDir.open(run).records()[0]
+    bare = dataclasses.replace(GAMES["asympuzl"], replay=None)
+    console = Console(file=io.StringIO(), width=200)
+    console.print(render_replay(record, read_transcript(run, 0), bare))
+    text = console.file.getvalue()
+    assert "truth:" not in text and "hypothesis:" not in text
+    assert '{"position":' in text  # the actions as JSON
+    assert f"progress {record.turn_log[-1].progress}" in text
