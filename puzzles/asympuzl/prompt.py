@@ -16,11 +16,11 @@ from typing import Any
 
 from ..base import Reply, TurnContext
 from ..common import prompt as common
-from ..common.positions import Feedback, RoleStatus, render_feedback as render_statuses
+from ..common.positions import read_feedback
 from ..common.prompt import (
-    NO_FEEDBACK, SECTION_CLUES, SECTION_FEEDBACK, SECTION_HYPOTHESIS, UnreadablePrompt, agent_name,
+    SECTION_CLUES, SECTION_FEEDBACK, SECTION_HYPOTHESIS, UnreadablePrompt, agent_name,
 )
-from ..common.replies import compact, format_json_reply, optional_fields, read_reply
+from ..common.replies import format_json_reply, optional_fields, position_action_reader, read_reply
 from .rules import ALICE, BOB, SOLO, AsymView, Piece, Replace, render_clues
 
 SOLO_NAME = "the only agent"
@@ -62,10 +62,7 @@ def system_prompt(context: TurnContext) -> str:
     return common.system_prompt(context, task)
 
 
-def render_feedback(feedback: Any) -> str:
-    if not isinstance(feedback, Feedback):
-        return NO_FEEDBACK
-    return render_statuses(feedback, agent_name) or NO_FEEDBACK
+render_feedback = common.feedback_text
 
 
 def _hypothesis(view: AsymView) -> str:
@@ -101,29 +98,8 @@ def reply_schema(context: TurnContext) -> dict[str, Any]:
 # ---- Replies ----
 
 
-def read_action(raw: object) -> Replace | str:
-    """A raw action as a Replace, or the reason it is malformed."""
-    if not isinstance(raw, dict):
-        return 'an action must be an object like {"replace": 1, "by": {"shape": ..., "color": ...}}'
-    extra = sorted(set(raw) - {"replace", "by"})
-    if extra:
-        return f"unknown field {extra[0]!r} in action"
-    position = raw.get("replace")
-    if type(position) is not int:
-        return f"\"replace\" must be an integer position, got {compact(position)}"
-    by = raw.get("by")
-    if not isinstance(by, dict):
-        return f"\"by\" must be an object with \"shape\" and \"color\", got {compact(by)}"
-    extra = sorted(set(by) - {"shape", "color"})
-    if extra:
-        return f"unknown field {extra[0]!r} in \"by\""
-    values = []
-    for name in ("shape", "color"):
-        value = by.get(name)
-        if not isinstance(value, str):
-            return f"\"{name}\" must be a string, got {compact(value)}"
-        values.append(value.strip().lower())
-    return Replace(position, *values)
+read_action = position_action_reader(("shape", "color"), lambda position, values: Replace(position, *values))
+"""A raw action as a Replace, or the reason it is malformed."""
 
 
 def parse_reply(text: str, optional: tuple[str, ...] = ()) -> Reply:
@@ -144,8 +120,6 @@ def format_reply(prose: str, message: str, actions, **extra: str | None) -> str:
 
 _PIECE = re.compile(r"^Position (\d+): the ([a-z]+) is (of unknown color|[a-z]+)\.$")
 _SIZE = re.compile(r"puzzle with (\d+) positions")
-_STATUS = re.compile(r"^(Your|Agent [A-Z]'s) part of the puzzle is (solved|unsolved)(?:; wrong positions: ([\d, ]+))?\.$")
-_JOINT = re.compile(r"^The puzzle is (solved|not solved yet)\.$")
 
 
 def _pieces(text: str) -> tuple[Piece, ...]:
@@ -162,23 +136,6 @@ def _role(name: str) -> str:
     return SOLO if name == SOLO_NAME else common.role_of(name)
 
 
-def _feedback(text: str) -> Feedback:
-    if text.strip() == NO_FEEDBACK:
-        return Feedback(mode="none")
-    own, others, joint = None, [], None
-    for line in text.splitlines():
-        m = _STATUS.match(line.strip())
-        if m:
-            wrong = tuple(int(p) for p in m.group(3).split(",")) if m.group(3) else None
-            if m.group(1) == "Your":
-                own = RoleStatus("", m.group(2) == "solved", wrong)
-            else:
-                others.append(RoleStatus(_role(m.group(1).removesuffix("'s")), m.group(2) == "solved", wrong))
-        elif (j := _JOINT.match(line.strip())) is not None:
-            joint = j.group(1) == "solved"
-    return Feedback(mode="read", own=own, others=tuple(others), joint_solved=joint)
-
-
 def read_prompt(system: str, user: str) -> TurnContext:
     """The context an AsymPuzl prompt shows; raises UnreadablePrompt if it is not one."""
     me, size, turn = common.ME.search(system), _SIZE.search(system), common.TURN.search(user)
@@ -190,13 +147,14 @@ def read_prompt(system: str, user: str) -> TurnContext:
     if SECTION_CLUES not in found:
         raise UnreadablePrompt("the prompt shows no clues")
     view = AsymView(int(size.group(1)), _pieces(found[SECTION_CLUES]), _pieces(found.get(SECTION_HYPOTHESIS, "")))
+    role = _role(me.group(1))
     return TurnContext(
         game_id=0,
-        role=_role(me.group(1)),
+        role=role,
         turn=int(turn.group(1)),
         max_turns=int(turn.group(2)),
         view=view,
-        feedback=_feedback(found[SECTION_FEEDBACK]) if SECTION_FEEDBACK in found else None,
+        feedback=read_feedback(found[SECTION_FEEDBACK], role, _role) if SECTION_FEEDBACK in found else None,
         conversation=common.read_conversation(found),
         notices=common.read_notices(found),
         partners=common.read_partners(system),

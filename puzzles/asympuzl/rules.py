@@ -17,12 +17,12 @@ Choices where the papers are silent:
 from __future__ import annotations
 
 import random
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
 from ..base import InvalidParameter, Rejected, Step
-from ..common.positions import correct_count, position_metrics, position_scores
+from ..common.positions import PositionGame
 from ..common.vocab import COLOR_SET, COLORS, SHAPE_SET, SHAPES
 
 ALICE = "alice"
@@ -203,23 +203,17 @@ def render_clues(role: str, clues: tuple[Piece, ...], size: int) -> str:
     return head + ".\n" + render_pieces(clues)
 
 
-class AsymPuzlGame:
+class AsymPuzlGame(PositionGame):
     """One AsymPuzl game in progress: the puzzle, every role's hypothesis and the action counts.
     ``roles`` is Alice and Bob, or ``(SOLO,)`` for the single-agent check."""
 
     def __init__(self, puzzle: Puzzle, max_turns: int, roles: tuple[str, ...] = ROLES) -> None:
         self.puzzle = puzzle
+        self.truth = puzzle.truth
         self.max_turns = max_turns
         self.roles = roles
         self._hypotheses = {role: puzzle.initial_hypothesis(role) for role in self.roles}
         self._writes = {role: [0] * puzzle.size for role in self.roles}
-
-    @property
-    def truth(self) -> tuple[Piece, ...]:
-        return self.puzzle.truth
-
-    def hypotheses(self) -> dict[str, tuple[Piece, ...]]:
-        return dict(self._hypotheses)
 
     def view(self, role: str) -> AsymView:
         return AsymView(self.puzzle.size, self.puzzle.role_clues(role), self._hypotheses[role])
@@ -234,19 +228,3 @@ class AsymPuzlGame:
         for position in written:
             counts[position - 1] += 1
         return Step(applied=len(written), rejected=rejected)
-
-    def done(self) -> bool:
-        truth = self.puzzle.truth
-        return all(h == truth for h in self._hypotheses.values())
-
-    def outcome(self) -> str:
-        return "success" if self.done() else "failure"
-
-    def progress(self, role: str) -> int:
-        return correct_count(self._hypotheses[role], self.puzzle.truth)
-
-    def scores(self) -> dict[str, Any]:
-        return position_scores(self._writes)
-
-    def metrics(self) -> dict[str, Any]:
-        return position_metrics(self._writes, {r: self.progress(r) for r in self.roles})

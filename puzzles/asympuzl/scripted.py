@@ -29,7 +29,7 @@ import random
 import re
 
 from ..base import ScriptedFactory, TurnContext
-from ..common.positions import Feedback
+from ..common.positions import Feedback, positions_to_rewrite
 from ..common.vocab import COLORS
 from .prompt import format_reply
 from .rules import ALICE, SOLO, Piece, Replace
@@ -232,19 +232,8 @@ class Noisy:
         self.memory = _Memory()
         self.intended: dict[int, Piece] = {}  # what it believes it wrote
 
-    def _to_rewrite(self, feedback: Feedback, target: dict[int, Piece]) -> set[int]:
-        if not self.intended:
-            return set()
-        own = feedback.own
-        if own is not None:
-            if own.solved:
-                return set()
-            if own.wrong is not None:
-                return set(own.wrong)
-            return set(target)
-        if feedback.joint_solved is False:
-            return set(target)
-        return set()
+    def _to_rewrite(self, feedback: Feedback | None, target: dict) -> set[int]:
+        return positions_to_rewrite(feedback, bool(self.intended), target)
 
     def _garble(self, piece: Piece, context: TurnContext) -> Piece:
         if context.role in (ALICE, SOLO):

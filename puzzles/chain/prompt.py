@@ -8,11 +8,11 @@ from typing import Any
 
 from ..base import Reply, TurnContext
 from ..common import prompt as common
-from ..common.positions import Feedback, RoleStatus, render_feedback as render_statuses
+from ..common.positions import read_feedback
 from ..common.prompt import (
-    NO_FEEDBACK, SECTION_CLUES, SECTION_FEEDBACK, SECTION_HYPOTHESIS, agent_name,
+    SECTION_CLUES, SECTION_FEEDBACK, SECTION_HYPOTHESIS,
 )
-from ..common.replies import compact, format_json_reply, optional_fields, read_reply
+from ..common.replies import format_json_reply, optional_fields, position_action_reader, read_reply
 from .rules import CHAIN_ROLES, ChainReplace, ChainView, render_item
 
 
@@ -34,10 +34,7 @@ def _clues(context: TurnContext) -> str:
     return head + "\n" + body
 
 
-def render_feedback(feedback: Any) -> str:
-    if not isinstance(feedback, Feedback):
-        return NO_FEEDBACK
-    return render_statuses(feedback, agent_name) or NO_FEEDBACK
+render_feedback = common.feedback_text
 
 
 def render_prompt(context: TurnContext) -> tuple[str, str]:
@@ -62,33 +59,7 @@ def render_prompt(context: TurnContext) -> tuple[str, str]:
 
 def action_reader(attributes: tuple[str, ...]):
     """Reads one raw action into a ChainReplace, or the reason it is malformed."""
-
-    def read(raw: object) -> ChainReplace | str:
-        if not isinstance(raw, dict):
-            example = ", ".join(f'"{a}": ...' for a in attributes)
-            return f"an action must be an object like {{\"replace\": 1, \"by\": {{{example}}}}}"
-        extra = sorted(set(raw) - {"replace", "by"})
-        if extra:
-            return f"unknown field {extra[0]!r} in action"
-        position = raw.get("replace")
-        if type(position) is not int:
-            return f"\"replace\" must be an integer position, got {compact(position)}"
-        by = raw.get("by")
-        if not isinstance(by, dict):
-            names = " and ".join(f'"{a}"' for a in attributes)
-            return f"\"by\" must be an object with {names}, got {compact(by)}"
-        extra = sorted(set(by) - set(attributes))
-        if extra:
-            return f"unknown field {extra[0]!r} in \"by\""
-        values = []
-        for name in attributes:
-            value = by.get(name)
-            if not isinstance(value, str):
-                return f"\"{name}\" must be a string, got {compact(value)}"
-            values.append(value.strip().lower())
-        return ChainReplace(position, tuple(values))
-
-    return read
+    return position_action_reader(attributes, ChainReplace)
 
 
 def format_reply(prose: str, message: str, actions, **extra: str | None) -> str:
@@ -102,8 +73,6 @@ _SIZE = re.compile(r"puzzle with (\d+) positions")
 _ATTRIBUTES = re.compile(r"^Each position must have the correct values of: ([a-z, ]+)\.$", re.M)
 _ITEM = re.compile(r"^Position (\d+): (.*?)(?: \(([a-z, ]+) unknown\))?\.$")
 _LINK = re.compile(r"^The ([a-z]+) ([a-z]+) goes with the ([a-z]+) ([a-z]+)\.$")
-_STATUS = re.compile(r"^(Your|Agent [A-Z]'s) part of the puzzle is (solved|unsolved)(?:; wrong positions: ([\d, ]+))?\.$")
-_JOINT = re.compile(r"^The puzzle is (solved|not solved yet)\.$")
 
 
 def _items(text: str, attributes: tuple[str, ...]) -> tuple[tuple[str | None, ...], ...]:
@@ -121,21 +90,6 @@ def _items(text: str, attributes: tuple[str, ...]) -> tuple[tuple[str | None, ..
     return tuple(items)
 
 
-def _feedback(text: str, role: str) -> Feedback:
-    own, others, joint = None, [], None
-    for line in text.splitlines():
-        if (m := _STATUS.match(line)) is not None:
-            wrong = tuple(int(p) for p in m.group(3).split(",")) if m.group(3) else None
-            if m.group(1) == "Your":
-                own = RoleStatus(role, m.group(2) == "solved", wrong)
-            else:
-                others.append(RoleStatus(common.role_of(m.group(1).removesuffix("'s")), m.group(2) == "solved", wrong))
-        elif (m := _JOINT.match(line)) is not None:
-            joint = m.group(1) == "solved"
-    mode = "none" if text.strip() == NO_FEEDBACK else "read"
-    return Feedback(mode=mode, own=own, others=tuple(others), joint_solved=joint)
-
-
 def read_prompt(system: str, user: str) -> TurnContext | None:
     """The context a chain prompt shows, or None if it is not one (or shows no clues)."""
     me, size, turn = common.ME.search(system), _SIZE.search(system), common.TURN.search(user)
@@ -149,7 +103,7 @@ def read_prompt(system: str, user: str) -> TurnContext | None:
     view = ChainView(int(size.group(1)), names, clues, _items(found.get(SECTION_HYPOTHESIS, ""), names))
     return TurnContext(
         game_id=0, role=role, turn=int(turn.group(1)), max_turns=int(turn.group(2)),
-        view=view, feedback=_feedback(found[SECTION_FEEDBACK], role) if SECTION_FEEDBACK in found else None,
+        view=view, feedback=read_feedback(found[SECTION_FEEDBACK], role, common.role_of) if SECTION_FEEDBACK in found else None,
         conversation=common.read_conversation(found), notices=common.read_notices(found),
         partners=common.read_partners(system), directed=common.is_directed(found),
     )

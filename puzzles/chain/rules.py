@@ -13,12 +13,11 @@ With K = 2 this is the two-agent shape/color game under another name.
 from __future__ import annotations
 
 import random
-from typing import Any
 
 import msgspec
 
 from ..base import InvalidParameter, Rejected, Step
-from ..common.positions import correct_count, position_metrics, position_scores
+from ..common.positions import PositionGame
 from ..common.vocab import COLORS, MATERIALS, PATTERNS, SHAPES
 
 ATTRIBUTES: tuple[str, ...] = ("shape", "color", "pattern", "material")
@@ -130,22 +129,16 @@ def render_chain_clues(role: str, puzzle: ChainPuzzle) -> str:
     return head + "\n" + body
 
 
-class ChainGame:
+class ChainGame(PositionGame):
     """One chain game in progress (a ``puzzles.base.GameState``)."""
 
     def __init__(self, puzzle: ChainPuzzle, max_turns: int) -> None:
         self.puzzle = puzzle
+        self.truth = puzzle.truth
         self.max_turns = max_turns
         self.roles = puzzle.roles
         self._hypotheses = {role: puzzle.clues[role] for role in self.roles}
         self._writes = {role: [0] * puzzle.size for role in self.roles}
-
-    @property
-    def truth(self) -> tuple[Item, ...]:
-        return self.puzzle.truth
-
-    def hypotheses(self) -> dict[str, tuple[Item, ...]]:
-        return dict(self._hypotheses)
 
     def view(self, role: str) -> ChainView:
         return ChainView(self.puzzle.size, self.puzzle.attributes, self.puzzle.clues[role], self._hypotheses[role])
@@ -167,18 +160,3 @@ class ChainGame:
                 rejected.append(Rejected(f"replace position {action.position} by {', '.join(action.values)}", reason))
         self._hypotheses[role] = tuple(items)
         return Step(applied=applied, rejected=tuple(rejected))
-
-    def done(self) -> bool:
-        return all(h == self.puzzle.truth for h in self._hypotheses.values())
-
-    def outcome(self) -> str:
-        return "success" if self.done() else "failure"
-
-    def progress(self, role: str) -> int:
-        return correct_count(self._hypotheses[role], self.puzzle.truth)
-
-    def scores(self) -> dict[str, Any]:
-        return position_scores(self._writes)
-
-    def metrics(self) -> dict[str, Any]:
-        return position_metrics(self._writes, {r: self.progress(r) for r in self.roles})

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 
 from ..base import ScriptedFactory, TurnContext
-from ..common.positions import Feedback
+from ..common.positions import Feedback, positions_to_rewrite
 from .prompt import format_reply
 from .rules import VOCABULARIES, ChainReplace, ChainView
 
@@ -140,18 +140,7 @@ class Noisy:
         self.intended: dict[int, tuple[str, ...]] = {}  # what it believes it wrote
 
     def _to_rewrite(self, feedback: Feedback | None, target: dict) -> set[int]:
-        if not self.intended or feedback is None:
-            return set()
-        own = feedback.own
-        if own is not None:
-            if own.solved:
-                return set()
-            if own.wrong is not None:
-                return set(own.wrong)
-            return set(target)
-        if feedback.joint_solved is False:
-            return set(target)
-        return set()
+        return positions_to_rewrite(feedback, bool(self.intended), target)
 
     async def reply(self, context: TurnContext) -> str:
         attributes = context.view.attributes

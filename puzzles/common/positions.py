@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import re
+
 import msgspec
 
 Hypotheses = Mapping[str, Sequence[Any]]
@@ -131,6 +133,76 @@ def render_feedback(feedback: Feedback, name: Callable[[str], str]) -> str:
     if feedback.joint_solved is not None:
         lines.append(f"The puzzle is {'solved' if feedback.joint_solved else 'not solved yet'}.")
     return "\n".join(lines)
+
+
+_STATUS = re.compile(r"^(Your|(.+)'s) part of the puzzle is (solved|unsolved)(?:; wrong positions: ([\d, ]+))?\.$")
+_JOINT = re.compile(r"^The puzzle is (solved|not solved yet)\.$")
+
+
+def read_feedback(text: str, role: str, role_of: Callable[[str], str]) -> Feedback:
+    """Feedback read back from the sentences ``render_feedback`` wrote for ``role`` (``role_of``
+    turns a name back into a role); mode "none" when it says nothing, else "read"."""
+    own, others, joint = None, [], None
+    for line in text.splitlines():
+        if (m := _STATUS.match(line.strip())) is not None:
+            wrong = tuple(int(p) for p in m.group(4).split(",")) if m.group(4) else None
+            if m.group(1) == "Your":
+                own = RoleStatus(role, m.group(3) == "solved", wrong)
+            else:
+                others.append(RoleStatus(role_of(m.group(2)), m.group(3) == "solved", wrong))
+        elif (j := _JOINT.match(line.strip())) is not None:
+            joint = j.group(1) == "solved"
+    if own is None and not others and joint is None:
+        return Feedback(mode="none")
+    return Feedback(mode="read", own=own, others=tuple(others), joint_solved=joint)
+
+
+def positions_to_rewrite(feedback: Feedback | None, written: bool, target: Mapping[int, Any]) -> set[int]:
+    """The positions an agent that acts on feedback writes again: those said to be wrong; all of
+    them on a bare "unsolved" (its own or the joint one); none before it has written anything."""
+    if not written or feedback is None:
+        return set()
+    own = feedback.own
+    if own is not None:
+        if own.solved:
+            return set()
+        if own.wrong is not None:
+            return set(own.wrong)
+        return set(target)
+    if feedback.joint_solved is False:
+        return set(target)
+    return set()
+
+
+class PositionGame:
+    """The state every position game shares: one truth, every role's hypothesis (a list of items,
+    one per position) and how often each role wrote each position. Subclasses set ``roles``,
+    ``max_turns``, ``truth``, ``_hypotheses`` and ``_writes``, and give ``view``, ``private`` and
+    ``step``."""
+
+    roles: tuple[str, ...]
+    max_turns: int
+    truth: tuple[Any, ...]
+    _hypotheses: dict[str, tuple[Any, ...]]
+    _writes: dict[str, list[int]]
+
+    def hypotheses(self) -> dict[str, tuple[Any, ...]]:
+        return dict(self._hypotheses)
+
+    def done(self) -> bool:
+        return all(h == self.truth for h in self._hypotheses.values())
+
+    def outcome(self) -> str:
+        return "success" if self.done() else "failure"
+
+    def progress(self, role: str) -> int:
+        return correct_count(self._hypotheses[role], self.truth)
+
+    def scores(self) -> dict[str, Any]:
+        return position_scores(self._writes)
+
+    def metrics(self) -> dict[str, Any]:
+        return position_metrics(self._writes, {r: self.progress(r) for r in self.roles})
 
 
 # ---- The record's figures ----

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..base import ChatLine, TurnContext
+from .positions import Feedback, render_feedback as render_statuses
 
 AGENT_NAMES = {"alice": "Agent A", "bob": "Agent B", "carol": "Agent C", "dave": "Agent D"}
 _ROLE_OF_NAME = {name: role for role, name in AGENT_NAMES.items()}
@@ -45,6 +46,13 @@ def role_of(name: str) -> str:
 def names(roles) -> str:
     shown = [agent_name(r) for r in roles]
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def feedback_text(feedback: Any) -> str:
+    """The feedback section's text: the statuses as sentences, or that there is none."""
+    if not isinstance(feedback, Feedback):
+        return NO_FEEDBACK
+    return render_statuses(feedback, agent_name) or NO_FEEDBACK
 
 
 def output_format(context: TurnContext, action: str, example: str, *, alone: bool = False) -> str:

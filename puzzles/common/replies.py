@@ -69,6 +69,38 @@ def compact(value: object) -> str:
         return repr(value)[:200]
 
 
+def position_action_reader(attributes: tuple[str, ...], build: Callable[[int, tuple[str, ...]], Any]) -> Callable[[object], Any]:
+    """Reads ``{"replace": <position>, "by": {<attribute>: <value>, ...}}`` into ``build(position,
+    values)`` (values trimmed and lower-cased, in ``attributes`` order), or the reason it is malformed."""
+    example = ", ".join(f'"{a}": ...' for a in attributes)
+    names = " and ".join(f'"{a}"' for a in attributes)
+
+    def read(raw: object) -> Any:
+        if not isinstance(raw, dict):
+            return f"an action must be an object like {{\"replace\": 1, \"by\": {{{example}}}}}"
+        extra = sorted(set(raw) - {"replace", "by"})
+        if extra:
+            return f"unknown field {extra[0]!r} in action"
+        position = raw.get("replace")
+        if type(position) is not int:
+            return f"\"replace\" must be an integer position, got {compact(position)}"
+        by = raw.get("by")
+        if not isinstance(by, dict):
+            return f"\"by\" must be an object with {names}, got {compact(by)}"
+        extra = sorted(set(by) - set(attributes))
+        if extra:
+            return f"unknown field {extra[0]!r} in \"by\""
+        values = []
+        for name in attributes:
+            value = by.get(name)
+            if not isinstance(value, str):
+                return f"\"{name}\" must be a string, got {compact(value)}"
+            values.append(value.strip().lower())
+        return build(position, tuple(values))
+
+    return read
+
+
 def read_reply(
     text: str,
     read_action: Callable[[object], Any],

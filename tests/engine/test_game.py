@@ -1,12 +1,10 @@
 """Whole games with scripted policies, through the real actors and bus."""
 
-import msgspec
 import pytest
 
 from engine import GameRecord, PolicyFactory
 from engine.stats import summarize
 from puzzles.asympuzl.rules import generate
-from puzzles.asympuzl.scripted import OnePiece
 from tests.helpers import play_async, spec
 
 

@@ -1,7 +1,6 @@
 """The command line: arguments, results files, determinism, interruption and resume."""
 
 import json
-import os
 import signal
 import subprocess
 import sys

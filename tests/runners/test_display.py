@@ -101,7 +101,7 @@ def test_transcripts_logs_and_replay_of_a_real_run(tmp_path):
     console = Console(record=True, width=120, file=io.StringIO())
     assert replay_main([str(out), "2"], console=console) == 0
     text = console.export_text()
-    assert f"Game 2:" in text
+    assert "Game 2:" in text
     for turn in transcript.turns:
         assert f"turn {turn.turn} · {'Alice' if turn.role == 'alice' else 'Bob'}" in text
         assert f"{turn.progress}/5 right" in text

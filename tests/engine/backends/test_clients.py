@@ -9,7 +9,7 @@ import pytest
 from engine.backends import ModelOptions
 from puzzles import GAMES
 
-from tests.engine.backends.helpers import FAST, KEYS, fake_server, play, settings_for, without_models
+from tests.engine.backends.helpers import KEYS, fake_server, play, settings_for, without_models
 from tests.helpers import grid
 
 
