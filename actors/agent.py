@@ -10,7 +10,7 @@ from typing import Any, Protocol
 import msgspec
 
 from bus import Act, Bus, ChannelNotice, Chat, Usage, YourTurn
-from puzzles.base import ChatLine, Policy, ReplyFormatError, TurnContext
+from puzzles.base import MAX_REPLY_CHARS, ChatLine, Policy, ReplyFormatError, TurnContext, clean_text
 
 from .base import Actor
 from .environment import ENVIRONMENT
@@ -135,14 +135,19 @@ class AgentActor(Actor):
         started = time.perf_counter()
         text = await self.policy.reply(context)
         latency = time.perf_counter() - started
+        if isinstance(text, str):  # whatever a model sends, the run can store
+            text = clean_text(text)
         reply_chars = len(text) if isinstance(text, str) else 0
         try:
+            if reply_chars > MAX_REPLY_CHARS:
+                raise ReplyFormatError(f"the reply is {reply_chars} characters long, over the limit of {MAX_REPLY_CHARS}")
             reply = self.parse(text, context)
         except ReplyFormatError as exc:
             act = Act(
                 game_id=self.game_id, turn=prompt.turn, role=self.role, message="",
                 format_error=str(exc), reply_chars=reply_chars,
-                reply=text if isinstance(text, str) else "", latency=latency, **self._about_the_call(context),
+                reply=text[:MAX_REPLY_CHARS] if isinstance(text, str) else "", latency=latency,
+                **self._about_the_call(context),
             )
         else:
             if self.use_scratchpad:

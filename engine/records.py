@@ -99,3 +99,18 @@ class RecordKey(msgspec.Struct):
 encode_record = msgspec.json.Encoder().encode
 decode_record = msgspec.json.Decoder(GameRecord).decode
 decode_key = msgspec.json.Decoder(RecordKey).decode
+
+
+def unrecordable(record: GameRecord, exc: BaseException) -> GameRecord:
+    """The record of a game whose own record could not be written: an error that says why."""
+    error = ErrorInfo(kind="unrecordable", type=type(exc).__name__, message=str(exc)[:500])
+    return GameRecord(game_id=record.game_id, spec=record.spec, outcome="error", turns=record.turns, error=error)
+
+
+def encode_storable(record: GameRecord) -> bytes:
+    """The record as a JSON line; a record that cannot be encoded becomes an error record, so no
+    game's content can stop a run."""
+    try:
+        return encode_record(record)
+    except (UnicodeEncodeError, msgspec.EncodeError, TypeError, ValueError, OverflowError) as exc:
+        return encode_record(unrecordable(record, exc))

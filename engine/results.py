@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from .records import GameRecord, RecordKey, decode_key, decode_record, encode_record
+from .records import GameRecord, RecordKey, decode_key, decode_record, encode_record, encode_storable
 from .sweep import Grid
 from .upgrade import is_format_1, upgrade_plan, upgrade_record
 
@@ -190,7 +190,7 @@ class RecordWriter:
         self._file: Any = open(path, "ab", buffering=0)
 
     def write(self, record: GameRecord) -> None:
-        data = memoryview(encode_record(record) + b"\n")
+        data = memoryview(encode_storable(record) + b"\n")
         while data:  # a raw write may be short (for instance on a full disk)
             written = self._file.write(data)
             data = data[written:]

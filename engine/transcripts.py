@@ -114,7 +114,13 @@ class TranscriptWriter:
             if log is not None:
                 turn.progress = log.progress
                 turn.rejected = list(log.rejected)  # by the parser and by the game
-        data = memoryview(self._encode(transcript) + b"\n")
+        try:
+            encoded = self._encode(transcript)
+        except (UnicodeEncodeError, msgspec.EncodeError, TypeError, ValueError, OverflowError) as exc:
+            # Kept as a stub naming the problem: the game's record still says what was played.
+            encoded = self._encode(Transcript(game_id=transcript.game_id, spec=transcript.spec,
+                                              outcome=f"{transcript.outcome} (turns not storable: {type(exc).__name__})"))
+        data = memoryview(encoded + b"\n")
         while data:
             data = data[self._file.write(data):]
 

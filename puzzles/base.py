@@ -27,6 +27,21 @@ Outcome = Literal["success", "failure"]
 Score = bool | float
 
 
+MAX_REPLY_CHARS = 100_000
+"""A longer reply is not read: it is a format error, recorded with its length (about 25 times the
+longest reply 4096 output tokens give)."""
+
+
+def clean_text(text: str) -> str:
+    """``text`` with every character that cannot be stored as UTF-8 (half of a surrogate pair)
+    replaced by U+FFFD; text that can be stored comes back as it is."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 class InvalidParameter(ValueError):
     """A parameter is out of range; ``field`` names it and the message says why in one line."""
 

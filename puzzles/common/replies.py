@@ -20,25 +20,74 @@ import msgspec
 
 from ..base import Rejected, Reply, ReplyFormatError
 
-_decoder = json.JSONDecoder()
 _TOP_LEVEL_FIELDS = ("message", "actions")
-
-
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+_STRUCTURE = re.compile(rb'[{}\[\]"\\]')
+_OPEN_BRACE, _CLOSE_BRACE, _OPEN_BRACKET, _QUOTE, _BACKSLASH = b"{", b"}", b"[", b'"', b"\\"
+# A \u escape of half a surrogate pair with no other half: JSON allows it, no text can hold it.
+_LONE_SURROGATE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+WORK_FACTOR = 4  # bytes decoded while looking for the object, at most, per byte of the reply
+
+
+def _object_spans(data: bytes) -> list[tuple[int, int]]:
+    """Every balanced ``{...}`` of ``data`` as (start, end), in order of start, in one pass. Outside
+    braces everything is prose; inside, strings are read as JSON strings, so braces in them do not
+    count. A ``]`` that closes a ``{`` (or the reverse) drops what is open."""
+    spans: list[tuple[int, int]] = []
+    stack: list[tuple[int, bytes]] = []
+    in_string = False
+    skip = -1
+    for match in _STRUCTURE.finditer(data):
+        i, c = match.start(), match.group()
+        if in_string:
+            if i == skip:
+                continue
+            if c == _BACKSLASH:
+                skip = i + 1
+            elif c == _QUOTE:
+                in_string = False
+            continue
+        if not stack:
+            if c == _OPEN_BRACE:
+                stack.append((i, c))
+            continue
+        if c == _QUOTE:
+            in_string = True
+        elif c in (_OPEN_BRACE, _OPEN_BRACKET):
+            stack.append((i, c))
+        elif c != _BACKSLASH:
+            start, opener = stack.pop()
+            if (opener == _OPEN_BRACE) != (c == _CLOSE_BRACE):
+                stack.clear()
+            elif opener == _OPEN_BRACE:
+                spans.append((start, i + 1))
+    spans.sort()
+    return spans
 
 
 def _last_object(text: str) -> tuple[bool, object]:
+    """The last top-level JSON object of ``text``: the balanced regions are decoded in order, and one
+    that decodes hides the regions inside it. Linear: regions are found in one pass and decoded
+    without copies, and decoding stops after ``WORK_FACTOR`` times the reply's length."""
+    data = _LONE_SURROGATE.sub(r"\\ufffd", text).encode("utf-8", "surrogatepass")
+    view = memoryview(data)
     found: object = None
     have = False
-    i = text.find("{")
-    while i != -1:
-        try:
-            value, end = _decoder.raw_decode(text, i)
-        except (ValueError, RecursionError):
-            i = text.find("{", i + 1)
+    budget = WORK_FACTOR * len(data) + 1024
+    covered = -1
+    for start, end in _object_spans(data):
+        if start < covered:
             continue
-        found, have = value, True
-        i = text.find("{", end)
+        budget -= end - start
+        if budget < 0:
+            break
+        try:
+            found, have, covered = msgspec.json.decode(view[start:end]), True, end
+        except (msgspec.DecodeError, RecursionError):
+            continue
     return have, found
 
 

@@ -7,6 +7,7 @@ import asyncio
 import sys
 
 from .._args import bounded
+from .bad_replies import BAD_REPLY_KINDS
 from .players import strategy_names
 from .server import FAULT_KINDS, FakeConfig, FakeServer
 
@@ -21,6 +22,17 @@ def _fault(text: str) -> tuple[str, float]:
         probability = -1.0
     if not sep or kind not in FAULT_KINDS or not 0 <= probability <= 1:
         raise argparse.ArgumentTypeError(f"expected KIND=P with KIND one of {', '.join(FAULT_KINDS)} and P in [0, 1], got {text!r}")
+    return kind, probability
+
+
+def _bad_reply(text: str) -> tuple[str, float]:
+    kind, sep, value = text.partition("=")
+    try:
+        probability = float(value)
+    except ValueError:
+        probability = -1.0
+    if not sep or kind not in BAD_REPLY_KINDS or not 0 <= probability <= 1:
+        raise argparse.ArgumentTypeError(f"expected KIND=P with KIND one of {', '.join(BAD_REPLY_KINDS)} and P in [0, 1], got {text!r}")
     return kind, probability
 
 
@@ -50,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--burst", type=_positive, default=1.0, help="seconds of the per-minute limits one burst may use (default 1)")
     p.add_argument("--max-num-seqs", type=int, help="continuous batching: requests running at once (like vLLM)")
     p.add_argument("--fault", type=_fault, action="append", default=[], metavar="KIND=P", help=f"inject a fault with probability P; KIND: {', '.join(FAULT_KINDS)}")
+    p.add_argument("--bad-reply", type=_bad_reply, action="append", default=[], metavar="KIND=P", help=f"make a reply bad with probability P; KIND: {', '.join(BAD_REPLY_KINDS)}")
     p.add_argument("--storm", type=_storm, action="append", default=[], metavar="START:SECONDS", help="answer 429 to everything for SECONDS, START seconds after the first request")
     p.add_argument("--retry-after", type=_positive, default=1.0, metavar="SEC", help="seconds injected 429/503s and storms ask clients to wait (default 1)")
     p.add_argument("--api-key", help="accept only this key (default: any non-empty key)")
@@ -61,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
 def config_from_args(args: argparse.Namespace) -> FakeConfig:
     return FakeConfig(
         strategy=args.strategy, latency=args.latency, jitter=args.jitter, rpm=args.rpm, tpm=args.tpm,
-        burst=args.burst, max_num_seqs=args.max_num_seqs, faults=dict(args.fault), storms=args.storm,
+        burst=args.burst, max_num_seqs=args.max_num_seqs, faults=dict(args.fault), bad_replies=dict(args.bad_reply), storms=args.storm,
         retry_after=args.retry_after,
         api_key=args.api_key, seed=args.seed, models=args.model or ["fake"],
     )

@@ -18,6 +18,7 @@ from engine.backends.limiter import Bucket
 from engine.backends.tokens import estimate_tokens
 from puzzles import GAMES, Game
 
+from .bad_replies import BAD_REPLY_KINDS, bad_reply
 from .players import MAX_AGENTS_KEPT, Players
 from .wire import (
     Broken, Refused, anthropic_message, anthropic_stream, broken_reply, error_reply, openai_completion,
@@ -37,6 +38,7 @@ class FakeConfig(msgspec.Struct, kw_only=True):
     burst: float = 1.0  # seconds of the per-minute limits a burst may use
     max_num_seqs: int | None = None  # continuous batching: requests running at once
     faults: dict[str, float] = msgspec.field(default_factory=dict)  # kind -> probability per request
+    bad_replies: dict[str, float] = msgspec.field(default_factory=dict)  # kind -> probability per reply (bad_replies.py)
     storms: list[tuple[float, float]] = msgspec.field(default_factory=list)  # (start, seconds) after the first request: everything 429
     retry_after: float = 1.0  # seconds asked for by injected 429/503 and storms
     hang: float = 600.0  # how long a "timeout" fault keeps the request open
@@ -69,6 +71,9 @@ class FakeServer:
         for kind in self.config.faults:
             if kind not in FAULT_KINDS:
                 raise ValueError(f"unknown fault {kind!r}; choose from {', '.join(FAULT_KINDS)}")
+        for kind in self.config.bad_replies:
+            if kind not in BAD_REPLY_KINDS:
+                raise ValueError(f"unknown bad reply {kind!r}; choose from {', '.join(BAD_REPLY_KINDS)}")
         self.players = Players(self.config.strategy, games)
         self.rng = random.Random(self.config.seed)
         clock = time.monotonic
@@ -229,6 +234,9 @@ class FakeServer:
             if fault in ("malformed", "incomplete", "truncated"):
                 raise Broken(fault)  # before playing: an agent's strategy only sees replies it sends
             text = await self.players.reply(body["model"], system, user)
+            for kind, probability in self.config.bad_replies.items():
+                if self.rng.random() < probability:
+                    text = bad_reply(kind, text)
         finally:
             stats.running -= 1
             if self.batch is not None:

@@ -74,3 +74,33 @@ def test_format_reply_round_trips():
 def test_non_text_reply_is_a_format_error():
     with pytest.raises(ReplyFormatError, match="not text"):
         parse_reply(None)  # type: ignore[arg-type]
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+import msgspec  # noqa: E402
+
+_PIECES = st.sampled_from(['{', '}', '[', ']', '"', '\\', ':', ',', ' ', '\n', '\\ud800', '\\udc00', '\ud800', '\x00',
+                           '\x1b', 'message', 'actions', '{"message": "', '"actions": [', '{"replace": 1, "by": {"shape": "star", "color": "red"}}'])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES | st.text(max_size=5), max_size=40))
+def test_any_text_is_read_or_refused_and_what_is_read_can_be_stored(pieces):
+    from puzzles.base import clean_text
+
+    text = clean_text("".join(pieces))
+    try:
+        reply = parse_reply(text)
+    except ReplyFormatError:
+        return
+    msgspec.json.encode(reply)  # never raises: every string in it can be stored
+
+
+def test_half_a_surrogate_pair_escaped_in_the_json_reads_as_a_replacement_character():
+    reply = parse_reply('{"message": "a\\ud800b\\udc00\\ud83d\\ude00", "actions": []}')
+    assert reply.message == "a\ufffdb\ufffd\U0001F600"
+
+
+def test_a_flood_of_braces_before_the_reply_does_not_hide_it():
+    reply = parse_reply("{" * 50_000 + "[{" * 10_000 + "\n" + GOOD)
+    assert reply.message == "hi" and reply.actions == (Replace(2, "square", "red"),)
