@@ -32,6 +32,7 @@ from puzzles import DEFAULT_GAME, GAMES, Game, InvalidParameter, get_game
 from .spec import GameSpec, Options, game_seed
 
 EXTENSION_AXES = ("topology", "turn_order", "max_actions", "memory", "channel")
+MAX_TURNS = 1000  # rounds: more is a typo, and a game that long would hold its memory for hours
 
 
 class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid"):
@@ -131,8 +132,8 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
             if history != "full" and history < 0:
                 raise InvalidParameter("history", f"history must be 0 or more, or full, got {history}")
         for turns in self.max_turns:
-            if turns < 1:
-                raise InvalidParameter("max_turns", f"max_turns must be at least 1, got {turns}")
+            if not 1 <= turns <= MAX_TURNS:
+                raise InvalidParameter("max_turns", f"max_turns must be from 1 to {MAX_TURNS}, got {turns}")
         for limit in self.max_actions:
             if limit < 0:
                 raise InvalidParameter("max_actions", f"max_actions must be 0 or more, got {limit}")

@@ -10,7 +10,7 @@ from .rules import ALICE, check_params
 
 
 class AsymPuzlParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, tag_field="game", tag="asympuzl"):
-    """``size``: positions N (2 to 30; N + D at most 40). ``distractors``: D extra pieces (0 to 10)
+    """``size``: positions N (2 to 40, N + D at most 40: the vocabulary). ``distractors``: D extra pieces (0 to 10)
     in the clues of ``distractors_in``."""
 
     size: int = 5
@@ -18,7 +18,7 @@ class AsymPuzlParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     distractors_in: Literal["alice", "bob"] = ALICE
 
     HELP: ClassVar[dict[str, str]] = {
-        "size": "puzzle size N, 2 to 30",
+        "size": "puzzle size N, 2 to 40 (N + D at most 40)",
         "distractors": "distractor pieces D, 0 to 10",
         "distractors_in": "whose clues get the distractors",
     }

@@ -31,6 +31,8 @@ def run_cli(*args, cwd=ROOT):
         (["--distractors-in", "carol"], "--distractors-in"),
         (["--feedback", "partial"], "--feedback"),
         (["--max-turns", "-3"], "--max-turns"),
+        (["--max-turns", "1001"], "--max-turns"),
+        (["--size", "41"], "--size"),
         (["--history", "some"], "--history"),
         (["--alice", "genius"], "--alice"),
         (["--bob", "openai:gpt-4o"], "--bob"),
