@@ -26,7 +26,7 @@ SHOWN_SCORES = 3  # score columns in the per-condition table
 
 def status_line(progress: RunProgress, elapsed: float) -> str:
     scored = progress.successes + progress.failures
-    rate = f"{100 * progress.successes / scored:.1f}%" if scored else "-"
+    rate = f"{100 * progress.successes / scored:.1f}%" if scored else "n/a"
     return (
         f"[{elapsed:7.1f}s] {progress.done}/{progress.total} done, {progress.running} running, "
         f"{progress.queued} queued | success {rate} | errors {progress.errors}"
@@ -51,7 +51,7 @@ def _clock(seconds: float | None) -> str:
 
 def _rate_cell(successes: int, scored: int) -> tuple[str, str]:
     if not scored:
-        return "-", "-"
+        return "n/a", "n/a"
     low, high = wilson_interval(successes, scored)
     return f"{100 * successes / scored:.1f}", f"{100 * low:.1f}-{100 * high:.1f}"
 
@@ -264,11 +264,12 @@ def summary_table(summaries: list[ConditionSummary]) -> Table:
     table.add_column("game errors", justify="right")
     for s in summaries:
         turn = f"{s.mean_solved_turn:.2f}" if s.mean_solved_turn is not None else "-"
+        scored = s.games > s.errors
         table.add_row(
             *(s.fields.get(k, "") for k in varying),
             str(s.games),
-            _pct(s.success_rate),
-            f"{_pct(s.ci_low)}-{_pct(s.ci_high)}",
+            _pct(s.success_rate) if scored else "n/a",
+            f"{_pct(s.ci_low)}-{_pct(s.ci_high)}" if scored else "n/a",
             turn,
             *(score_cell(s.scores.get(k)) for k in scores),
             str(s.format_errors),

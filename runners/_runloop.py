@@ -15,13 +15,14 @@ from rich.console import Console
 
 from engine import PolicyFactory, RunDir, RunDirError
 from engine.results import Plan
-from engine.session import finish, new_progress, play_plan, recorded_games
+from engine.session import finish, is_infra_error, new_progress, play_plan, recorded_games
 
 from ._args import bounded
 from ._display import ProgressDisplay, summary_table
 from ._models import add_model_arguments
 
 EXIT_INTERRUPTED = 130
+EXIT_LOST_GAMES = 3  # the run finished, but some games were lost to the infrastructure
 DEFAULT_CONCURRENCY = 256
 RUNS_ROOT = Path("runs")
 
@@ -165,11 +166,22 @@ def _run_and_report(prepared: Prepared, factory: PolicyFactory) -> int:
         finished = False
         records = None
     if finished:
-        console.print(f"{len(records)} games in {elapsed:.1f}s. Results: {run.results_path}")
+        lost = sum(is_infra_error(r) for r in records)
+        other = sum(r.outcome == "error" for r in records) - lost
+        scored = len(records) - lost - other
+        console.print(
+            f"{len(records)} games in {elapsed:.1f}s: {scored} scored, {lost} lost to the infrastructure, "
+            f"{other} ended in other errors. Results: {run.results_path}",
+            soft_wrap=True,
+        )
+        if lost:
+            console.print(f"Play the lost games again with: {prepared.command} --resume {run.path}", soft_wrap=True)
+            return EXIT_LOST_GAMES
         return 0
     count = f"{len(records)} of {plan.total} games" if records is not None else "finished games"
     console.print(
         f"Interrupted: {count} recorded in {run.results_path}. "
-        f"Continue with: {prepared.command} --resume {run.path}"
+        f"Continue with: {prepared.command} --resume {run.path}",
+        soft_wrap=True,
     )
     return EXIT_INTERRUPTED

@@ -60,10 +60,12 @@ def test_the_api_key_never_reaches_a_file(tmp_path, monkeypatch, capsys):
             "--openai-url", url + "/v1", "--out", str(refused), "--transcripts", "--log-level", "debug",
             "--no-dashboard",
         ])
-    assert code == 0
+    assert code == 3  # every game lost to the infrastructure
     assert {r["error"]["kind"] for r in _records(refused)} == {"infra_error"}
     assert "HTTP 401" in _records(refused)[0]["error"]["message"]
     printed = capsys.readouterr()
+    assert "2 games in" in printed.out and "0 scored, 2 lost to the infrastructure, 0 ended in other errors" in printed.out
+    assert "n/a" in printed.out and f"--resume {refused}" in printed.out  # no rate where nothing was scored
     files = _files(ok) + _files(refused)
     assert {p.name for p in files} >= {"results.jsonl", "run.log", "transcripts.jsonl", "usage.json", "summary.json"}
     for fragment in (CANARY, CANARY[:8], CANARY[-8:]):
@@ -78,7 +80,7 @@ def test_resume_plays_again_the_games_lost_to_the_infrastructure(tmp_path, monke
     flags = ["--alice", "openai:share_everything", "--bob", "openai:one_piece", "--no-dashboard"]
     with server_process("--fault", "500=0.5", "--seed", "1") as url:
         code = run_main(["--games", "10", *flags, "--openai-url", url + "/v1", "--out", str(run), "--max-attempts", "1"])
-    assert code == 0
+    assert code == 3  # finished, with games lost: the exit status says so
     first = _records(run)
     lost = {r["game_id"] for r in first if r["outcome"] == "error"}
     assert lost and all(r["error"]["kind"] == "infra_error" for r in first if r["game_id"] in lost)
