@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -159,28 +160,87 @@ class RunDir:
     def records(self) -> list[GameRecord]:
         """Every game recorded, once: a game played again (after an infrastructure error) counts by
         its last record."""
+        return list(self.iter_records())
+
+    def _lines(self):
+        """(offset, line) of every whole line of the results."""
         if not self.results_path.exists():
-            return []
-        latest: dict[int, GameRecord] = {}
+            return
         with self.results_path.open("rb") as f:
+            offset = 0
             for line in f:
                 if line.strip() and line.endswith(b"\n"):
-                    record = decode_any_record(line)
-                    latest[record.game_id] = record
-        return list(latest.values())
+                    yield offset, line
+                offset += len(line)
+
+    def _last_lines(self):
+        """(offset, line) of the last line of each game, in file order, in two passes that keep a
+        count per game id (a byte each), never the records."""
+        counts = _IdCounts()
+        for _, line in self._lines():
+            counts.add(decode_key(line).game_id, 1)
+        for offset, line in self._lines():
+            game_id = decode_key(line).game_id
+            if counts.add(game_id, -1) == 0:
+                yield offset, line
+
+    def iter_records(self):
+        """The records of ``records()``, one at a time (memory set by one record, not the run)."""
+        for _, line in self._last_lines():
+            yield decode_any_record(line)
 
     def finalize(self, total: int) -> bool:
-        """Rewrite the results sorted by game id once all ``total`` games are recorded."""
-        latest: dict[int, bytes] = {}
-        if self.results_path.exists():
-            with self.results_path.open("rb") as f:
-                for line in f:
-                    if line.strip() and line.endswith(b"\n"):
-                        latest[decode_key(line).game_id] = line
-        if len(latest) < total:
+        """Rewrite the results sorted by game id once all ``total`` games are recorded. Memory: an
+        offset and a length per game (16 bytes), never the records."""
+        offsets = array("q", [-1]) * total
+        lengths = array("q", [0]) * total
+        outside: dict[int, tuple[int, int]] = {}  # game ids the plan does not have
+        for offset, line in self._lines():
+            game_id = decode_key(line).game_id
+            if 0 <= game_id < total:
+                offsets[game_id], lengths[game_id] = offset, len(line)  # the last line of a game wins
+            else:
+                outside[game_id] = (offset, len(line))
+        if total and min(offsets) < 0:
             return False
-        _write_atomic(self.results_path, b"".join(latest[i] for i in sorted(latest)))
+        tmp = self.results_path.with_suffix(".jsonl.tmp")
+        with self.results_path.open("rb") as source, tmp.open("wb") as out:
+            def copy(offset: int, length: int) -> None:
+                source.seek(offset)
+                out.write(source.read(length))
+
+            for game_id in range(total):
+                copy(offsets[game_id], lengths[game_id])
+            for game_id in sorted(outside):
+                copy(*outside[game_id])
+        os.replace(tmp, self.results_path)
         return True
+
+
+class _IdCounts:
+    """A small count per game id: a byte array for ids up to 2**26, a dict beyond (a damaged file)."""
+
+    LIMIT = 1 << 26
+
+    def __init__(self) -> None:
+        self.small = bytearray()
+        self.large: dict[int, int] = {}
+
+    def add(self, game_id: int, step: int) -> int:
+        """Add ``step`` to the count of ``game_id``; the new count."""
+        if game_id in self.large or not 0 <= game_id < self.LIMIT:
+            value = self.large.get(game_id, 0) + step
+            self.large[game_id] = value
+            return value
+        if game_id >= len(self.small):
+            self.small.extend(bytes(max(game_id + 1 - len(self.small), len(self.small))))
+        value = self.small[game_id] + step
+        if value > 255:  # a game written that often: counted in the dict from now on
+            self.small[game_id] = 0
+            self.large[game_id] = value
+        else:
+            self.small[game_id] = value
+        return value
 
 
 class RecordWriter:

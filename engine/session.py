@@ -27,7 +27,7 @@ from .records import GameRecord
 from .results import Plan, RunDir
 from .run import RunProgress, run_games
 from .spec import GameSpec
-from .stats import ConditionSummary, summarize
+from .stats import ConditionSummary, SummaryBuilder
 from .transcripts import TranscriptWriter
 
 INFRA_ERROR = "infra_error"
@@ -121,11 +121,12 @@ async def play_plan(
 ) -> None:
     """Play the games of ``plan`` not in ``recorded`` into ``run``. Cancelling the caller's scope
     stops the run; every record written before stays, and the log says the run was interrupted."""
-    todo = [i for i in range(plan.total) if i not in recorded]
+    total = plan.total
+    todo = (i for i in range(total) if i not in recorded)  # lazy: memory is set by the games in flight
     finished = False
     with run.log_path.open("a", encoding="utf-8") as log_stream, run.writer() as writer:
         log = make_logger(log_stream, log_level)
-        log.info("run_started", run_dir=str(run.path), config=msgspec.to_builtins(plan), to_play=len(todo))
+        log.info("run_started", run_dir=str(run.path), config=msgspec.to_builtins(plan), to_play=total - sum(1 for i in recorded if i < total))
         watchers: list[Any] = [GameLog(log, debug=log_level == "debug"), *observers]
         transcript_writer = TranscriptWriter(run.path) if transcripts else None
         if transcript_writer is not None:
@@ -147,11 +148,31 @@ async def play_plan(
             log.info("run_finished" if finished else "run_interrupted", games_recorded=done, games_total=plan.total)
 
 
-def finish(run: RunDir, plan: Plan, *, complete: bool) -> tuple[list[GameRecord], list[ConditionSummary]]:
-    """After playing: sort the results if every game is recorded (``complete``), and write the summary."""
+class Tally(msgspec.Struct):
+    """How the games of a run ended: counts only."""
+
+    games: int = 0
+    lost: int = 0  # to the infrastructure
+    other_errors: int = 0
+
+    @property
+    def scored(self) -> int:
+        return self.games - self.lost - self.other_errors
+
+
+def finish(run: RunDir, plan: Plan, *, complete: bool) -> tuple[Tally, list[ConditionSummary]]:
+    """After playing: sort the results if every game is recorded (``complete``), and write the
+    summary; one record in memory at a time."""
     if complete:
         run.finalize(plan.total)
-    records = run.records()
-    summaries = summarize(records)
+    builder, tally = SummaryBuilder(), Tally()
+    for record in run.iter_records():
+        builder.add(record)
+        tally.games += 1
+        if is_infra_error(record):
+            tally.lost += 1
+        elif record.outcome == "error":
+            tally.other_errors += 1
+    summaries = builder.summaries()
     (run.path / SUMMARY_FILE).write_bytes(msgspec.json.format(msgspec.json.encode(summaries)) + b"\n")
-    return records, summaries
+    return tally, summaries

@@ -141,38 +141,71 @@ class ConditionSummary(msgspec.Struct):
     error_kinds: dict[str, int]
 
 
+class _Condition:
+    """What a summary keeps of one condition while records go by: counts and tallies, no records."""
+
+    __slots__ = ("fields", "games", "successes", "failures", "solved_sum", "solved_n", "scores",
+                 "format_errors", "invalid_actions", "error_kinds")
+
+    def __init__(self, fields: dict[str, str]) -> None:
+        self.fields = fields
+        self.games = self.successes = self.failures = self.solved_sum = self.solved_n = 0
+        self.format_errors = self.invalid_actions = 0
+        self.scores: dict[str, ScoreTally] = {}
+        self.error_kinds: dict[str, int] = {}
+
+
+class SummaryBuilder:
+    """Summaries built one record at a time, so that memory does not grow with the run."""
+
+    def __init__(self) -> None:
+        self._conditions: dict[str, _Condition] = {}
+
+    def add(self, record: GameRecord) -> None:
+        label = record.spec.condition()
+        c = self._conditions.get(label)
+        if c is None:
+            c = self._conditions[label] = _Condition(record.spec.condition_fields())
+        c.games += 1
+        if record.outcome == "success":
+            c.successes += 1
+        elif record.outcome == "failure":
+            c.failures += 1
+        if record.outcome != "error":
+            if record.solved_turn is not None:
+                c.solved_sum += record.solved_turn
+                c.solved_n += 1
+            for key, value in record.scores.items():
+                tally = c.scores.get(key)
+                if tally is None:
+                    tally = c.scores[key] = ScoreTally()
+                tally.add(value)
+        if record.error is not None:
+            c.error_kinds[record.error.kind] = c.error_kinds.get(record.error.kind, 0) + 1
+        c.format_errors += sum(record.format_errors.values())
+        c.invalid_actions += sum(record.invalid_actions.values())
+
+    def summaries(self) -> list[ConditionSummary]:
+        out = []
+        for label, c in self._conditions.items():
+            scored = c.successes + c.failures
+            low, high = wilson_interval(c.successes, scored)
+            out.append(
+                ConditionSummary(
+                    condition=label, fields=c.fields, games=c.games, successes=c.successes, failures=c.failures,
+                    errors=c.games - scored, success_rate=c.successes / scored if scored else 0.0,
+                    ci_low=low, ci_high=high, mean_solved_turn=c.solved_sum / c.solved_n if c.solved_n else None,
+                    scores={k: t.summary() for k, t in c.scores.items()}, format_errors=c.format_errors,
+                    invalid_actions=c.invalid_actions, error_kinds=c.error_kinds,
+                )
+            )
+        return out
+
+
 def summarize(records: Iterable[GameRecord]) -> list[ConditionSummary]:
     """One summary per condition, in order of first appearance. Games that ended in error are
     counted apart and left out of the success rate."""
-    groups: dict[str, list[GameRecord]] = {}
+    builder = SummaryBuilder()
     for record in records:
-        groups.setdefault(record.spec.condition(), []).append(record)
-    summaries = []
-    for condition, group in groups.items():
-        scored = [r for r in group if r.outcome != "error"]
-        successes = sum(r.outcome == "success" for r in scored)
-        low, high = wilson_interval(successes, len(scored))
-        solved = [r.solved_turn for r in scored if r.solved_turn is not None]
-        kinds: dict[str, int] = {}
-        for r in group:
-            if r.error is not None:
-                kinds[r.error.kind] = kinds.get(r.error.kind, 0) + 1
-        summaries.append(
-            ConditionSummary(
-                condition=condition,
-                fields=group[0].spec.condition_fields(),
-                games=len(group),
-                successes=successes,
-                failures=len(scored) - successes,
-                errors=len(group) - len(scored),
-                success_rate=successes / len(scored) if scored else 0.0,
-                ci_low=low,
-                ci_high=high,
-                mean_solved_turn=sum(solved) / len(solved) if solved else None,
-                scores=score_summaries(group),
-                format_errors=sum(sum(r.format_errors.values()) for r in group),
-                invalid_actions=sum(sum(r.invalid_actions.values()) for r in group),
-                error_kinds=kinds,
-            )
-        )
-    return summaries
+        builder.add(record)
+    return builder.summaries()

@@ -15,7 +15,7 @@ from rich.console import Console
 
 from engine import PolicyFactory, RunDir, RunDirError
 from engine.results import Plan
-from engine.session import finish, is_infra_error, new_progress, play_plan, recorded_games
+from engine.session import finish, new_progress, play_plan, recorded_games
 
 from ._args import bounded
 from ._display import ProgressDisplay, summary_table
@@ -159,26 +159,23 @@ def _run_and_report(prepared: Prepared, factory: PolicyFactory) -> int:
     try:
         finished = anyio.run(execute, prepared, factory, console)
         elapsed = time.perf_counter() - started
-        records, summaries = finish(run, plan, complete=finished)
+        tally, summaries = finish(run, plan, complete=finished)
         if summaries:
             console.print(summary_table(summaries))
     except KeyboardInterrupt:  # outside the games: every finished record is already on disk
         finished = False
-        records = None
+        tally = None
     if finished:
-        lost = sum(is_infra_error(r) for r in records)
-        other = sum(r.outcome == "error" for r in records) - lost
-        scored = len(records) - lost - other
         console.print(
-            f"{len(records)} games in {elapsed:.1f}s: {scored} scored, {lost} lost to the infrastructure, "
-            f"{other} ended in other errors. Results: {run.results_path}",
+            f"{tally.games} games in {elapsed:.1f}s: {tally.scored} scored, {tally.lost} lost to the infrastructure, "
+            f"{tally.other_errors} ended in other errors. Results: {run.results_path}",
             soft_wrap=True,
         )
-        if lost:
+        if tally.lost:
             console.print(f"Play the lost games again with: {prepared.command} --resume {run.path}", soft_wrap=True)
             return EXIT_LOST_GAMES
         return 0
-    count = f"{len(records)} of {plan.total} games" if records is not None else "finished games"
+    count = f"{tally.games} of {plan.total} games" if tally is not None else "finished games"
     console.print(
         f"Interrupted: {count} recorded in {run.results_path}. "
         f"Continue with: {prepared.command} --resume {run.path}",
