@@ -138,21 +138,31 @@ class RunDir:
         return handle
 
     def recorded(self) -> dict[int, RecordKey]:
-        """Id, outcome and error kind of every game recorded (the last record of each wins). A last
-        line cut short by a kill is removed first."""
+        """Id, outcome and error kind of every game recorded (the last record of each wins)."""
+        return {key.game_id: key for key in self.recorded_keys()}
+
+    def recorded_keys(self):
+        """The key (id, outcome, error kind, scores) of the last record of each game, one at a time.
+        A last line cut short by a kill is removed first; a damaged line is a RunDirError naming it."""
         drop_partial_tail(self.results_path)
-        keys: dict[int, RecordKey] = {}
         if not self.results_path.exists():
-            return keys
+            return
+        number = 0
+        try:
+            for number, (_, line) in enumerate(self._last_lines(), start=1):
+                yield decode_key(line)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise RunDirError(f"{self.results_path} line {self._damaged_line() or number} is damaged: {exc}") from None
+
+    def _damaged_line(self) -> int | None:
         with self.results_path.open("rb") as f:
             for number, line in enumerate(f, start=1):
                 if line.strip():
                     try:
-                        key = decode_key(line)
-                    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                        raise RunDirError(f"{self.results_path} line {number} is damaged: {exc}") from None
-                    keys[key.game_id] = key
-        return keys
+                        decode_key(line)
+                    except (msgspec.DecodeError, msgspec.ValidationError):
+                        return number
+        return None
 
     def writer(self) -> RecordWriter:
         return RecordWriter(self.results_path)
@@ -215,6 +225,41 @@ class RunDir:
                 copy(*outside[game_id])
         os.replace(tmp, self.results_path)
         return True
+
+
+class IdSet:
+    """A set of game ids as a bit per id: what a run has recorded, in memory that does not depend on
+    the records."""
+
+    def __init__(self, ids=()) -> None:
+        self._bits = bytearray()
+        self._count = 0
+        for game_id in ids:
+            self.add(game_id)
+
+    def add(self, game_id: int) -> None:
+        byte, bit = divmod(game_id, 8)
+        if byte >= len(self._bits):
+            self._bits.extend(bytes(max(byte + 1 - len(self._bits), len(self._bits))))
+        if not self._bits[byte] >> bit & 1:
+            self._bits[byte] |= 1 << bit
+            self._count += 1
+
+    def __contains__(self, game_id: object) -> bool:
+        if not isinstance(game_id, int) or game_id < 0:
+            return False
+        byte, bit = divmod(game_id, 8)
+        return byte < len(self._bits) and bool(self._bits[byte] >> bit & 1)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self):
+        for byte, value in enumerate(self._bits):
+            if value:
+                for bit in range(8):
+                    if value >> bit & 1:
+                        yield byte * 8 + bit
 
 
 class _IdCounts:

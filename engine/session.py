@@ -12,7 +12,7 @@ executor) can call it as it is. The rules live here once:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -24,7 +24,7 @@ from puzzles import GAMES, Game
 
 from .policies import PolicyFactory
 from .records import GameRecord
-from .results import Plan, RunDir
+from .results import IdSet, Plan, RunDir
 from .run import RunProgress, run_games
 from .spec import GameSpec
 from .stats import ConditionSummary, SummaryBuilder
@@ -40,9 +40,14 @@ def is_infra_error(record: Any) -> bool:
     return record.error is not None and record.error.kind == INFRA_ERROR
 
 
-def recorded_games(run: RunDir) -> dict[int, Any]:
-    """Game id -> RecordKey of the games that count as recorded (the resume rule)."""
-    return {i: key for i, key in run.recorded().items() if not is_infra_error(key)}
+def counted_keys(run: RunDir) -> Iterator[Any]:
+    """The record keys of the games that count as recorded (the resume rule), one at a time."""
+    return (key for key in run.recorded_keys() if not is_infra_error(key))
+
+
+def recorded_games(run: RunDir) -> IdSet:
+    """The ids of the games that count as recorded (the resume rule)."""
+    return IdSet(key.game_id for key in counted_keys(run))
 
 
 def make_logger(stream: TextIO, level: str):
@@ -95,13 +100,23 @@ def write_usage(path: Path, hub: Any, log: Any) -> None:
     log.info("model_usage", **summary)
 
 
-def new_progress(plan: Plan, recorded: Mapping[int, Any], *, track_live: bool, games: Mapping[str, Game] = GAMES) -> RunProgress:
-    """The run's counters, with the games already recorded counted in (when resuming)."""
-    done = sorted(i for i in recorded if i < plan.total)
-    progress = RunProgress(total=plan.total, already_done=len(done), track_live=track_live)
+def new_progress(plan: Plan, keys: Iterable[Any], *, track_live: bool, games: Mapping[str, Game] = GAMES) -> RunProgress:
+    """The run's counters, with the games already recorded (``keys``, from ``counted_keys``) counted
+    in; one key in memory at a time."""
+    total = plan.total
+    progress = RunProgress(total=total, track_live=track_live)
     progress.know_conditions(plan.condition_specs(games))
-    for spec in plan.specs_for(done, games):
-        key = recorded[spec.game_id]
+    pending: list[Any] = []
+
+    def ids() -> Iterator[int]:
+        for key in keys:
+            if 0 <= key.game_id < total:
+                pending.append(key)
+                yield key.game_id
+
+    for spec in plan.specs_for(ids(), games):  # one spec per id, the plan's conditions built once
+        key = pending.pop()
+        progress.done += 1
         progress.count_recorded(spec, key.outcome, key.error.kind if key.error else None, key.scores)
     return progress
 
@@ -111,7 +126,7 @@ async def play_plan(
     plan: Plan,
     factory: PolicyFactory,
     *,
-    recorded: Mapping[int, Any],
+    recorded: IdSet,
     concurrency: int,
     progress: RunProgress | None = None,
     observers: Iterable[Any] = (),

@@ -15,7 +15,7 @@ from rich.console import Console
 
 from engine import PolicyFactory, RunDir, RunDirError
 from engine.results import Plan
-from engine.session import finish, new_progress, play_plan, recorded_games
+from engine.session import counted_keys, finish, new_progress, play_plan, recorded_games
 
 from ._args import bounded
 from ._display import ProgressDisplay, summary_table
@@ -117,7 +117,7 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console) 
     False if it was interrupted."""
     args, plan, run = prepared.args, prepared.plan, prepared.run
     interactive = console.is_terminal and not args.no_dashboard
-    progress = new_progress(plan, prepared.recorded, track_live=interactive)
+    progress = new_progress(plan, counted_keys(run), track_live=interactive)
     interrupted = False
     display = ProgressDisplay(console, progress, interactive=interactive)
     display.hub = factory.hub

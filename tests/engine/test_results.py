@@ -29,3 +29,11 @@ def test_id_counts_go_past_a_byte():
     for _ in range(300):
         counts.add(7, 1)
     assert counts.add(7, -1) == 299 and counts.add(10**9, 1) == 1 and counts.add(3, 1) == 1
+
+
+def test_an_id_set_holds_ids_as_bits():
+    from engine.results import IdSet
+
+    ids = IdSet([5, 0, 5, 1000, 63])
+    assert len(ids) == 4 and list(ids) == [0, 5, 63, 1000]
+    assert 1000 in ids and 999 not in ids and -1 not in ids and "5" not in ids and 10**9 not in ids

@@ -127,7 +127,7 @@ def test_replay_without_transcripts_shows_the_turn_log(tmp_path, capsys):
 
 def test_resumed_run_counts_what_was_recorded_before(tmp_path):
     from engine import RunDir
-    from engine.session import new_progress
+    from engine.session import counted_keys, new_progress
     from runners.sweep import main as sweep_main, prepare
 
     grid = tmp_path / "g.toml"
@@ -139,7 +139,7 @@ def test_resumed_run_counts_what_was_recorded_before(tmp_path):
     (out / "results.jsonl").write_bytes(b"".join(msgspec.json.encode(r) + b"\n" for r in kept))
     prepared = prepare(["--resume", str(out)], PolicyFactory())
     try:
-        progress = new_progress(prepared.plan, prepared.recorded, track_live=True)
+        progress = new_progress(prepared.plan, counted_keys(prepared.run), track_live=True)
     finally:
         prepared.lock.close()
     assert progress.done == 10 and progress.queued == 10
