@@ -91,13 +91,51 @@ class GameLog:
             self.log.info("game_finished", game_id=record.game_id, outcome=record.outcome, turns=record.turns)
 
 
+_SUMMED = (
+    "calls", "attempts", "rate_limited", "server_errors", "timeouts", "connection_errors", "malformed", "failed",
+    "prompt_tokens", "completion_tokens", "cached_tokens",
+)
+
+
+def merge_usage(earlier: dict[str, Any] | None, now: dict[str, Any]) -> dict[str, Any]:
+    """The run's usage: this process's calls added to what earlier processes of the run made. Each
+    process is kept under ``processes`` with how it called the models; ``models`` holds the totals."""
+    processes = list((earlier or {}).get("processes", []))
+    if earlier is not None and not processes:  # written before processes were kept: one process
+        processes = [{"options": earlier.get("options"), "models": earlier.get("models", {})}]
+    processes.append({"options": now.get("options"), "models": now.get("models", {})})
+    models: dict[str, dict[str, Any]] = {}
+    for process in processes:
+        for name, figures in process["models"].items():
+            total = models.setdefault(name, {k: 0 for k in _SUMMED} | {"cost_usd": 0.0, "latency_sum": 0.0})
+            for k in _SUMMED:
+                total[k] += figures.get(k) or 0
+            cost = figures.get("cost_usd")
+            total["cost_usd"] = None if cost is None or total["cost_usd"] is None else round(total["cost_usd"] + cost, 6)
+            total["latency_sum"] += (figures.get("mean_latency") or 0) * (figures.get("calls") or 0)
+            for k in ("in_flight_cap", "rpm_limit", "tpm_limit"):
+                total[k] = figures.get(k)
+    for total in models.values():
+        latency = total.pop("latency_sum")
+        total["mean_latency"] = round(latency / total["calls"], 4) if total["calls"] else None
+    return {"tokenizer": now.get("tokenizer"), "options": now.get("options"), "models": models, "processes": processes}
+
+
 def write_usage(path: Path, hub: Any, log: Any) -> None:
-    """Per model: calls, retries by cause, tokens and cost (``usage.json``); nothing when no model played."""
+    """Per model: calls, retries by cause, tokens and cost over every process of the run
+    (``usage.json``); nothing when no model played."""
     if not hub.backends():
         return
-    summary = hub.summary()
-    (path / USAGE_FILE).write_bytes(msgspec.json.format(msgspec.json.encode(summary)) + b"\n")
-    log.info("model_usage", **summary)
+    file = path / USAGE_FILE
+    earlier = None
+    if file.exists():
+        try:
+            earlier = msgspec.json.decode(file.read_bytes())
+        except msgspec.DecodeError:
+            log.warning("usage_unreadable", file=str(file))  # the earlier totals are lost, not the run
+    summary = merge_usage(earlier, hub.summary())
+    file.write_bytes(msgspec.json.format(msgspec.json.encode(summary)) + b"\n")
+    log.info("model_usage", models=summary["models"])
 
 
 def new_progress(plan: Plan, keys: Iterable[Any], *, track_live: bool, games: Mapping[str, Game] = GAMES) -> RunProgress:

@@ -119,3 +119,22 @@ def test_bad_model_flags_get_one_line_and_status_2(tmp_path, capsys, flags, mess
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_usage_totals_count_every_process_of_a_resumed_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-usage-0000")
+    run = tmp_path / "run"
+    with server_process() as url:
+        flags = ["--alice", "openai:share_everything", "--bob", "openai:one_piece", "--openai-url", url + "/v1", "--no-dashboard"]
+        assert run_main(["--games", "6", *flags, "--temperature", "0.5", "--out", str(run)]) == 0
+        first = json.loads((run / "usage.json").read_text())
+        lines = (run / "results.jsonl").read_text().splitlines(keepends=True)
+        (run / "results.jsonl").write_text("".join(lines[:4]))  # two games to play again
+        assert run_main([*flags, "--resume", str(run)]) == 0
+    usage = json.loads((run / "usage.json").read_text())
+    name = "openai:share_everything"
+    calls = [p["models"][name]["calls"] for p in usage["processes"]]
+    assert len(calls) == 2 and calls[0] == first["models"][name]["calls"] and 0 < calls[1] < calls[0]
+    assert usage["models"][name]["calls"] == sum(calls)
+    assert usage["models"][name]["prompt_tokens"] == sum(p["models"][name]["prompt_tokens"] for p in usage["processes"])
+    assert [p["options"]["temperature"] for p in usage["processes"]] == [0.5, 0.0]  # as each process called
