@@ -288,17 +288,35 @@ class _IdCounts:
         return value
 
 
+class StorageError(OSError):
+    """A record could not be written (a full disk, a file size limit, a directory gone); the
+    results hold every record written before it, and no part of this one."""
+
+
 class RecordWriter:
     """Appends records, one unbuffered write per record."""
 
     def __init__(self, path: Path) -> None:
+        self.path = path
         self._file: Any = open(path, "ab", buffering=0)
+        self._failed: StorageError | None = None
 
     def write(self, record: GameRecord) -> None:
+        if self._failed is not None:  # once a write failed, no other may leave half a record
+            raise self._failed
         data = memoryview(encode_storable(record) + b"\n")
-        while data:  # a raw write may be short (for instance on a full disk)
-            written = self._file.write(data)
-            data = data[written:]
+        start = os.fstat(self._file.fileno()).st_size  # not tell(): appends do not follow a truncation
+        try:
+            while data:  # a raw write may be short (for instance on a full disk)
+                written = self._file.write(data)
+                data = data[written:]
+        except OSError as exc:
+            try:
+                self._file.truncate(start)  # no half record left behind
+            except OSError:
+                pass  # the next resume drops a line cut short
+            self._failed = StorageError(exc.errno, f"cannot write {self.path}: {exc.strerror or exc}")
+            raise self._failed from exc
 
     def close(self) -> None:
         self._file.close()

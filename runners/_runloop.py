@@ -14,7 +14,7 @@ import anyio
 from rich.console import Console
 
 from engine import PolicyFactory, RunDir, RunDirError
-from engine.results import Plan
+from engine.results import Plan, StorageError
 from engine.session import counted_keys, finish, new_progress, play_plan, recorded_games
 
 from ._args import bounded
@@ -23,6 +23,7 @@ from ._models import add_model_arguments
 
 EXIT_INTERRUPTED = 130
 EXIT_LOST_GAMES = 3  # the run finished, but some games were lost to the infrastructure
+EXIT_STORAGE = 4  # the run stopped because its files could not be written
 DEFAULT_CONCURRENCY = 256
 RUNS_ROOT = Path("runs")
 
@@ -112,13 +113,25 @@ def open_run(
     return Prepared(args, plan, run, lock, recorded, parser.prog)
 
 
+def first_leaf(error: BaseException) -> BaseException:
+    """The first exception inside (nested) exception groups."""
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return error
+
+
+class Stopped(Exception):
+    """The run stopped because its files could not be written; the message says which and why."""
+
+
 async def execute(prepared: Prepared, factory: PolicyFactory, console: Console) -> bool:
     """Run the games not yet recorded, with the display and Ctrl-C; True if the run finished,
-    False if it was interrupted."""
+    False if it was interrupted; Stopped if its files could not be written."""
     args, plan, run = prepared.args, prepared.plan, prepared.run
     interactive = console.is_terminal and not args.no_dashboard
     progress = new_progress(plan, counted_keys(run), track_live=interactive)
     interrupted = False
+    stopped: str | None = None
     display = ProgressDisplay(console, progress, interactive=interactive)
     display.hub = factory.hub
     async with anyio.create_task_group() as outer:
@@ -133,12 +146,18 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console) 
 
         outer.start_soon(watch_signals)
         outer.start_soon(display.run)
-        await play_plan(
-            run, plan, factory, recorded=prepared.recorded, concurrency=args.concurrency, progress=progress,
-            log_level=args.log_level, transcripts=args.transcripts,
-        )
+        try:
+            await play_plan(
+                run, plan, factory, recorded=prepared.recorded, concurrency=args.concurrency, progress=progress,
+                log_level=args.log_level, transcripts=args.transcripts,
+            )
+        except* OSError as group:  # a full disk, a run directory gone: every record before it is kept
+            failure = first_leaf(group)
+            stopped = str(failure) if isinstance(failure, StorageError) else f"cannot write the run's files: {failure}"
         outer.cancel_scope.cancel()
     display.close()
+    if stopped is not None:
+        raise Stopped(stopped)
     return not interrupted
 
 
@@ -165,6 +184,13 @@ def _run_and_report(prepared: Prepared, factory: PolicyFactory) -> int:
     except KeyboardInterrupt:  # outside the games: every finished record is already on disk
         finished = False
         tally = None
+    except Stopped as stop:
+        console.print(
+            f"Stopped: {stop}. Every game finished before it is in {run.results_path}; "
+            f"free the space, then continue with: {prepared.command} --resume {run.path}",
+            soft_wrap=True,
+        )
+        return EXIT_STORAGE
     if finished:
         console.print(
             f"{tally.games} games in {elapsed:.1f}s: {tally.scored} scored, {tally.lost} lost to the infrastructure, "

@@ -201,3 +201,25 @@ def test_a_run_directory_in_use_is_refused(tmp_path, capsys):
         assert exit_info.value.code == 2 and "in use by another process" in capsys.readouterr().err
     finally:
         holder.close()
+
+
+def test_a_full_disk_stops_the_run_cleanly_and_resume_finishes_it_byte_identical(tmp_path):
+    """Caused for real: the run's process may write files of 120 kB at most (as on a full disk)."""
+    import resource
+
+    def small_files():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead of killing
+        resource.setrlimit(resource.RLIMIT_FSIZE, (120_000, 120_000))
+
+    out = tmp_path / "run"
+    stopped = subprocess.run([*RUNNER, "--games", "400", "--no-dashboard", "--out", str(out)], cwd=ROOT,
+                             capture_output=True, text=True, timeout=120, preexec_fn=small_files)
+    assert stopped.returncode == 4, stopped.stderr[-2000:]
+    assert "Stopped: " in stopped.stdout and "File too large" in stopped.stdout and f"--resume {out}" in stopped.stdout
+    assert "Traceback" not in stopped.stdout + stopped.stderr
+    results = (out / "results.jsonl").read_bytes()
+    assert results.endswith(b"\n") and 0 < results.count(b"\n") < 400  # whole records only
+    assert main(["--resume", str(out), "--no-dashboard"]) == 0
+    whole = tmp_path / "whole"
+    assert main(["--games", "400", "--no-dashboard", "--out", str(whole)]) == 0
+    assert (out / "results.jsonl").read_bytes() == (whole / "results.jsonl").read_bytes()
