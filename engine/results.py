@@ -30,6 +30,7 @@ CONFIG_FILE = "config.json"
 RESULTS_FILE = "results.jsonl"
 LOG_FILE = "run.log"
 LOCK_FILE = ".lock"
+DAMAGED_FILE = "results.damaged.jsonl"  # lines moved aside by a repair
 
 
 class RunDirError(Exception):
@@ -145,24 +146,20 @@ class RunDir:
         """The key (id, outcome, error kind, scores) of the last record of each game, one at a time.
         A last line cut short by a kill is removed first; a damaged line is a RunDirError naming it."""
         drop_partial_tail(self.results_path)
-        if not self.results_path.exists():
-            return
-        number = 0
-        try:
-            for number, (_, line) in enumerate(self._last_lines(), start=1):
-                yield decode_key(line)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise RunDirError(f"{self.results_path} line {self._damaged_line() or number} is damaged: {exc}") from None
+        for _, _, key, _ in self._last_lines():
+            yield key
 
-    def _damaged_line(self) -> int | None:
-        with self.results_path.open("rb") as f:
-            for number, line in enumerate(f, start=1):
-                if line.strip():
-                    try:
-                        decode_key(line)
-                    except (msgspec.DecodeError, msgspec.ValidationError):
-                        return number
-        return None
+    def _damaged(self, number: int, exc: Exception) -> RunDirError:
+        return RunDirError(
+            f"{self.results_path} line {number} is damaged: {exc}; "
+            f"move damaged lines aside with --resume {self.path} --repair"
+        )
+
+    def _key(self, number: int, line: bytes) -> RecordKey:
+        try:
+            return decode_key(line)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise self._damaged(number, exc) from None
 
     def writer(self) -> RecordWriter:
         return RecordWriter(self.results_path)
@@ -173,31 +170,62 @@ class RunDir:
         return list(self.iter_records())
 
     def _lines(self):
-        """(offset, line) of every whole line of the results."""
+        """(line number, offset, line) of every whole line of the results."""
         if not self.results_path.exists():
             return
         with self.results_path.open("rb") as f:
             offset = 0
-            for line in f:
+            for number, line in enumerate(f, start=1):
                 if line.strip() and line.endswith(b"\n"):
-                    yield offset, line
+                    yield number, offset, line
                 offset += len(line)
 
     def _last_lines(self):
-        """(offset, line) of the last line of each game, in file order, in two passes that keep a
-        count per game id (a byte each), never the records."""
+        """(line number, offset, key, line) of the last line of each game, in file order, in two
+        passes that keep a count per game id (a byte each), never the records."""
         counts = _IdCounts()
-        for _, line in self._lines():
-            counts.add(decode_key(line).game_id, 1)
-        for offset, line in self._lines():
-            game_id = decode_key(line).game_id
-            if counts.add(game_id, -1) == 0:
-                yield offset, line
+        for number, _, line in self._lines():
+            counts.add(self._key(number, line).game_id, 1)
+        for number, offset, line in self._lines():
+            key = self._key(number, line)
+            if counts.add(key.game_id, -1) == 0:
+                yield number, offset, key, line
 
     def iter_records(self):
         """The records of ``records()``, one at a time (memory set by one record, not the run)."""
-        for _, line in self._last_lines():
-            yield decode_any_record(line)
+        for number, _, _, line in self._last_lines():
+            try:
+                yield decode_any_record(line)
+            except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
+                raise self._damaged(number, exc) from None
+
+    def repair(self, total: int) -> tuple[int, Path]:
+        """Move aside every line that is not a whole record of a game of the plan (``total`` games):
+        appended to ``results.damaged.jsonl`` beside the results, which are rewritten without them.
+        Returns how many lines were moved, and where."""
+        drop_partial_tail(self.results_path)
+        aside = self.results_path.with_name(DAMAGED_FILE)
+        tmp = self.results_path.with_suffix(".jsonl.tmp")
+        moved = 0
+        with tmp.open("wb") as kept, aside.open("ab") as damaged:
+            for _, _, line in self._lines():
+                try:
+                    record = decode_any_record(line)
+                    whole = 0 <= record.game_id < total
+                except (msgspec.DecodeError, msgspec.ValidationError, ValueError):
+                    whole = False
+                if whole:
+                    kept.write(line)
+                else:
+                    damaged.write(line)
+                    moved += 1
+        if moved:
+            os.replace(tmp, self.results_path)
+        else:
+            tmp.unlink()
+            if aside.stat().st_size == 0:
+                aside.unlink()
+        return moved, aside
 
     def finalize(self, total: int) -> bool:
         """Rewrite the results sorted by game id once all ``total`` games are recorded. Memory: an
@@ -205,8 +233,8 @@ class RunDir:
         offsets = array("q", [-1]) * total
         lengths = array("q", [0]) * total
         outside: dict[int, tuple[int, int]] = {}  # game ids the plan does not have
-        for offset, line in self._lines():
-            game_id = decode_key(line).game_id
+        for number, offset, line in self._lines():
+            game_id = self._key(number, line).game_id
             if 0 <= game_id < total:
                 offsets[game_id], lengths[game_id] = offset, len(line)  # the last line of a game wins
             else:

@@ -24,7 +24,7 @@ from puzzles import GAMES, Game
 
 from .policies import PolicyFactory
 from .records import GameRecord
-from .results import IdSet, Plan, RunDir
+from .results import IdSet, Plan, RunDir, RunDirError
 from .run import RunProgress, run_games
 from .spec import GameSpec
 from .stats import ConditionSummary, SummaryBuilder
@@ -45,9 +45,18 @@ def counted_keys(run: RunDir) -> Iterator[Any]:
     return (key for key in run.recorded_keys() if not is_infra_error(key))
 
 
-def recorded_games(run: RunDir) -> IdSet:
-    """The ids of the games that count as recorded (the resume rule)."""
-    return IdSet(key.game_id for key in counted_keys(run))
+def recorded_games(run: RunDir, total: int) -> IdSet:
+    """The ids of the games that count as recorded (the resume rule). A record of a game the plan
+    does not have (of ``total``) is a RunDirError: the results belong to another run."""
+    ids = IdSet()
+    for key in counted_keys(run):
+        if not 0 <= key.game_id < total:
+            raise RunDirError(
+                f"{run.results_path} holds game {key.game_id}, which the run's plan of {total} games does not have; "
+                f"move it aside with --resume {run.path} --repair"
+            )
+        ids.add(key.game_id)
+    return ids
 
 
 def make_logger(stream: TextIO, level: str):

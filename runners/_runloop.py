@@ -54,6 +54,7 @@ def add_running_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--concurrency", type=integer(1), default=DEFAULT_CONCURRENCY, metavar="C", help=f"games in flight at once (default {DEFAULT_CONCURRENCY})")
     run.add_argument("--out", type=Path, metavar="RUN_DIR", help="run directory (default runs/<UTC time>)")
     run.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR, skipping recorded games")
+    run.add_argument("--repair", action="store_true", help="with --resume: move damaged lines and records of games outside the plan aside (results.damaged.jsonl) first")
     run.add_argument("--no-dashboard", action="store_true", help="no live display: a summary line every few seconds")
     run.add_argument("--transcripts", action="store_true", help="also write every game's full transcript (transcripts.jsonl)")
     run.add_argument("--log-level", type=choice(["debug", "info", "warning", "error"]), default="info", metavar="LEVEL", help="level of the run's JSON log (default info)")
@@ -103,7 +104,12 @@ def open_run(
             run = RunDir.create(args.out or default_out(out_name), plan)
         lock = run.lock()
         run.upgrade()  # results of an earlier format are rewritten before any is added
-        recorded = recorded_games(run)
+        if args.repair:
+            if args.resume is None:
+                parser.error("argument --repair: it repairs a run being resumed; give --resume RUN_DIR")
+            moved, aside = run.repair(plan.total)
+            print(f"Repaired: {moved} damaged line{'s' * (moved != 1)} moved to {aside}" if moved else "Repaired: no damaged line.")
+        recorded = recorded_games(run, plan.total)
     except (RunDirError, ValueError) as exc:
         parser.error(str(exc))
     except OSError as exc:

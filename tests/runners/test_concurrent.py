@@ -168,6 +168,47 @@ def test_damaged_results_on_resume_is_a_one_line_error(tmp_path, capsys):
         main(["--resume", str(out)])
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and "line 2 is damaged" in err and err.count("\n") == 1
+    assert f"--resume {out} --repair" in err
+
+
+def test_repair_moves_damaged_lines_and_foreign_games_aside_and_the_run_finishes(tmp_path, capsys):
+    import io
+
+    from rich.console import Console
+
+    from runners.replay import main as replay_main
+
+    out, whole = tmp_path / "run", tmp_path / "whole"
+    main(["--games", "6", "--out", str(out), "--no-dashboard"])
+    main(["--games", "6", "--out", str(whole), "--no-dashboard"])
+    lines = (out / "results.jsonl").read_bytes().splitlines(keepends=True)
+    foreign = lines[2].replace(b'{"game_id":2,', b'{"game_id":99,', 1)
+    damaged = b'{"game_id": 3, "spec": "garbage"}\n'
+    (out / "results.jsonl").write_bytes(lines[0] + b"{not json}\n" + lines[1] + foreign + damaged + lines[4])
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        replay_main([str(out), "0"], console=Console(file=io.StringIO()))
+    assert "results.jsonl line 2 is damaged" in capsys.readouterr().err  # the file and the line, not a decoder's words
+    assert main(["--resume", str(out), "--repair", "--no-dashboard"]) == 0
+    assert "Repaired: 3 damaged lines moved to" in capsys.readouterr().out
+    aside = (out / "results.damaged.jsonl").read_bytes()
+    assert aside == b"{not json}\n" + foreign + damaged
+    assert (out / "results.jsonl").read_bytes() == (whole / "results.jsonl").read_bytes()
+    with pytest.raises(SystemExit):
+        main(["--games", "3", "--out", str(tmp_path / "new"), "--repair"])
+    assert "--repair" in capsys.readouterr().err
+
+
+def test_a_record_of_a_game_outside_the_plan_is_refused_on_resume(tmp_path, capsys):
+    out = tmp_path / "run"
+    main(["--games", "3", "--out", str(out), "--no-dashboard"])
+    line = (out / "results.jsonl").read_bytes().splitlines(keepends=True)[0]
+    with (out / "results.jsonl").open("ab") as f:
+        f.write(line.replace(b'{"game_id":0,', b'{"game_id":7,', 1))
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["--resume", str(out)])
+    assert "holds game 7, which the run's plan of 3 games does not have" in capsys.readouterr().err
 
 
 def test_resume_checks_the_saved_config(tmp_path, capsys):
