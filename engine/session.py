@@ -24,7 +24,8 @@ from puzzles import GAMES, Game
 
 from .policies import PolicyFactory
 from .records import GameRecord
-from .results import IdSet, Plan, RunDir, RunDirError
+from .ids import IdSet
+from .results import Plan, RunDir, RunDirError
 from .run import RunProgress, run_games
 from .spec import GameSpec
 from .stats import ConditionSummary, SummaryBuilder
