@@ -14,26 +14,24 @@ from .server import FAULT_KINDS, FakeConfig, FakeServer
 DESCRIPTION = "A local model server for dry runs and tests: speaks the OpenAI and Anthropic APIs and vLLM's extras."
 
 
-def _fault(text: str) -> tuple[str, float]:
-    kind, sep, value = text.partition("=")
-    try:
-        probability = float(value)
-    except ValueError:
-        probability = -1.0
-    if not sep or kind not in FAULT_KINDS or not 0 <= probability <= 1:
-        raise argparse.ArgumentTypeError(f"expected KIND=P with KIND one of {', '.join(FAULT_KINDS)} and P in [0, 1], got {text!r}")
-    return kind, probability
+def _kind_and_probability(kinds: tuple[str, ...]):
+    """An argparse type for KIND=P with KIND one of ``kinds`` and P a probability."""
+
+    def parse(text: str) -> tuple[str, float]:
+        kind, sep, value = text.partition("=")
+        try:
+            probability = float(value)
+        except ValueError:
+            probability = -1.0
+        if not sep or kind not in kinds or not 0 <= probability <= 1:
+            raise argparse.ArgumentTypeError(f"expected KIND=P with KIND one of {', '.join(kinds)} and P in [0, 1], got {text!r}")
+        return kind, probability
+
+    return parse
 
 
-def _bad_reply(text: str) -> tuple[str, float]:
-    kind, sep, value = text.partition("=")
-    try:
-        probability = float(value)
-    except ValueError:
-        probability = -1.0
-    if not sep or kind not in BAD_REPLY_KINDS or not 0 <= probability <= 1:
-        raise argparse.ArgumentTypeError(f"expected KIND=P with KIND one of {', '.join(BAD_REPLY_KINDS)} and P in [0, 1], got {text!r}")
-    return kind, probability
+_fault = _kind_and_probability(FAULT_KINDS)
+_bad_reply = _kind_and_probability(BAD_REPLY_KINDS)
 
 
 def _storm(text: str) -> tuple[float, float]:
