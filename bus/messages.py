@@ -17,6 +17,7 @@ class Usage(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     Token counts are the provider's. ``message_tokens`` counts the message sent to partners with the
     run's one tokenizer (the same for every model); ``attempts`` includes retries; ``latency`` is the
     successful attempt, ``waited`` the time spent in the rate limiter and in back-off before it.
+    ``calls`` is more than 1 when one agent turn took several model calls (``Usage.total``).
     """
 
     model: str
@@ -28,6 +29,27 @@ class Usage(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     latency: float = 0.0
     waited: float = 0.0
     cost_usd: float | None = None
+    calls: int = 1
+
+    @staticmethod
+    def total(usages: list[Usage]) -> Usage:
+        """Several calls of one agent turn as one: counts, times and costs summed (the cost is None
+        if any call's is)."""
+        if len(usages) == 1:
+            return usages[0]
+        costs = [u.cost_usd for u in usages]
+        return Usage(
+            model=usages[-1].model,
+            prompt_tokens=sum(u.prompt_tokens for u in usages),
+            completion_tokens=sum(u.completion_tokens for u in usages),
+            cached_tokens=sum(u.cached_tokens for u in usages),
+            message_tokens=sum(u.message_tokens for u in usages),
+            attempts=sum(u.attempts for u in usages),
+            latency=round(sum(u.latency for u in usages), 4),
+            waited=round(sum(u.waited for u in usages), 4),
+            cost_usd=None if None in costs else round(sum(costs), 8),  # type: ignore[arg-type]
+            calls=sum(u.calls for u in usages),
+        )
 
 
 class Message(msgspec.Struct, frozen=True, tag_field="kind", gc=False):

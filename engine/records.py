@@ -43,7 +43,7 @@ class UsageTotals(msgspec.Struct, omit_defaults=True):
     cost_usd: float | None = 0.0
 
     def add(self, usage) -> None:
-        self.calls += 1
+        self.calls += usage.calls
         self.attempts += usage.attempts
         self.prompt_tokens += usage.prompt_tokens
         self.completion_tokens += usage.completion_tokens

@@ -17,7 +17,7 @@ name in ``puzzles.registry``.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -138,6 +138,7 @@ class TurnContext(msgspec.Struct, frozen=True, gc=False):
     scratchpad: str | None = None  # what the agent wrote for itself last turn, where allowed
     keeps_notes: bool = False  # the reply may carry a "scratchpad"
     reinjected: bool = True
+    derived: Any = None  # what the agent's own modules worked out before this turn (``Prompter.prepare``)
 
 
 class Reply(msgspec.Struct, frozen=True, gc=False):
@@ -167,8 +168,23 @@ FeedbackFn = Callable[[Any, str], Any]
 """``feedback(state, role)``: what ``role`` is told about the state as it is when it is prompted."""
 
 
+ModelCall = Callable[[str, str, str], Awaitable[str]]
+"""``await ask(system, user, purpose)``: one more model call of an agent's turn (its text), counted
+in the turn's usage and paced by the model's limiter like any call; ``purpose`` names it in transcripts."""
+
+
 class Prompter(Protocol):
-    """A game's side of the model policy: the prompt, the reply format and how to read replies."""
+    """A game's side of the model policy: the prompt, the reply format and how to read replies.
+
+    Two optional members shape the model agent (``actors.llm.LLMPolicy``) without the engine knowing
+    the game:
+    - ``chat_memory = True``: the agent keeps its whole chat with the model (the first turn's system
+      prompt, then every turn's user prompt and the model's raw reply) and sends it every turn;
+      otherwise each turn is a fresh (system, user) pair.
+    - ``async prepare(context, notes, ask) -> TurnContext``: the agent's own modules, run before
+      each turn's prompt is rendered: ``notes`` is a dict the agent keeps across its turns, ``ask`` a
+      ``ModelCall``; what they work out goes to the prompt as the returned context's ``derived``.
+    """
 
     def render(self, context: TurnContext) -> tuple[str, str]:
         """(system, user) for one agent turn."""

@@ -54,6 +54,15 @@ def _whole(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
 
 
+def _yes_no(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("true", "yes", "on", "1"):
+        return True
+    if value in ("false", "no", "off", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
 def _assignment(text: str) -> tuple[str, str]:
     role, sep, policy = text.partition("=")
     if not sep or not role.strip() or not policy.strip():
@@ -69,6 +78,8 @@ def _param_type(annotation: Any):
     """An argparse type for a parameter field: integers, numbers, choices, text."""
     if typing.get_origin(annotation) is typing.Literal:
         return choice([str(v) for v in typing.get_args(annotation)])
+    if annotation is bool:
+        return _yes_no
     if annotation is int:
         return _whole
     if annotation is float:

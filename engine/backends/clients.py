@@ -64,6 +64,24 @@ class BackendSettings(msgspec.Struct, frozen=True, kw_only=True):
     prices: dict[str, tuple[float, float, float]] = {}
 
 
+History = tuple[tuple[str, str], ...]
+"""The earlier turns of a chat with a model: (user prompt, the model's reply) pairs, oldest first."""
+
+
+def chat_turns(history: History, cache_last: bool = False) -> list[dict[str, Any]]:
+    """``history`` as alternating user and assistant messages. ``cache_last`` marks the end of the
+    history as a prompt-cache breakpoint (Anthropic caches the prefix up to it; OpenAI caches long
+    prefixes on its own)."""
+    messages: list[dict[str, Any]] = []
+    for asked, answered in history:
+        messages.append({"role": "user", "content": asked})
+        messages.append({"role": "assistant", "content": answered})
+    if cache_last and messages:
+        last = messages[-1]
+        last["content"] = [{"type": "text", "text": last["content"], "cache_control": {"type": "ephemeral"}}]
+    return messages
+
+
 class InfraError(RuntimeError):
     """The provider or the network failed, not the model. Ends the game as an infrastructure error."""
 
@@ -163,11 +181,15 @@ class Backend:
         self.secrets = secrets
         self.rng = random.Random(f"jitter:{self.provider}:{model}")  # back-off jitter only
 
-    def estimate(self, system: str, user: str) -> int:
+    def estimate(self, system: str, user: str, history: History = ()) -> int:
         """Tokens a call may use, for the token bucket: the prompt plus a typical reply (corrected after)."""
-        return self.tokenizer.count(system) + self.tokenizer.count(user) + min(self.options.max_tokens, 400)
+        count = self.tokenizer.count
+        earlier = sum(count(asked) + count(answered) for asked, answered in history)
+        return count(system) + count(user) + earlier + min(self.options.max_tokens, 400)
 
-    async def _send(self, system: str, user: str, schema: dict | None) -> tuple[str, int, int, int, Mapping[str, str]]:
+    async def _send(
+        self, system: str, user: str, schema: dict | None, history: History,
+    ) -> tuple[str, int, int, int, Mapping[str, str]]:
         """(text, prompt tokens, cached tokens, completion tokens, headers) or an SDK exception."""
         raise NotImplementedError
 
@@ -199,9 +221,11 @@ class Backend:
         ceiling = min(self.options.backoff_max, self.options.backoff_base * 2 ** (attempt - 1))
         return self.rng.uniform(0, ceiling)
 
-    async def complete(self, system: str, user: str, schema: dict | None = None) -> Completion:
+    async def complete(self, system: str, user: str, schema: dict | None = None, history: History = ()) -> Completion:
+        """One model call: ``system``, then the earlier turns of a chat (``history``, pairs of user
+        prompt and the model's reply), then ``user``."""
         limiter, options, stats = self.limiter, self.options, self.limiter.stats
-        estimate = self.estimate(system, user)
+        estimate = self.estimate(system, user, history)
         waited = 0.0
         failure: _Failure | None = None
         for attempt in range(1, options.max_attempts + 1):
@@ -210,7 +234,7 @@ class Backend:
                 sent = time.monotonic()
                 waited += sent - queued
                 try:
-                    text, prompt, cached, completion, headers = await self._send(system, user, schema)
+                    text, prompt, cached, completion, headers = await self._send(system, user, schema, history)
                 except anyio.get_cancelled_exc_class():
                     raise
                 except Exception as exc:  # noqa: BLE001 - sorted below; anything unknown is re-raised
@@ -255,7 +279,7 @@ class OpenAIBackend(Backend):
     provider = "openai"
     max_tokens_field = "max_completion_tokens"
 
-    async def _send(self, system, user, schema):
+    async def _send(self, system, user, schema, history):
         options = self.options
         extra: dict[str, Any] = {self.max_tokens_field: options.max_tokens}
         if options.seed is not None:
@@ -266,7 +290,7 @@ class OpenAIBackend(Backend):
             }
         raw = await self.client.chat.completions.with_raw_response.create(
             model=self.model,
-            messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+            messages=[{"role": "system", "content": system}, *chat_turns(history), {"role": "user", "content": user}],
             temperature=options.temperature,
             timeout=options.timeout,
             **extra,
@@ -295,7 +319,7 @@ class AnthropicBackend(Backend):
 
     provider = "anthropic"
 
-    async def _send(self, system, user, schema):
+    async def _send(self, system, user, schema, history):
         options = self.options
         extra: dict[str, Any] = {}
         if schema is not None:
@@ -304,7 +328,7 @@ class AnthropicBackend(Backend):
             model=self.model,
             max_tokens=options.max_tokens,
             system=system,
-            messages=[{"role": "user", "content": user}],
+            messages=[*chat_turns(history, cache_last=True), {"role": "user", "content": user}],
             timeout=options.timeout,
             **extra,
         )

@@ -5,7 +5,9 @@ Every registered game is asked to read the prompt (``Prompter.read``); the first
 context and a key for the agent it was written for. The strategy is the one the model is named
 after (``openai:one_piece`` plays ``one_piece``) if the game has it, else the server's default. Each
 agent keeps its own strategy object, found by (game, strategy, key), so strategies that remember
-earlier turns play as they do in process. A prompt no game can read gets a reply without JSON.
+earlier turns play as they do in process; for a game whose agents keep their whole chat, a fresh
+strategy object replays the chat's earlier prompts instead. A prompt no game can read gets a reply
+without JSON.
 """
 
 from __future__ import annotations
@@ -61,9 +63,10 @@ class Players:
             self.agents.move_to_end(agent_key)
         return policy
 
-    async def reply(self, model: str, system: str, user: str) -> str:
-        """The reply to one prompt, as the strategy the model names (or the default) would write it."""
-        found = self._read(system, user)
+    async def reply(self, model: str, system: str, users: list[str]) -> str:
+        """The reply to one prompt (``users[-1]``, after a chat's earlier user prompts), as the strategy
+        the model names (or the default) would write it."""
+        found = self._read(system, users[-1])
         if found is None:
             return "I cannot read this prompt (no game wrote it), so I have nothing to answer."
         game, context, key = found
@@ -72,4 +75,13 @@ class Players:
             strategy = self.default
         if strategy not in game.scripted:
             return f"I cannot play {game.name} as {strategy!r}: it has no such strategy."
+        if getattr(game.prompter, "chat_memory", False):
+            # A chat carries the agent's memory: a fresh agent replays it (nothing kept, nothing mixed
+            # up between games that look alike).
+            agent = game.scripted[strategy](context.role, random.Random(repr((game.name, strategy, key))))
+            for user in users[:-1]:
+                earlier = game.prompter.read(system, user)
+                if earlier is not None:
+                    await agent.reply(earlier[0])
+            return await agent.reply(context)
         return await self._agent(game, strategy, key, context.role).reply(context)

@@ -207,8 +207,8 @@ class FakeServer:
         if not isinstance(body, dict) or not isinstance(body.get("model"), str):
             raise Refused(400, "invalid_request_error", "The body must be an object with a model.")
         self.last_body = body
-        system, user = prompt_parts(body, anthropic)
-        prompt_tokens = estimate_tokens(system) + estimate_tokens(user)
+        system, users = prompt_parts(body, anthropic)
+        prompt_tokens = estimate_tokens(system) + sum(estimate_tokens(user) for user in users)
         max_tokens = body.get("max_tokens") or body.get("max_completion_tokens") or 4096
         fault = self._draw_fault()
         if fault in ("400", "429", "500", "503", "529"):
@@ -233,7 +233,7 @@ class FakeServer:
             await asyncio.sleep(self.config.latency + self.rng.uniform(0, self.config.jitter))
             if fault in ("malformed", "incomplete", "truncated"):
                 raise Broken(fault)  # before playing: an agent's strategy only sees replies it sends
-            text = await self.players.reply(body["model"], system, user)
+            text = await self.players.reply(body["model"], system, users)
             for kind, probability in self.config.bad_replies.items():
                 if self.rng.random() < probability:
                     text = bad_reply(kind, text)

@@ -27,8 +27,9 @@ class Broken(Exception):
         self.kind = kind
 
 
-def prompt_parts(body: dict, anthropic: bool) -> tuple[str, str]:
-    """(system, user) of a request: the system text, and the user messages joined by blank lines."""
+def prompt_parts(body: dict, anthropic: bool) -> tuple[str, list[str]]:
+    """(system, users) of a request: the system text and the user messages in order (the last is
+    the turn's prompt; earlier ones belong to a chat's history)."""
     def text_of(content: Any) -> str:
         if isinstance(content, str):
             return content
@@ -46,7 +47,7 @@ def prompt_parts(body: dict, anthropic: bool) -> tuple[str, str]:
             system += text_of(message.get("content"))
         elif message.get("role") == "user":
             users.append(text_of(message.get("content")))
-    return system, "\n\n".join(users)
+    return system, users or [""]
 
 
 def error_reply(refusal: Refused, anthropic: bool) -> web.Response:

@@ -59,7 +59,7 @@ async def test_the_model_name_picks_the_strategy_and_unread_prompts_get_no_json(
         expected, _ = await play(grid(3, size=4, alice="one_piece", bob="one_piece"), settings_for(server))
         fallback, _ = await play(grid(3, size=4, alice="openai:gpt-4o", bob="openai:gpt-4o"), settings_for(server))
         ignored, _ = await play(grid(3, size=4, alice="ignore", bob="ignore"), settings_for(server))
-        text = await server.players.reply("share_everything", "You are nobody.", "Hello.")
+        text = await server.players.reply("share_everything", "You are nobody.", ["Hello."])
     assert [without_models(r) for r in records] == [without_models(r) for r in expected]
     assert [without_models(r) for r in fallback] == [without_models(r) for r in ignored]  # --strategy
     assert "{" not in text and "cannot read this prompt" in text

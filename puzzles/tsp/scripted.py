@@ -1,0 +1,188 @@
+"""Traveling Adventurers' scripted players (spec ``tsp.md`` §5.4). They talk only through messages,
+read only their own view and their partner's newest message, and keep their own notes.
+
+Messages use a few fixed phrases: ``L-E: 5`` (my coins on a hallway), ``suggest: L E`` (go from L
+to E next), ``agree: L E`` (I agree to go from L to E: the hop is taken), ``final: L E ... L``.
+- ``full_share``: lists all its coins; once it has the partner's, ends with the joint optimum (the
+  lexicographically smallest of the optimal tours, so both pick the same one).
+- ``ibp_node``: node by node, as the paper's problem-solving agent: tells its coins from the current
+  room, suggests the next room of its best path over what it knows (unknown coins count 0), and of
+  two suggested hops takes the one with the higher known joint coins.
+- ``joint_greedy``: the same, suggesting the hop with the most known joint coins.
+- ``selfish``: suggests the hop with the most of its own coins and agrees only to that hop.
+- ``silent``: says nothing and never ends (the turn limit ends the game).
+Each also answers grounding calls (``GroundingRequest``) by reading the coin phrases, so the local
+model server can play the model agents' modules.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+from ..base import ScriptedFactory, TurnContext
+from .modules import GroundingRequest
+from .prompt import DRAFT_VARIANTS, START, WRONG_FORMAT, observation
+from .replies import format_reply
+from .rules import TspAction, TspView
+from .solver import best_with_prefix, solve
+
+_COINS = re.compile(r"\b([A-Z])-([A-Z]): (\d+)\b")
+_HOP = re.compile(r"\b(suggest|agree): ([A-Z]) ([A-Z])\b")
+
+
+def partner_news(context: TurnContext) -> str | None:
+    """The partner's message since this agent's last turn, if there is one. (A prompt read back by
+    the local model server has no turn number: its conversation is that message.)"""
+    if context.turn == 0:
+        return "\n".join(line.text for line in context.conversation if line.sender != context.role) or None
+    text = observation(context)
+    return None if text in (START, WRONG_FORMAT) else text
+
+
+def grounding_reply(request: GroundingRequest) -> str:
+    """A grounding call answered by reading the coin phrases of the message."""
+    known = {(a, b, w) for a, b, w in request.known}
+    new = [[a, b, int(w)] for a, b, w in _COINS.findall(request.message) if (a, b, int(w)) not in known]
+    return f"[Thought]: The message names {len(new)} new hallways.\n[NWS]: {json.dumps(new)}"
+
+
+def path_action(name: str, path) -> TspAction:
+    return TspAction(name, json.dumps(list(path)))
+
+
+class ScriptedPlayer:
+    """What every scripted player shares: its own coins, the partner's coins it has read."""
+
+    def __init__(self, role: str, rng: random.Random) -> None:
+        self.role = role
+        self.rng = rng
+        self.partner: dict[frozenset, int] = {}
+
+    async def reply(self, context: TurnContext) -> str:
+        if isinstance(context.view, GroundingRequest):
+            return grounding_reply(context.view)
+        view: TspView = context.view
+        self.own = {frozenset((a, b)): w for a, b, w in view.weights}
+        news = partner_news(context)
+        if news:
+            for a, b, w in _COINS.findall(news):
+                if a != b and a in view.rooms and b in view.rooms:
+                    self.partner[frozenset((a, b))] = int(w)
+        thought, actions, message = self.play(view, news or "")
+        return format_reply(thought, tuple(actions), message, draft=view.variant in DRAFT_VARIANTS)
+
+    def joint(self, a: str, b: str) -> int:
+        """The joint coins of a hallway as far as this player knows (unknown partner coins count 0)."""
+        key = frozenset((a, b))
+        return self.own[key] + self.partner.get(key, 0)
+
+    def coins(self, view: TspView, edges) -> str:
+        return ", ".join(f"{a}-{b}: {self.own[frozenset((a, b))]}" for a, b in edges)
+
+    def play(self, view: TspView, news: str) -> tuple[str, list[TspAction], str]:
+        raise NotImplementedError
+
+
+class FullShare(ScriptedPlayer):
+    def play(self, view, news):
+        everything = self.coins(view, [(a, b) for a, b, _ in view.weights])
+        if len(self.partner) < len(view.weights):
+            return "I share all my coins first.", [TspAction("inform", json.dumps("all my coins"))], f"My coins: {everything}."
+        best = solve(view.rooms, self.joint).tours[0]
+        shown = " ".join(best)
+        return (
+            "I know both players' coins: the best round trip is the joint optimum.",
+            [path_action("suggest", best), path_action("agree-inner", best), path_action("end", best)],
+            f"My coins: {everything}. final: {shown}",
+        )
+
+
+class NodeByNode(ScriptedPlayer):
+    """The node-by-node protocol; subclasses choose which hop to suggest and which to accept."""
+
+    def __init__(self, role: str, rng: random.Random) -> None:
+        super().__init__(role, rng)
+        self.path: list[str] = []
+        self.suggested: str | None = None
+
+    def choose(self, view: TspView, here: str, left: list[str]) -> str:
+        raise NotImplementedError
+
+    def accepts(self, view: TspView, here: str, theirs: str, mine: str) -> bool:
+        return theirs == mine or self.joint(here, theirs) >= self.joint(here, mine)
+
+    def play(self, view, news):
+        if not self.path:
+            self.path = [view.rooms[0]]
+        actions: list[TspAction] = []
+        said: list[str] = []
+        for kind, a, b in _HOP.findall(news):
+            here = self.path[-1]
+            left = [r for r in view.rooms if r not in self.path]
+            if a != here or b not in left:
+                continue
+            if kind == "agree" and b == self.suggested:
+                actions += [path_action("agree-outer", [a, b]), TspAction("visit", json.dumps(b))]
+                self._go(b)
+            elif kind == "suggest":
+                mine = self.choose(view, here, left)
+                if self.accepts(view, here, b, mine):
+                    actions += [path_action("agree-inner", [a, b]), TspAction("visit", json.dumps(b))]
+                    said.append(f"agree: {a} {b}")
+                    self._go(b)
+                elif mine != self.suggested:
+                    actions.append(path_action("reject", [a, b]))
+        left = [r for r in view.rooms if r not in self.path]
+        if not left:
+            tour = self.path + [view.rooms[0]]
+            actions.append(path_action("end", tour))
+            said.append("final: " + " ".join(tour))
+            return "Every room is visited: we go home.", actions, "; ".join(said)
+        here = self.path[-1]
+        hallways = [(here, r) for r in left] + ([(left[0], view.rooms[0])] if len(left) == 1 else [])
+        said.append(f"coins from {here}: {self.coins(view, hallways)}")
+        if self.suggested is None:
+            self.suggested = self.choose(view, here, left)
+            actions += [path_action("suggest", [here, self.suggested]), path_action("agree-inner", [here, self.suggested])]
+        said.append(f"suggest: {here} {self.suggested}")
+        actions.append(TspAction("ask", json.dumps(f"your coins from {here}")))
+        return f"We are in {here}; {len(left)} rooms are left.", actions, "; ".join(said)
+
+    def _go(self, room: str) -> None:
+        self.path.append(room)
+        self.suggested = None
+
+
+class IbpNode(NodeByNode):
+    def choose(self, view, here, left):
+        tour, _ = best_with_prefix(view.rooms, self.joint, self.path)
+        return tour[len(self.path)]
+
+
+class JointGreedy(NodeByNode):
+    def choose(self, view, here, left):
+        return max(sorted(left), key=lambda r: self.joint(here, r))
+
+
+class Selfish(NodeByNode):
+    def choose(self, view, here, left):
+        return max(sorted(left), key=lambda r: self.own[frozenset((here, r))])
+
+    def accepts(self, view, here, theirs, mine):
+        return theirs == mine
+
+
+class Silent(ScriptedPlayer):
+    def play(self, view, news):
+        return "I keep quiet.", [], ""
+
+
+SCRIPTED: dict[str, ScriptedFactory] = {
+    "full_share": FullShare,
+    "ibp_node": IbpNode,
+    "joint_greedy": JointGreedy,
+    "selfish": Selfish,
+    "silent": Silent,
+}
