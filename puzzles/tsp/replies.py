@@ -6,7 +6,8 @@ their flags (``[Thought]``, ``[Thought-DRAFT]``, ``[Thought-MISSING]``, ``[Actio
 ``[Message]``, any case, the colon optional), the first of each kind counts and runs to the next
 flag; actions are ``name(argument)`` with the argument read to its closing parenthesis, minding
 quotes and nested brackets (the reference's non-greedy pattern stops at the first ``)`` instead,
-which cuts ``ask("what about (L, E)?")`` short).
+which cuts ``ask("what about (L, E)?")`` short; an argument whose brackets do not match is read the
+reference's way).
 """
 
 from __future__ import annotations
@@ -67,6 +68,9 @@ def read_actions(line: str) -> tuple[tuple[TspAction, ...], tuple[Rejected, ...]
     position = 0
     while (found := _NAME.search(line, position)) is not None:
         end = _argument_end(line, found.end())
+        if end is None:  # unbalanced inside: the argument runs to the first ")", as the reference reads it
+            first = line.find(")", found.end())
+            end = first if first >= 0 else None
         name = re.sub(r"-+", "-", found.group(1).lower())
         if end is None:
             rejected.append(Rejected(line[found.start():found.start() + 80], "the parenthesis is never closed"))

@@ -132,8 +132,10 @@ class NodeByNode(ScriptedPlayer):
                     actions += [path_action("agree-inner", [a, b]), TspAction("visit", json.dumps(b))]
                     said.append(f"agree: {a} {b}")
                     self._go(b)
-                elif mine != self.suggested:
+                else:
                     actions.append(path_action("reject", [a, b]))
+                    if mine != self.suggested:
+                        self.suggested = None  # a new counter-suggestion follows
         left = [r for r in view.rooms if r not in self.path]
         if not left:
             tour = self.path + [view.rooms[0]]
