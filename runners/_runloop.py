@@ -14,6 +14,7 @@ import anyio
 from rich.console import Console
 
 from engine import PolicyFactory, RunDir, RunDirError
+from engine.giveup import SameFailure
 from engine.results import Plan, StorageError
 from engine.session import counted_keys, finish, new_progress, play_plan, recorded_games
 
@@ -130,6 +131,10 @@ class Stopped(Exception):
     """The run stopped because its files could not be written; the message says which and why."""
 
 
+class GaveUp(Exception):
+    """The run's first games were all lost to the infrastructure the same way; the message says how."""
+
+
 async def execute(prepared: Prepared, factory: PolicyFactory, console: Console) -> bool:
     """Run the games not yet recorded, with the display and Ctrl-C; True if the run finished,
     False if it was interrupted; Stopped if its files could not be written."""
@@ -138,6 +143,7 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console) 
     progress = new_progress(plan, counted_keys(run), track_live=interactive)
     interrupted = False
     stopped: str | None = None
+    gave_up: list[str] = []
     display = ProgressDisplay(console, progress, interactive=interactive)
     display.hub = factory.hub
     async with anyio.create_task_group() as outer:
@@ -150,12 +156,16 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console) 
                     outer.cancel_scope.cancel()
                     return
 
+        def give_up(reason: str) -> None:
+            gave_up.append(reason)
+            outer.cancel_scope.cancel()
+
         outer.start_soon(watch_signals)
         outer.start_soon(display.run)
         try:
             await play_plan(
                 run, plan, factory, recorded=prepared.recorded, concurrency=args.concurrency, progress=progress,
-                log_level=args.log_level, transcripts=args.transcripts,
+                log_level=args.log_level, transcripts=args.transcripts, observers=[SameFailure(give_up)],
             )
         except* OSError as group:  # a full disk, a run directory gone: every record before it is kept
             failure = first_leaf(group)
@@ -164,6 +174,8 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console) 
     display.close()
     if stopped is not None:
         raise Stopped(stopped)
+    if gave_up:
+        raise GaveUp(gave_up[0])
     return not interrupted
 
 
@@ -190,6 +202,12 @@ def _run_and_report(prepared: Prepared, factory: PolicyFactory) -> int:
     except KeyboardInterrupt:  # outside the games: every finished record is already on disk
         finished = False
         tally = None
+    except GaveUp as stop:
+        console.print(
+            f"Stopped early: {stop}. Fix that, then continue with: {prepared.command} --resume {run.path}",
+            soft_wrap=True,
+        )
+        return EXIT_LOST_GAMES
     except Stopped as stop:
         console.print(
             f"Stopped: {stop}. Every game finished before it is in {run.results_path}; "

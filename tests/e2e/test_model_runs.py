@@ -138,3 +138,41 @@ def test_usage_totals_count_every_process_of_a_resumed_run(tmp_path, monkeypatch
     assert usage["models"][name]["calls"] == sum(calls)
     assert usage["models"][name]["prompt_tokens"] == sum(p["models"][name]["prompt_tokens"] for p in usage["processes"])
     assert [p["options"]["temperature"] for p in usage["processes"]] == [0.5, 0.0]  # as each process called
+
+
+def test_a_run_whose_first_games_all_fail_alike_stops_early_and_resumes(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-0000")
+    run = tmp_path / "run"
+    flags = ["--games", "200", "--alice", "openai:share_everything", "--bob", "openai:share_everything",
+             "--concurrency", "4", "--no-dashboard"]
+    with server_process("--api-key", "sk-right-key-0000") as url:
+        code = run_main([*flags, "--openai-url", url + "/v1", "--out", str(run)])
+        printed = capsys.readouterr().out
+        assert code == 3
+        assert "Stopped early: the first 20 games were all lost the same way" in printed and "HTTP 401" in printed
+        assert f"--resume {run}" in printed
+        lost = _records(run)
+        assert 20 <= len(lost) < 200 and {r["error"]["kind"] for r in lost} == {"infra_error"}
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-right-key-0000")  # fixed: the resumed run plays everything
+        code = run_main([*flags, "--openai-url", url + "/v1", "--resume", str(run)])
+    assert code == 0
+    final = {r["game_id"]: r for r in _records(run)}
+    assert len(final) == 200 and all(r["outcome"] == "success" for r in final.values())
+
+
+def test_a_run_that_fails_in_different_ways_is_not_stopped_early():
+    from engine.giveup import SameFailure
+
+    class Record:
+        def __init__(self, message):
+            self.outcome, self.error = "error", type("E", (), {"kind": "infra_error", "message": message})()
+
+    stops = []
+    watcher = SameFailure(stops.append, limit=3)
+    for message in ("m after 1 attempt: HTTP 401", "m after 3 attempts: HTTP 401", "m after 8 attempts: timed out"):
+        watcher.game_finished(None, Record(message))
+    assert stops == []
+    watcher = SameFailure(stops.append, limit=3)
+    for attempts in (1, 2, 3, 4):
+        watcher.game_finished(None, Record(f"m after {attempts} attempts: HTTP 404"))
+    assert stops == ["the first 3 games were all lost the same way: m: HTTP 404"]
