@@ -12,9 +12,10 @@ from typing import Union
 from .asympuzl import GAME as ASYMPUZL
 from .base import Game, InvalidParameter
 from .chain import GAME as CHAIN
+from .einstein import GAME as EINSTEIN
 from .tsp import GAME as TSP
 
-GAMES: Mapping[str, Game] = {game.name: game for game in (ASYMPUZL, CHAIN, TSP)}
+GAMES: Mapping[str, Game] = {game.name: game for game in (ASYMPUZL, CHAIN, TSP, EINSTEIN)}
 DEFAULT_GAME = ASYMPUZL.name
 
 # The names results format 1 gave the games (one agent with both views was a game of its own then).

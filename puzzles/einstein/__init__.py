@@ -1,0 +1,61 @@
+"""The Einstein puzzle on a tabletop (Peng, Ma et al., arXiv 2510.25595): two players sort N blocks
+into four destination bins, each knowing only some of the constraints that fix the layout; they move,
+share a constraint, ask about a block or pass, one action per step, 30 steps in all."""
+
+from __future__ import annotations
+
+from .actions import Action, Ask, Grounding, Move, Relation, Share
+from .board import BIN_NAMES, MAX_BLOCK_NUMBER, ROLES
+from .generate import generate
+from .params import EinsteinParams
+from .prompt import EinsteinPrompter
+from .replay import REPLAY
+from .rules import EinsteinGame
+from .scripted import SCRIPTED
+from ..base import Game
+
+DEFAULT_ROUNDS = 15  # 30 steps: rounds of (player1, player2)
+
+
+def new_game(params: EinsteinParams, seed: int, roles: tuple[str, ...], max_turns: int) -> EinsteinGame:
+    if tuple(roles) != ROLES:
+        raise ValueError(f"the Einstein game's roles are {', '.join(ROLES)}, got {', '.join(roles)}")
+    return EinsteinGame(generate(params.blocks, seed), params, max_turns)
+
+
+def default_max_turns(params: EinsteinParams, roles: tuple[str, ...]) -> int:
+    return DEFAULT_ROUNDS
+
+
+def invalid_examples(state: EinsteinGame, role: str) -> list:
+    """Actions no reply can name (a block or bin that does not exist, a relation of no type): the
+    game rejects them without spending the step."""
+    big = MAX_BLOCK_NUMBER + 1
+    return [
+        Move(big, BIN_NAMES[0], BIN_NAMES[1]),
+        Move(0, "moon_bin", BIN_NAMES[6]),
+        Ask(-1),
+        Share(Relation(0, 1, "near")),
+        Share(Grounding(big, BIN_NAMES[0])),
+    ]
+
+
+GAME = Game(
+    name="einstein",
+    Params=EinsteinParams,
+    rosters=(ROLES,),
+    new=new_game,
+    default_max_turns=default_max_turns,
+    prompter=EinsteinPrompter(),
+    Action=Action,
+    scripted=SCRIPTED,
+    score_labels={
+        "success": "SR", "partial": "Sub.R", "steps": "steps", "step_ratio": "StepR",
+        "step_ratio_all": "StepR (all)", "corrected_rate": "Corr.R",
+    },
+    replay=REPLAY,
+    invalid_examples=invalid_examples,
+    description="two players sort blocks into bins from split constraints, moving, sharing and asking",
+)
+
+__all__ = ["GAME", "EinsteinGame", "EinsteinParams"]
