@@ -11,8 +11,10 @@ Steps, for the player p to move (q its partner):
   ask and the answer are two steps, and it is p's turn again; an ask nobody can answer is no child;
 - in ``none`` mode, the reference's guesses: each block of unknown bin in reach to each of p's
   destination bins and the common bin but its own (into the true bin it is placed and learned by
-  both, into the common bin moved, elsewhere refused: the step is spent);
-- a pass: one step, q's turn, only when nothing above applies (in ``none`` mode: when p has no move).
+  both, into the common bin moved, elsewhere refused: the step is spent); with mismatched modes
+  also for a player no information can reach (its partner plays ``none``, or plays ``ask`` and
+  the player cannot ask), which the reference, one mode for both, never meets;
+- a pass: one step, q's turn, only when no move, share or ask applies (guesses aside).
 
 Player 1 moves first unless it has no move at the start, then player 2 (the reference's rule; the
 game itself always starts with player 1: ``first="player1"`` plans for that).
@@ -105,6 +107,9 @@ def plan(
     board0 = tuple(instance.start)
     root = (board0, k[0], k[1], e[0], e[1], 0, starter)
     can_answer = [m in SHARES or (m == "ask" and answers) for m in modes]
+    guesses = [
+        modes[p] == "none" or not (modes[1 - p] in SHARES or (can_answer[1 - p] and modes[p] in ASKS)) for p in (0, 1)
+    ]
     best = {root: 0}
     parents: dict = {root: None} if with_path else {}
     heap = [(sum(hops[b][x] for b, x in enumerate(board0)), 0, 0, root)]
@@ -151,9 +156,9 @@ def plan(
                     if _mentions(items[i], b):
                         bit = 1 << i
                         child(2, board, add(kp, items[i]), kq, ep | bit, eq, shared | bit, turn, Step(role, "ask", (b, i)))
-        if mode == "none":
-            if not moves:
-                child(1, board, kp, kq, ep, eq, shared, other, Step(role, "pass", ()))
+        if not children:
+            child(1, board, kp, kq, ep, eq, shared, other, Step(role, "pass", ()))
+        if guesses[turn]:
             for b, src, dst in guess_moves(role, board, kp):
                 if dst == goal[b]:
                     nb = board[:b] + (dst,) + board[b + 1:]
@@ -163,8 +168,6 @@ def plan(
                     child(1, nb, kp, kq, ep, eq, shared, other, Step(role, "guess", (b, src, dst)))
                 else:
                     child(1, board, kp, kq, ep, eq, shared, other, Step(role, "guess", (b, src, dst)))
-        elif not children:
-            child(1, board, kp, kq, ep, eq, shared, other, Step(role, "pass", ()))
         for cost, new, step in children:
             g2 = g + cost
             if best.get(new, g2 + 1) <= g2:

@@ -1,0 +1,73 @@
+"""The on-disk cache of optimal steps: a miss plans and appends one line, a hit reads it back, a
+damaged line is skipped, and processes appending at once leave only whole lines."""
+
+import json
+import multiprocessing
+import os
+
+import msgspec
+
+from puzzles.einstein import optima
+from puzzles.einstein.board import instance_from_id
+from puzzles.einstein.generate import generate
+from puzzles.einstein.planner import plan
+
+ID = "4_0202_3120_0002_210"
+
+
+def _lines(cache):
+    return (cache / optima.FILE_NAME).read_text().splitlines()
+
+
+def test_a_miss_plans_and_stores_a_hit_reads_back(private_cache, monkeypatch):
+    inst = instance_from_id(ID)
+    record = optima.optimum(inst, ("ask", "ask"), 1000)
+    assert record.steps == 10 and record.id == ID and record.modes == "ask/ask" and record.budget == 1000
+    lines = _lines(private_cache)
+    assert len(lines) == 1 and json.loads(lines[0])["steps"] == 10
+    optima.forget()
+    calls = []
+    monkeypatch.setattr(optima, "plan", lambda *a, **k: calls.append(a) or plan(*a, **k))
+    assert optima.optimum(inst, ("ask", "ask"), 1000) == record  # from disk
+    assert calls == [] and len(_lines(private_cache)) == 1
+    optima.optimum(inst, ("ask", "ask"), 2000)  # another budget is another key
+    assert len(calls) == 1 and len(_lines(private_cache)) == 2
+
+
+def test_the_cache_follows_the_environment_variable(tmp_path, monkeypatch):
+    inst = instance_from_id(ID)
+    for name in ("a", "b"):
+        monkeypatch.setenv("ASYMGAMES_CACHE", str(tmp_path / name))
+        optima.optimum(inst, ("none", "none"), 100)
+        assert len((tmp_path / name / optima.FILE_NAME).read_text().splitlines()) == 1
+
+
+def test_damaged_lines_are_skipped_and_a_cut_line_is_ended(private_cache):
+    private_cache.mkdir(parents=True)
+    path = private_cache / optima.FILE_NAME
+    good = msgspec.json.encode(optima.Record(ID, "share/share", 50, 7, 1, "player1")).decode()  # a wrong value, on purpose
+    path.write_text("not json\n{\"id\": 3}\n" + good + "\n" + '{"id": "4_0202')
+    inst = instance_from_id(ID)
+    assert optima.optimum(inst, ("share", "share"), 50).steps == 7  # read, not planned
+    assert optima.optimum(inst, ("share", "share"), 60).steps == 8  # planned, appended after the cut line
+    lines = path.read_text().splitlines()
+    assert lines[-2] == '{"id": "4_0202' and json.loads(lines[-1])["budget"] == 60
+
+
+def _worker(args):
+    directory, seeds = args
+    os.environ["ASYMGAMES_CACHE"] = directory
+    optima.forget()
+    for seed in seeds:
+        optima.optimum(generate(5, seed), ("share_ask", "share_ask"), 100_000)
+
+
+def test_processes_appending_at_once_leave_whole_lines(private_cache):
+    jobs = [(str(private_cache), range(k, 160, 4)) for k in range(4)] + [(str(private_cache), range(0, 160, 8))]
+    with multiprocessing.get_context("spawn").Pool(4) as pool:
+        pool.map(_worker, jobs)
+    lines = _lines(private_cache)
+    records = [msgspec.json.decode(line.encode(), type=optima.Record) for line in lines]  # every line decodes
+    assert {r.id for r in records} == {generate(5, s).id for s in range(160)}
+    for record in records[:20]:
+        assert record.steps == plan(instance_from_id(record.id)).steps
