@@ -4,6 +4,7 @@ share a constraint, ask about a block or pass, one action per step, 30 steps in 
 
 from __future__ import annotations
 
+from ..base import Game
 from .actions import Action, Ask, Grounding, Move, Relation, Share
 from .board import BIN_NAMES, MAX_BLOCK_NUMBER, ROLES
 from .generate import generate
@@ -12,7 +13,6 @@ from .prompt import EinsteinPrompter
 from .replay import REPLAY
 from .rules import EinsteinGame
 from .scripted import SCRIPTED
-from ..base import Game
 
 DEFAULT_ROUNDS = 15  # 30 steps: rounds of (player1, player2)
 

@@ -27,7 +27,7 @@ from typing import Any
 from ..base import Rejected, Say, Step
 from .actions import Action, Ask, Move, Pass, Share, Unreadable, action_text, malformed, why_unreadable
 from .board import BIN_NAMES, BIN_OF, COMMON, REACH, ROLES, Instance
-from .knowledge import Mind, compact, start_mind
+from .knowledge import compact, start_mind
 from .optima import optimum
 from .params import EinsteinParams
 from .taxonomy import LABELS, Tally, classify
