@@ -10,7 +10,8 @@ reference's format, which the game parses as it would a model's.
   a block it has to move, another share, another ask, a guess (a block it cannot place: into a
   bin of its side that no failed move has ruled out, or into the common bin when every bin left is
   on the far side), or a pass. It cannot see its partner's constraints, so it is not the oracle the
-  planner is: it solves every instance, in more steps than the optimum on some.
+  planner is: in self-play it solved every instance tried (all modes, N = 4 to 6), at a mean of
+  about 1.1 times the optimal steps.
 - ``share_everything``: shares every item it holds (one per step, repeats of the partner's included
   while the game lets it), then plays as ``optimal``.
 - ``seek_only``: never shares unless asked; asks about every block it cannot place; moves.
