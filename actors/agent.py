@@ -1,16 +1,22 @@
 """The agent actor: holds a policy, remembers the conversation it has seen, and turns each
-``YourTurn`` into a message for its partners and an ``Act`` for the Environment."""
+``YourTurn`` into a message for its partners and an ``Act`` for the Environment.
+
+On a best-of-n turn (``YourTurn.candidates`` > 1) it samples that many replies (the policy's
+``replies(context, n)`` where it has one, else ``reply`` n times), sends their actions to the
+Environment, and plays the one it is told (``Chosen``); the policy is told too (``chose(index)``,
+where it has one). The model never sees why a candidate was or was not chosen."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import msgspec
 
-from bus import Act, Bus, ChannelNotice, Chat, Usage, YourTurn
+from bus import Act, Bus, Candidate, Candidates, ChannelNotice, Chat, Chosen, Usage, YourTurn
 from puzzles.base import MAX_REPLY_CHARS, ChatLine, Policy, ReplyFormatError, TurnContext, clean_text
+from puzzles.referee import ProtocolError
 
 from .base import Actor
 from .environment import ENVIRONMENT
@@ -20,6 +26,15 @@ class ParsedReply(Protocol):
     message: str
     actions: tuple[Any, ...]
     rejected: tuple[Any, ...]
+
+
+class _Read(NamedTuple):
+    """A reply as the agent read it: the text, its length, the parsed reply or why it could not be read."""
+
+    text: str
+    reply_chars: int
+    reply: ParsedReply | None
+    error: str | None
 
 
 def recent_lines(log: list[ChatLine], history: int | None, me: str) -> tuple[ChatLine, ...]:
@@ -75,19 +90,21 @@ class AgentActor(Actor):
         self.turns_taken = 0
         self.log: list[ChatLine] = []
         self.pending_notices: list[str] = []
+        self._candidates: tuple[TurnContext, list[_Read], float, Any] | None = None  # best of n, awaiting ``Chosen``
 
     async def handle(self, message: Any) -> None:
         if isinstance(message, Chat):
             self.log.append(ChatLine(message.turn, message.sender, message.text))
         elif isinstance(message, YourTurn):
             await self._act(message)
+        elif isinstance(message, Chosen):
+            await self._play_chosen(message)
         elif isinstance(message, ChannelNotice):
             self.pending_notices.append(message.text)
         else:
             raise TypeError(f"agent {self.role} got unexpected {type(message).__name__}")
 
-    def _about_the_call(self, context: TurnContext, message: str = "") -> dict[str, Any]:
-        usage = getattr(self.policy, "last_usage", None)
+    def _about_the_call(self, context: TurnContext, usage: Any, message: str = "") -> dict[str, Any]:
         count_tokens = getattr(self.policy, "count_tokens", None)
         if isinstance(usage, Usage) and count_tokens is not None and message:
             usage = msgspec.structs.replace(usage, message_tokens=count_tokens(message))
@@ -132,38 +149,95 @@ class AgentActor(Actor):
             keeps_notes=self.use_scratchpad,
             reinjected=reinjected,
         )
+        if prompt.candidates > 1:
+            await self._sample(context, prompt.candidates)
+            return
         started = time.perf_counter()
         text = await self.policy.reply(context)
         latency = time.perf_counter() - started
+        await self._play(context, self._read(text, context), latency, getattr(self.policy, "last_usage", None))
+
+    async def _sample(self, context: TurnContext, n: int) -> None:
+        """Best of n: sample ``n`` replies, send their actions to the Environment, and wait for ``Chosen``."""
+        started = time.perf_counter()
+        replies = getattr(self.policy, "replies", None)
+        if replies is not None:
+            texts = list(await replies(context, n))
+            usage = getattr(self.policy, "last_usage", None)
+        else:
+            texts, usages = [], []
+            for _ in range(n):
+                texts.append(await self.policy.reply(context))
+                usages.append(getattr(self.policy, "last_usage", None))
+            known = [u for u in usages if isinstance(u, Usage)]
+            usage = Usage.total(known) if known else None
+        latency = time.perf_counter() - started
+        reads = [self._read(text, context) for text in texts]
+        self._candidates = (context, reads, latency, usage)
+        await self.bus.send(
+            self.environment,
+            Candidates(
+                game_id=self.game_id, turn=context.turn, role=self.role,
+                actions=tuple(read.reply.actions if read.reply is not None else () for read in reads),
+            ),
+        )
+
+    async def _play_chosen(self, chosen: Chosen) -> None:
+        if self._candidates is None or self._candidates[0].turn != chosen.turn:
+            raise ProtocolError(f"agent {self.role} was told to play a candidate of turn {chosen.turn} it did not sample")
+        context, reads, latency, usage = self._candidates
+        self._candidates = None
+        keep = getattr(self.policy, "chose", None)
+        if keep is not None:
+            keep(chosen.index)
+        candidates = tuple(
+            Candidate(reply=read.text, format_error=read.error) if read.reply is None else Candidate(
+                reply=read.text, message=read.reply.message, actions=tuple(read.reply.actions),
+                rejected=tuple(read.reply.rejected),
+            )
+            for read in reads
+        )
+        await self._play(context, reads[chosen.index], latency, usage, candidates, chosen.index)
+
+    def _read(self, text: Any, context: TurnContext) -> _Read:
         if isinstance(text, str):  # whatever a model sends, the run can store
             text = clean_text(text)
         reply_chars = len(text) if isinstance(text, str) else 0
         try:
             if reply_chars > MAX_REPLY_CHARS:
                 raise ReplyFormatError(f"the reply is {reply_chars} characters long, over the limit of {MAX_REPLY_CHARS}")
-            reply = self.parse(text, context)
+            return _Read(text, reply_chars, self.parse(text, context), None)
         except ReplyFormatError as exc:
+            return _Read(text[:MAX_REPLY_CHARS] if isinstance(text, str) else "", reply_chars, None, str(exc))
+
+    async def _play(
+        self, context: TurnContext, read: _Read, latency: float, usage: Any,
+        candidates: tuple[Candidate, ...] = (), chosen: int | None = None,
+    ) -> None:
+        """Deliver the reply's message and send the turn to the Environment."""
+        reply = read.reply
+        if reply is None:
             act = Act(
-                game_id=self.game_id, turn=prompt.turn, role=self.role, message="",
-                format_error=str(exc), reply_chars=reply_chars,
-                reply=text[:MAX_REPLY_CHARS] if isinstance(text, str) else "", latency=latency,
-                **self._about_the_call(context),
+                game_id=self.game_id, turn=context.turn, role=self.role, message="",
+                format_error=read.error, reply_chars=read.reply_chars, reply=read.text, latency=latency,
+                candidates=candidates, chosen=chosen, **self._about_the_call(context, usage),
             )
         else:
             if self.use_scratchpad:
                 self.scratchpad = getattr(reply, "scratchpad", None)
             if reply.message:
-                self.log.append(ChatLine(prompt.turn, self.role, reply.message))
-                for partner in self._recipients(reply, partners):
+                self.log.append(ChatLine(context.turn, self.role, reply.message))
+                for partner in self._recipients(reply, context.partners):
                     await self.bus.say(
                         Chat(
-                            game_id=self.game_id, turn=prompt.turn, sender=self.role,
+                            game_id=self.game_id, turn=context.turn, sender=self.role,
                             recipient=partner, text=reply.message,
                         )
                     )
             act = Act(
-                game_id=self.game_id, turn=prompt.turn, role=self.role, message=reply.message,
-                actions=reply.actions, rejected=reply.rejected, reply_chars=reply_chars,
-                reply=text, latency=latency, **self._about_the_call(context, reply.message),
+                game_id=self.game_id, turn=context.turn, role=self.role, message=reply.message,
+                actions=reply.actions, rejected=reply.rejected, reply_chars=read.reply_chars,
+                reply=read.text, latency=latency, candidates=candidates, chosen=chosen,
+                **self._about_the_call(context, usage, reply.message),
             )
         await self.bus.send(self.environment, act)

@@ -1,12 +1,14 @@
 """The Environment actor: the game master on the bus. A thin async shell around the referee
 (``puzzles.referee``): it asks each role to act in turn, hands what the agents did to the referee,
-sends what the game says through the channels, and ends the game."""
+sends what the game says through the channels, and ends the game. On a best-of-n turn the agent
+first sends its sampled ``Candidates``; the referee has the game choose one, and the agent is told
+which (``Chosen``) and plays it."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from bus import Act, Bus, Chat, GameOver, TurnStart
+from bus import Act, Bus, Candidates, Chat, Chosen, GameOver, TurnStart
 from puzzles.referee import GameResult, ProtocolError, Referee, Turn
 
 from .base import GAME_TOPIC, Actor
@@ -39,10 +41,15 @@ class Environment(Actor):
                 view=referee.state.view(role),
                 notices=referee.notices(role),
                 progress=referee.progress(),
+                candidates=referee.candidates_wanted(role),
             ),
         )
 
     async def handle(self, message: Any) -> None:
+        if isinstance(message, Candidates):
+            index = self.referee.choose(message.role, message.turn, message.actions)
+            await self.bus.send(message.role, Chosen(game_id=self.game_id, turn=message.turn, index=index))
+            return
         if not isinstance(message, Act):
             raise ProtocolError(f"environment got unexpected {type(message).__name__}")
         turn = self.referee.turn

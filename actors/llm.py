@@ -7,12 +7,15 @@ an infrastructure error, never as the model's failure.
 
 Where the game's prompter asks for them (``puzzles.base.Prompter``), the agent keeps its whole chat
 with the model (``chat_memory``) and runs the game's agent modules before each turn (``prepare``),
-whose model calls are summed into the turn's usage.
+whose model calls are summed into the turn's usage. A best-of-n turn (``replies``) makes its n
+calls at once, each with its own sampling seed where the run fixes one.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import anyio
 
 from bus import Usage
 from puzzles.base import Prompter, TurnContext, clean_text
@@ -30,8 +33,14 @@ class LLMPolicy:
         self.history: list[tuple[str, str]] = []  # with chat memory: (user prompt, raw reply) per turn
         self.last_usage: Usage | None = None
         self.last_prompt: dict[str, Any] | None = None
+        self._sampled: list[str] = []  # with chat memory: the last turn's sampled replies
 
     async def reply(self, context: TurnContext) -> str:
+        return (await self.replies(context, 1))[0]
+
+    async def replies(self, context: TurnContext, n: int) -> list[str]:
+        """``n`` replies sampled for one turn, the calls made at once (best of n; the agent modules
+        run once). With chat memory, the chat goes on with the first unless ``chose`` says otherwise."""
         usages: list[Usage] = []
         modules: list[dict[str, str]] = []
         if self.prepare is not None:
@@ -47,17 +56,36 @@ class LLMPolicy:
         if self.chat_memory:
             self.system = system = self.system or system
         schema = self.prompter.schema(context) if self.structured else None
-        completion = await self.backend.complete(system, user, schema, tuple(self.history))
-        usages.append(completion.usage)
+        history = tuple(self.history)
+        completions: list[Any] = [None] * n
+
+        async def sample(i: int) -> None:
+            completions[i] = await self.backend.complete(system, user, schema, history, sample=i)
+
+        if n == 1:
+            await sample(0)
+        else:
+            async with anyio.create_task_group() as tg:
+                for i in range(n):
+                    tg.start_soon(sample, i)
+        usages += [c.usage for c in completions]
+        texts = [c.text for c in completions]
         if self.chat_memory:
-            self.history.append((user, clean_text(completion.text)))
+            self.history.append((user, clean_text(texts[0])))
+            self._sampled = texts
         self.last_usage = Usage.total(usages)
         self.last_prompt = {"system": system, "user": user}
         if self.chat_memory and len(self.history) > 1:
             self.last_prompt["earlier_turns"] = str(len(self.history) - 1)
         if modules:
             self.last_prompt["modules"] = modules  # type: ignore[assignment]
-        return completion.text
+        return texts
+
+    def chose(self, index: int) -> None:
+        """The agent plays sampled reply ``index``: with chat memory, that is the reply the chat keeps."""
+        if self.chat_memory and self._sampled:
+            self.history[-1] = (self.history[-1][0], clean_text(self._sampled[index]))
+        self._sampled = []
 
     def count_tokens(self, text: str) -> int:
         return self.backend.tokenizer.count(text)

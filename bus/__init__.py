@@ -2,10 +2,12 @@
 
 from .bus import CHANNEL, DEFAULT_MAILBOX_SIZE, Bus, NotConnected, Tap, UnknownAddress
 from .channel import Channel, ChannelSpec, Delivery, PolicyChannel
-from .messages import Act, AnyMessage, ChannelNotice, Chat, GameOver, Message, TurnStart, Usage, YourTurn
+from .messages import (
+    Act, AnyMessage, Candidate, Candidates, ChannelNotice, Chat, Chosen, GameOver, Message, TurnStart, Usage, YourTurn,
+)
 
 __all__ = [
-    "CHANNEL", "DEFAULT_MAILBOX_SIZE", "Act", "AnyMessage", "Bus", "Channel", "ChannelNotice", "ChannelSpec",
-    "Chat", "Delivery", "GameOver", "Message", "PolicyChannel",
+    "CHANNEL", "DEFAULT_MAILBOX_SIZE", "Act", "AnyMessage", "Bus", "Candidate", "Candidates", "Channel",
+    "ChannelNotice", "ChannelSpec", "Chat", "Chosen", "Delivery", "GameOver", "Message", "PolicyChannel",
     "NotConnected", "Tap", "TurnStart", "UnknownAddress", "Usage", "YourTurn",
 ]

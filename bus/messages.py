@@ -64,6 +64,7 @@ class TurnStart(Message, tag="turn_start"):
     view: Any
     notices: tuple[str, ...] = ()
     progress: dict[str, Any] = {}  # how far each role is, in the game's own measure
+    candidates: int = 1  # replies to sample for this turn (best of n: the game chooses one)
 
 
 class YourTurn(Message, tag="your_turn"):
@@ -75,6 +76,7 @@ class YourTurn(Message, tag="your_turn"):
     view: Any
     feedback: Any
     notices: tuple[str, ...] = ()
+    candidates: int = 1  # replies to sample; more than 1: send ``Candidates`` and play the ``Chosen`` one
 
 
 class Chat(Message, tag="chat"):
@@ -105,6 +107,34 @@ class Act(Message, tag="act"):
     prompt: Any = None  # the prompt the policy sent, if it reports one
     context: Any = None  # everything the agent was shown this turn (for transcripts and audits)
     latency: float | None = None  # seconds the policy took to reply
+    candidates: tuple[Candidate, ...] = ()  # on a best-of-n turn: every sampled reply, as read
+    chosen: int | None = None  # which of them was played
+
+
+class Candidate(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
+    """One reply sampled for a best-of-n turn, as read (kept in ``Act.candidates`` for transcripts)."""
+
+    reply: str
+    message: str = ""
+    actions: tuple[Any, ...] = ()
+    rejected: tuple[Any, ...] = ()
+    format_error: str | None = None
+
+
+class Candidates(Message, tag="candidates"):
+    """Agent -> Environment, on a best-of-n turn: the actions of each sampled reply (empty for a
+    reply that could not be read), for the game to choose the one to play."""
+
+    turn: int
+    role: str
+    actions: tuple[tuple[Any, ...], ...]
+
+
+class Chosen(Message, tag="chosen"):
+    """Environment -> agent: play candidate ``index`` of turn ``turn``. The game's reasons stay with the game."""
+
+    turn: int
+    index: int
 
 
 class ChannelNotice(Message, tag="channel_notice"):
@@ -122,4 +152,4 @@ class GameOver(Message, tag="game_over"):
     turn: int
 
 
-AnyMessage = TurnStart | YourTurn | Chat | Act | ChannelNotice | GameOver
+AnyMessage = TurnStart | YourTurn | Chat | Act | Candidates | Chosen | ChannelNotice | GameOver

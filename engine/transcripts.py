@@ -1,6 +1,6 @@
 """Full transcripts: per game, every turn's inputs (the view, feedback, notices, conversation,
-prompt), raw reply, parsed message and actions, what the channel delivered, and the role's progress
-afterwards. One JSON line per game in
+prompt), raw reply, parsed message and actions (on a best-of-n turn, every candidate and the one
+played), what the channel delivered, and the role's progress afterwards. One JSON line per game in
 ``transcripts.jsonl``, written when the game ends (before its record)."""
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ class TranscriptTurn(msgspec.Struct, kw_only=True):
     progress: int | float | None = None  # the role's progress after the turn
     usage: Any = None
     latency: float | None = None  # seconds the policy took to reply
+    candidates: list[Any] = []  # best of n: every sampled reply, as read
+    chosen: int | None = None  # and the one played (its reply, message and actions are the turn's)
 
 
 class Transcript(msgspec.Struct, kw_only=True):
@@ -77,6 +79,8 @@ class _Collector:
             turn.format_error = message.format_error
             turn.usage = message.usage
             turn.latency = message.latency
+            turn.candidates = list(message.candidates)
+            turn.chosen = message.chosen
             self._last = turn
         elif isinstance(message, Chat):
             # An agent's message is delivered before its Act reaches the Environment.

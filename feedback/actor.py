@@ -39,5 +39,6 @@ class FeedbackActor(Actor):
                 view=message.view,
                 feedback=self.evaluate(role),
                 notices=message.notices,
+                candidates=message.candidates,
             ),
         )

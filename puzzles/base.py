@@ -92,7 +92,8 @@ class GameState(Protocol):
         """What only ``role`` knows at the start (for the leak audit)."""
 
     def step(self, role: str, actions: tuple[Any, ...]) -> Step:
-        """Apply ``role``'s actions in order. A rejected action leaves the state as it was."""
+        """Apply ``role``'s actions in order. A rejected action leaves the state as it was. A turn
+        whose reply could not be read is stepped with no actions."""
 
     def done(self) -> bool:
         """The game is over before the turn limit (solved, agreed, ...)."""
@@ -109,6 +110,12 @@ class GameState(Protocol):
 
     def metrics(self) -> dict[str, Any]:
         """Game-owned detail for the record, JSON-encodable."""
+
+    # Optional, for best-of-n games (environment verifiers):
+    # ``candidates_wanted(role) -> int``: how many replies ``role`` samples for its coming turn;
+    # ``choose(role, candidates) -> int``: which to play, each candidate being one reply's actions
+    # (empty for a reply that could not be read). It must not change what ``view`` shows; the game
+    # keeps what it wants of the choice for the step that follows.
 
 
 class ChatLine(msgspec.Struct, frozen=True, gc=False):
@@ -237,6 +244,9 @@ class Game:
       check in ``puzzles.testing`` plays them and checks that nothing changed).
     - ``format_1``: for games that results format 1 wrote, how to read them (``engine.upgrade``):
       ``params(flat_fields)`` and ``figures(record) -> (scores, metrics, old field names)``.
+    - ``prepare(params, seed)``: slow work a game needs before it starts (planning an instance's
+      optimum into a cache, say), which the engine runs in a worker thread so that the event loop
+      goes on serving the other games; None for games that have none.
     """
 
     name: str
@@ -254,6 +264,7 @@ class Game:
     replay: Any = None
     invalid_examples: Callable[[Any, str], Any] | None = None
     format_1: Any = None
+    prepare: Callable[[Any, int], Any] | None = None
     description: str = ""
 
     @property

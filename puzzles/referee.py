@@ -8,8 +8,12 @@ Rounds (turns): ``round_robin``, every role acts once per round, in roster order
 the others did before it; ``simultaneous``, every role is asked at once, acts on the state at the
 start of the round, and the actions are applied together in roster order. The game ends when the
 state says it is done (checked after every act) or after ``max_turns`` rounds. ``max_actions`` caps
-the actions applied per agent turn; the rest are rejected with a reason. What went wrong in a turn
-is told to the agent at its next turn (``notices``).
+the actions applied per agent turn; the rest are rejected with a reason. A reply that could not be
+read is stepped with no actions (a game that counts steps spends one). What went wrong in a turn is
+told to the agent at its next turn (``notices``).
+
+Best of n: where the state asks for several candidate replies (``candidates_wanted``), the agent
+samples them and the referee has the state ``choose`` the one to play before the turn arrives.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ class TurnLog(msgspec.Struct, frozen=True, gc=False):
     format_error: str | None = None
     progress: int | float = 0
     usage: Usage | msgspec.UnsetType = msgspec.UNSET  # the model call behind the turn, if any
+    candidates: int | msgspec.UnsetType = msgspec.UNSET  # best of n: how many replies were sampled
+    chosen: int | msgspec.UnsetType = msgspec.UNSET  # and which of them the game played
 
     @property
     def reply_tokens(self) -> int | None:
@@ -105,6 +111,7 @@ class Referee:
         self._index = 0
         self._waiting: dict[str, Turn] = {}  # simultaneous: turns received this round
         self._notices: dict[str, tuple[str, ...]] = {}
+        self._chosen: dict[str, tuple[int, int]] = {}  # role -> (candidates, chosen) for its coming turn
         self.log: list[TurnLog] = []
 
     @property
@@ -125,15 +132,39 @@ class Referee:
     def progress(self) -> dict[str, Any]:
         return {r: self.state.progress(r) for r in self.roles}
 
+    def candidates_wanted(self, role: str) -> int:
+        """How many replies ``role`` is to sample for its coming turn (1 unless the game says more)."""
+        wanted = getattr(self.state, "candidates_wanted", None)
+        return 1 if wanted is None else max(1, int(wanted(role)))
+
+    def choose(self, role: str, turn: int, candidates: tuple[tuple[Any, ...], ...]) -> int:
+        """The index of the candidate ``role`` plays in ``turn`` (each candidate is one sampled
+        reply's actions). The state chooses, on the state as the turn will find it."""
+        self._check(role, turn, "candidates")
+        if not candidates:
+            raise ProtocolError(f"no candidates from {role} in turn {turn}")
+        choose = getattr(self.state, "choose", None)
+        index = 0 if choose is None else choose(role, tuple(candidates))
+        if not 0 <= index < len(candidates):
+            raise ProtocolError(f"the game chose candidate {index} of {len(candidates)}")
+        self._chosen[role] = (len(candidates), index)
+        return index
+
+    def _check(self, role: str, turn: int, what: str) -> None:
+        if self.outcome is not None:
+            raise ProtocolError(f"{what} from {role} after the game ended")
+        if turn != self.turn or role not in self.roles:
+            raise ProtocolError(f"{what} from {role} for turn {turn} during turn {self.turn}")
+        if self.simultaneous:
+            if role in self._waiting:
+                raise ProtocolError(f"second {what} from {role} in turn {self.turn}")
+        elif role != self.roles[self._index]:
+            raise ProtocolError(f"{what} from {role}, expected {self.roles[self._index]} in turn {self.turn}")
+
     def play(self, turn: Turn) -> Next:
         """Apply one agent's turn; raise ProtocolError if it is not that agent's turn."""
-        if self.outcome is not None:
-            raise ProtocolError(f"turn from {turn.role} after the game ended")
-        if turn.turn != self.turn or turn.role not in self.roles:
-            raise ProtocolError(f"act from {turn.role} for turn {turn.turn} during turn {self.turn}")
+        self._check(turn.role, turn.turn, "act")
         if self.simultaneous:
-            if turn.role in self._waiting:
-                raise ProtocolError(f"second act from {turn.role} in turn {self.turn}")
             self._waiting[turn.role] = turn
             if len(self._waiting) < len(self.roles):
                 return Next()
@@ -142,9 +173,6 @@ class Referee:
             for t in turns:
                 said += self._apply(t).say
             return self._after(tuple(said), end_of_round=True)
-        expected = self.roles[self._index]
-        if turn.role != expected:
-            raise ProtocolError(f"act from {turn.role}, expected {expected} in turn {self.turn}")
         step = self._apply(turn)
         self._index += 1
         end_of_round = self._index == len(self.roles)
@@ -164,17 +192,18 @@ class Referee:
         return Next(say=say, ask=self._round())
 
     def _apply(self, turn: Turn) -> Step:
-        step, rejected = Step(), tuple(turn.rejected)
-        if turn.format_error is None:
-            actions = tuple(turn.actions)
-            if self.max_actions is not None and len(actions) > self.max_actions:
-                rejected += tuple(
-                    Rejected(str(action), f"over the limit of {self.max_actions} actions per turn")
-                    for action in actions[self.max_actions :]
-                )
-                actions = actions[: self.max_actions]
-            step = self.state.step(turn.role, actions)
+        rejected = tuple(turn.rejected)
+        actions = tuple(turn.actions) if turn.format_error is None else ()
+        if self.max_actions is not None and len(actions) > self.max_actions:
+            rejected += tuple(
+                Rejected(str(action), f"over the limit of {self.max_actions} actions per turn")
+                for action in actions[self.max_actions :]
+            )
+            actions = actions[: self.max_actions]
+        step = self.state.step(turn.role, actions)
+        if turn.format_error is None:  # what the game says of a lost turn, the format error says better
             rejected += step.rejected
+        candidates, chosen = self._chosen.pop(turn.role, (msgspec.UNSET, msgspec.UNSET))
         self._notices[turn.role] = notices_for(turn, rejected)
         self.log.append(
             TurnLog(
@@ -187,6 +216,8 @@ class Referee:
                 format_error=turn.format_error,
                 progress=self.state.progress(turn.role),
                 usage=turn.usage if isinstance(turn.usage, Usage) else msgspec.UNSET,
+                candidates=candidates,
+                chosen=chosen,
             )
         )
         return step

@@ -53,6 +53,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--vllm-max-seqs", type=_positive(int), default=256, metavar="S", help="the vLLM server's --max-num-seqs (default 256)")
     g.add_argument("--max-in-flight", type=_positive(int), default=512, metavar="K", help="most calls in flight per model, OpenAI and Anthropic (default 512)")
     g.add_argument("--temperature", type=_temperature, default=0.0, metavar="X", help="sampling temperature (default 0)")
+    g.add_argument("--top-p", type=bounded(float, 0.0, 1.0, above=True, what="a number above 0, at most 1"), metavar="P", help="nucleus sampling, OpenAI and vLLM (default: the provider's)")
     g.add_argument("--max-tokens", type=_positive(int), default=4096, metavar="K", help="most output tokens per reply (default 4096)")
     g.add_argument("--model-seed", type=int, metavar="S", help="sampling seed sent to providers that take one")
     g.add_argument("--structured", action="store_true", help="ask the backend for structured output (JSON following the reply schema)")
@@ -74,7 +75,7 @@ def _per_provider(pairs: list[tuple[str, float]]) -> dict[str, float]:
 
 def settings_from_args(args: argparse.Namespace) -> BackendSettings:
     options = ModelOptions(
-        temperature=args.temperature, max_tokens=args.max_tokens, seed=args.model_seed,
+        temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens, seed=args.model_seed,
         structured=args.structured, timeout=args.request_timeout, max_attempts=args.max_attempts,
     )
     urls = {p: u for p, u in (("openai", args.openai_url), ("anthropic", args.anthropic_url), ("vllm", args.vllm_url)) if u}

@@ -104,6 +104,26 @@ def _actions(game: Game, turn: TranscriptTurn) -> tuple[Any, ...] | None:
         return None
 
 
+def _show_candidates(body: list, game: Game, turn: TranscriptTurn, state: Any) -> None:
+    """A best-of-n turn: every sampled reply, the one played marked; the game chooses again, as it did."""
+    if not turn.candidates or turn.chosen is None:
+        return
+    replay = _replay(game)
+    read: list[tuple[Any, ...]] = []
+    for i, candidate in enumerate(turn.candidates):
+        try:
+            actions = msgspec.convert(candidate.get("actions", []), tuple[game.Action, ...])
+        except msgspec.ValidationError:
+            actions = ()
+        read.append(actions)
+        shown = replay.actions(actions) if actions else f"unreadable ({candidate.get('format_error') or 'no action'})"
+        mark = "▶" if i == turn.chosen else " "
+        body.append(Text(f"{mark} candidate {i + 1}: {shown}", style="bold" if i == turn.chosen else "dim"))
+    choose = getattr(state, "choose", None)
+    if choose is not None and choose(turn.role, tuple(read)) != turn.chosen:
+        body.append(Text("the replayed game chooses another candidate here", style="bold red"))
+
+
 def _turn_panel(turn: TranscriptTurn, game: Game, state: Any, max_actions: int | None) -> Panel:
     """One turn; applies the turn's actions to ``state`` as the referee did."""
     replay = _replay(game)
@@ -121,6 +141,7 @@ def _turn_panel(turn: TranscriptTurn, game: Game, state: Any, max_actions: int |
     for delivered in turn.delivered:
         if delivered.text != turn.message:
             body.append(Text(f"{role_name(delivered.recipient)} received: \u201c{delivered.text}\u201d", style="magenta"))
+    _show_candidates(body, game, turn, state)
     actions = _actions(game, turn)
     if actions is None:
         body.append(Text(f"actions (not readable as {game.name} actions): {msgspec.json.encode(turn.actions).decode()}", style="red"))
@@ -128,7 +149,9 @@ def _turn_panel(turn: TranscriptTurn, game: Game, state: Any, max_actions: int |
         body.append(Text("actions: " + replay.actions(actions)))
     for rejected in _rejected(turn.rejected):
         body.append(Text(f"rejected {rejected.action}: {rejected.reason}", style="red"))
-    if turn.format_error is None and actions is not None:
+    if turn.format_error is not None:
+        state.step(turn.role, ())
+    elif actions is not None:
         state.step(turn.role, actions if max_actions is None else actions[:max_actions])
     body += [styled(line) for line in replay.after(state, turn.role)]
     subtitle = ""

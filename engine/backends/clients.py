@@ -43,6 +43,7 @@ class ModelOptions(msgspec.Struct, frozen=True, kw_only=True):
     """How every model call of a run is made."""
 
     temperature: float = 0.0
+    top_p: float | None = None  # nucleus sampling (OpenAI, vLLM); None: the provider's default
     max_tokens: int = 4096
     seed: int | None = None  # passed to providers that take one (OpenAI, vLLM)
     structured: bool = False  # ask the backend for JSON that follows the reply schema
@@ -188,7 +189,7 @@ class Backend:
         return count(system) + count(user) + earlier + min(self.options.max_tokens, 400)
 
     async def _send(
-        self, system: str, user: str, schema: dict | None, history: History,
+        self, system: str, user: str, schema: dict | None, history: History, sample: int = 0,
     ) -> tuple[str, int, int, int, Mapping[str, str]]:
         """(text, prompt tokens, cached tokens, completion tokens, headers) or an SDK exception."""
         raise NotImplementedError
@@ -221,9 +222,12 @@ class Backend:
         ceiling = min(self.options.backoff_max, self.options.backoff_base * 2 ** (attempt - 1))
         return self.rng.uniform(0, ceiling)
 
-    async def complete(self, system: str, user: str, schema: dict | None = None, history: History = ()) -> Completion:
+    async def complete(
+        self, system: str, user: str, schema: dict | None = None, history: History = (), *, sample: int = 0,
+    ) -> Completion:
         """One model call: ``system``, then the earlier turns of a chat (``history``, pairs of user
-        prompt and the model's reply), then ``user``."""
+        prompt and the model's reply), then ``user``. ``sample`` numbers the calls of a best-of-n
+        turn: where the run fixes a seed, sample i is sent seed + i so that the samples differ."""
         limiter, options, stats = self.limiter, self.options, self.limiter.stats
         estimate = self.estimate(system, user, history)
         waited = 0.0
@@ -234,7 +238,7 @@ class Backend:
                 sent = time.monotonic()
                 waited += sent - queued
                 try:
-                    text, prompt, cached, completion, headers = await self._send(system, user, schema, history)
+                    text, prompt, cached, completion, headers = await self._send(system, user, schema, history, sample)
                 except anyio.get_cancelled_exc_class():
                     raise
                 except Exception as exc:  # noqa: BLE001 - sorted below; anything unknown is re-raised
@@ -279,11 +283,13 @@ class OpenAIBackend(Backend):
     provider = "openai"
     max_tokens_field = "max_completion_tokens"
 
-    async def _send(self, system, user, schema, history):
+    async def _send(self, system, user, schema, history, sample=0):
         options = self.options
         extra: dict[str, Any] = {self.max_tokens_field: options.max_tokens}
         if options.seed is not None:
-            extra["seed"] = options.seed
+            extra["seed"] = options.seed + sample
+        if options.top_p is not None:
+            extra["top_p"] = options.top_p
         if schema is not None:
             extra["response_format"] = {
                 "type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": True},
@@ -319,7 +325,7 @@ class AnthropicBackend(Backend):
 
     provider = "anthropic"
 
-    async def _send(self, system, user, schema, history):
+    async def _send(self, system, user, schema, history, sample=0):
         options = self.options
         extra: dict[str, Any] = {}
         if schema is not None:

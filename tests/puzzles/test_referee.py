@@ -2,6 +2,7 @@
 
 import dataclasses
 
+import msgspec
 import pytest
 
 from bus import ChannelSpec
@@ -135,3 +136,58 @@ def test_what_a_game_says_goes_through_the_channels():
     bob_first = heard[1]
     assert bob_first[0] == "bob" and ("alice", "alice wrote ") in bob_first[1]
     assert any(d.sender == "alice" and d.fate == "truncated" and d.sent_chars == len("alice wrote 0 pieces") for d in record.channel_log)
+
+
+def test_a_reply_that_could_not_be_read_is_stepped_with_no_actions():
+    """A game that counts steps sees the lost turn (the actions of an unreadable reply never reach it)."""
+    referee = Referee(Counter())
+    referee.start()
+    referee.play(Turn(turn=1, role="a", format_error="too long", actions=(5,)))
+    assert referee.state.steps == [("a", ())] and referee.state.total == 0
+
+
+class Picky(Counter):
+    """Asks for three candidates and plays the first whose actions are all positive (else the last)."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.asked = []
+
+    def candidates_wanted(self, role):
+        return 3 if role != "c" else 1
+
+    def choose(self, role, candidates):
+        self.asked.append((role, self.total, candidates))
+        good = [i for i, c in enumerate(candidates) if c and all(a > 0 for a in c)]
+        return good[0] if good else len(candidates) - 1
+
+
+def test_best_of_n_the_game_chooses_on_the_state_the_turn_will_find_and_the_log_keeps_the_choice():
+    referee = Referee(Picky())
+    referee.start()
+    assert [referee.candidates_wanted(r) for r in ("a", "b", "c")] == [3, 3, 1]
+    assert referee.candidates_wanted("a") == 3 and Referee(Counter()).candidates_wanted("a") == 1
+    with pytest.raises(ProtocolError, match="expected a"):
+        referee.choose("b", 1, ((1,),))
+    with pytest.raises(ProtocolError, match="turn 2"):
+        referee.choose("a", 2, ((1,),))
+    with pytest.raises(ProtocolError, match="no candidates"):
+        referee.choose("a", 1, ())
+    index = referee.choose("a", 1, ((-1,), (), (4, 2)))
+    assert index == 2 and referee.state.asked == [("a", 0, ((-1,), (), (4, 2)))]
+    referee.play(Turn(turn=1, role="a", actions=(4, 2)))
+    referee.play(Turn(turn=1, role="b", actions=(1,)))  # b did not sample: nothing chosen
+    first, second = referee.log
+    assert (first.candidates, first.chosen) == (3, 2)
+    assert second.candidates is msgspec.UNSET and second.chosen is msgspec.UNSET
+
+
+def test_a_choice_out_of_range_is_a_protocol_error():
+    class Wild(Picky):
+        def choose(self, role, candidates):
+            return len(candidates)
+
+    referee = Referee(Wild())
+    referee.start()
+    with pytest.raises(ProtocolError, match="candidate 2 of 2"):
+        referee.choose("a", 1, ((1,), (2,)))

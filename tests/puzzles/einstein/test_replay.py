@@ -43,3 +43,20 @@ def test_a_replay_shows_the_goal_and_rebuilds_the_table_after_every_step(tmp_pat
 
 def _decode(actions):
     return msgspec.convert(actions, tuple[GAME.Action, ...])
+
+
+def test_a_verified_run_replays_every_candidate_and_the_same_choices(tmp_path):
+    run = tmp_path / "run"
+    flags = ["--game", "einstein", "--games", "2", "--blocks", "4", "--verifier", "reasoning", "--candidates", "3",
+             "--player1", "random_mover", "--player2", "random_mover"]
+    assert run_main([*flags, "--transcripts", "--out", str(run), "--no-dashboard"]) == 0
+    for record in RunDir.open(run).records():
+        console = Console(file=io.StringIO(), width=220)
+        assert replay_main([str(run), str(record.game_id)], console=console) == 0
+        text = console.file.getvalue()
+        transcript = read_transcript(run, record.game_id)
+        assert all(len(turn.candidates) == 3 for turn in transcript.turns)
+        assert text.count("candidate 1: ") == text.count("candidate 3: ") == len(transcript.turns)
+        assert text.count("\u25b6 candidate") == len(transcript.turns)
+        assert "chooses another candidate" not in text and "the replayed game differs" not in text
+        assert record.metrics["verifier"]["player1"]["chosen"] == [t.chosen for t in transcript.turns if t.role == "player1"]
