@@ -1,7 +1,9 @@
 """Einstein instances: generation, then the optimal planner for 1000 instances of each N, cold (an
 empty cache directory: every instance is planned and appended) and warm (a fresh process memory
 reading the cache file, then the in-process LRU). Prints time per instance and the planner's
-expansions; asserts nothing.
+expansions. Then the event loop during a run of N = 6 games on a cold cache: the longest and the
+99th-percentile delay of a 1 ms ticker, with the planning in worker threads (the game's
+``prepare``, as the engine runs it) and, for comparison, on the loop. Asserts nothing.
 
     .venv/bin/python benchmarks/bench_einstein.py [instances per N] [action modes]
 """
@@ -17,7 +19,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from puzzles.einstein import optima  # noqa: E402
+import dataclasses  # noqa: E402
+
+import anyio  # noqa: E402
+
+from engine import Grid, PolicyFactory, run_games  # noqa: E402
+from puzzles.einstein import GAME, optima  # noqa: E402
 from puzzles.einstein.generate import generate  # noqa: E402
 from puzzles.einstein.params import DEFAULT_BUDGET, split_modes  # noqa: E402
 
@@ -62,5 +69,63 @@ def main() -> None:
             )
 
 
+class Waiting(PolicyFactory):
+    """Scripted players that take ``latency`` seconds per reply, as a model would: the loop is then
+    mostly idle, and whatever blocks it shows in the ticker."""
+
+    def __init__(self, latency: float) -> None:
+        super().__init__()
+        self.latency = latency
+
+    def make(self, name, role, seed, game):
+        inner, latency = super().make(name, role, seed, game), self.latency
+
+        class Policy:
+            async def reply(self, context):
+                await anyio.sleep(latency)
+                return await inner.reply(context)
+
+        return Policy()
+
+
+async def loop_delays(games: int, prepare: bool) -> tuple[list[float], float]:
+    """(the ticker's delays in seconds, the run's wall time) for ``games`` N = 6 games, cold cache,
+    players answering in 50 ms."""
+    game = GAME if prepare else dataclasses.replace(GAME, prepare=None)
+    plan = Grid(game="einstein", seeds=games, seed=17, agents=[["random_mover", "random_mover"]], params={"blocks": [6]})
+    delays: list[float] = []
+    records: list = []
+
+    async def tick(scope: anyio.CancelScope) -> None:
+        with scope:
+            while True:
+                started = time.perf_counter()
+                await anyio.sleep(0.001)
+                delays.append(time.perf_counter() - started - 0.001)
+
+    started = time.perf_counter()
+    async with anyio.create_task_group() as tg:
+        scope = anyio.CancelScope()
+        tg.start_soon(tick, scope)
+        await run_games(plan.specs_for(range(games)), factory=Waiting(0.05), concurrency=64,
+                        on_record=records.append, games={"einstein": game})
+        scope.cancel()
+    return delays, time.perf_counter() - started
+
+
+def event_loop(games: int = 500) -> None:
+    print(f"\nthe event loop during {games} N=6 games on a cold cache, players answering in 50 ms (a 1 ms ticker's extra delay)")
+    print(f"{'planning':>22} {'max':>9} {'p99':>9} {'run':>8}")
+    for prepare in (True, False):
+        with tempfile.TemporaryDirectory() as directory:
+            os.environ["ASYMGAMES_CACHE"] = directory
+            optima.forget()
+            delays, wall = anyio.run(loop_delays, games, prepare)
+        ordered = sorted(delays)
+        where = "worker threads" if prepare else "on the loop"
+        print(f"{where:>22} {1000 * ordered[-1]:6.1f} ms {1000 * ordered[int(0.99 * (len(ordered) - 1))]:6.1f} ms {wall:6.2f} s")
+
+
 if __name__ == "__main__":
     main()
+    event_loop()

@@ -128,9 +128,13 @@ def record_from_result(spec: GameSpec, result: GameResult, channel_log: list[Del
 
 async def play_game(
     spec: GameSpec, factory: PolicyFactory, taps: Iterable[Tap] = (), *, games: Mapping[str, Game] = GAMES,
+    preparing: anyio.CapacityLimiter | None = None,
 ) -> GameRecord:
     """Run one game to its record. Any exception inside the game becomes the record's error.
-    ``games`` is where the spec's game is looked up (the registry unless a test brings its own)."""
+    ``games`` is where the spec's game is looked up (the registry unless a test brings its own).
+    The game's ``prepare`` runs in a worker thread of ``preparing`` (a run shares one limiter of one
+    thread: more threads would take the interpreter lock from the event loop more often without
+    finishing sooner)."""
     channel_log: list[Delivery] | None = None
     environment: Environment | None = None
     try:
@@ -141,7 +145,11 @@ async def play_game(
             channel_log = []
             log = channel_log
             bus.add_tap(lambda address, message: log.append(message) if address == CHANNEL else None)
-        environment, actors = build_game(spec, bus, factory, get_game(spec.game, games))
+        game = get_game(spec.game, games)
+        if game.prepare is not None:  # slow set-up (planning, say) off the event loop
+            preparing = preparing or anyio.CapacityLimiter(1)
+            await anyio.to_thread.run_sync(game.prepare, spec.params, spec.seed, limiter=preparing)
+        environment, actors = build_game(spec, bus, factory, game)
         async with anyio.create_task_group() as tg:
             for actor in actors:
                 tg.start_soon(actor.run, name=f"game {spec.game_id} {actor.address}")

@@ -151,11 +151,12 @@ async def run_games(
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     pending = iter(specs)
     watchers = ([progress] if progress is not None else []) + list(observers)
+    preparing = anyio.CapacityLimiter(1)  # the games' slow set-up: one worker thread for the run
 
     async def worker() -> None:
         for spec in pending:  # one shared iterator: each game is taken by exactly one worker
             taps = [tap for w in watchers if (tap := w.game_started(spec)) is not None]
-            record = await play_game(spec, factory, taps, games=games)
+            record = await play_game(spec, factory, taps, games=games, preparing=preparing)
             for w in watchers:
                 w.game_finished(spec, record)
             on_record(record)

@@ -8,6 +8,7 @@ from ..base import Game
 from .actions import Action, Ask, Grounding, Move, Relation, Share
 from .board import BIN_NAMES, MAX_BLOCK_NUMBER, ROLES
 from .generate import generate
+from .optima import optimum
 from .params import EinsteinParams
 from .prompt import EinsteinPrompter
 from .replay import REPLAY
@@ -25,6 +26,12 @@ def new_game(params: EinsteinParams, seed: int, roles: tuple[str, ...], max_turn
 
 def default_max_turns(params: EinsteinParams, roles: tuple[str, ...]) -> int:
     return DEFAULT_ROUNDS
+
+
+def prepare(params: EinsteinParams, seed: int) -> None:
+    """Plan the instance's optimum into the cache (the engine calls this in a worker thread, so the
+    game's scores never plan on the event loop)."""
+    optimum(generate(params.blocks, seed), params.modes, params.planner_budget, answers=params.seek_answers)
 
 
 def invalid_examples(state: EinsteinGame, role: str) -> list:
@@ -55,6 +62,7 @@ GAME = Game(
     },
     replay=REPLAY,
     invalid_examples=invalid_examples,
+    prepare=prepare,
     description="two players sort blocks into bins from split constraints, moving, sharing and asking",
 )
 

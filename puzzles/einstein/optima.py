@@ -5,12 +5,14 @@ the two action modes, the planner's budget and the planning rules.
 A line is appended with one ``write`` on a file opened for appending, so processes writing at once
 never interleave inside a line; a line that does not decode (a damaged write) is skipped, and a
 line that is cut off is ended before the next is written. A miss plans and appends. Two processes
-missing the same key both append the same record, which reads back the same.
+missing the same key both append the same record, which reads back the same. Threads share the
+in-process cache under a lock (the engine plans in worker threads); the planning itself runs outside it.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections import OrderedDict
 from pathlib import Path
 
@@ -42,6 +44,7 @@ def cache_dir() -> Path:
 _memory: OrderedDict[tuple, Record] = OrderedDict()
 _disk: dict[Path, dict[tuple, Record]] = {}
 _decoder = msgspec.json.Decoder(Record)
+_lock = threading.Lock()
 
 
 def _key(game_id: str, modes: str, budget: int, answers: bool) -> tuple:
@@ -95,27 +98,31 @@ def optimum(instance: Instance, modes: tuple[str, str], budget: int, *, answers:
     mode_text = "/".join(modes)
     key = _key(instance.id, mode_text, budget, answers)
     memory_key = (path, *key)
-    record = _memory.get(memory_key)
-    if record is not None:
-        _memory.move_to_end(memory_key)
-        return record
-    disk = _load(path)
-    record = disk.get(key)
+    with _lock:
+        record = _memory.get(memory_key)
+        if record is not None:
+            _memory.move_to_end(memory_key)
+            return record
+        disk = _load(path)
+        record = disk.get(key)
     if record is None:
         found = plan(instance, modes, budget, answers=answers)
         record = Record(instance.id, mode_text, budget, found.steps, found.expansions, found.first, answers=answers)
-        _append(path, record)
-        disk[key] = record
-    _memory[memory_key] = record
-    if len(_memory) > LRU_SIZE:
-        _memory.popitem(last=False)
+        with _lock:
+            _append(path, record)
+            disk[key] = record
+    with _lock:
+        _memory[memory_key] = record
+        if len(_memory) > LRU_SIZE:
+            _memory.popitem(last=False)
     return record
 
 
 def forget() -> None:
     """Drop what this process remembers (the disk file stays)."""
-    _memory.clear()
-    _disk.clear()
+    with _lock:
+        _memory.clear()
+        _disk.clear()
 
 
 __all__ = ["FILE_NAME", "Record", "cache_dir", "forget", "optimum"]

@@ -1,11 +1,15 @@
 """Whole games with scripted policies, through the real actors and bus."""
 
+import dataclasses
+import threading
+
 import pytest
 
-from engine import GameRecord, PolicyFactory
+from engine import GameRecord, PolicyFactory, play_game
 from engine.stats import summarize
+from puzzles import GAMES
 from puzzles.asympuzl.rules import generate
-from tests.helpers import play_async, spec
+from tests.helpers import grid, play_async, spec
 
 
 @pytest.mark.parametrize("size", [3, 5, 10, 20])
@@ -148,3 +152,23 @@ async def test_a_reply_that_is_not_text_is_a_format_error_not_a_crash():
     assert record.outcome == "failure" and record.error is None
     assert record.format_errors["bob"] == 1
     assert record.turn_log[-1].format_error == "the reply is not text but NoneType"
+
+
+async def test_a_game_s_slow_set_up_runs_in_a_worker_thread_and_its_failure_is_the_game_s_error():
+    ran = []
+
+    def prepare(params, seed):
+        ran.append((threading.current_thread() is threading.main_thread(), params.size, seed))
+        if seed % 2:
+            raise RuntimeError("no plan for this one")
+
+    games = {"asympuzl": dataclasses.replace(GAMES["asympuzl"], prepare=prepare)}
+    config = grid(4, size=3)
+    records = [await play_game(config.spec(i), PolicyFactory(), games=games) for i in range(4)]
+    assert [(on_main, size) for on_main, size, _ in ran] == [(False, 3)] * 4
+    assert [seed for *_, seed in ran] == [r.spec.seed for r in records]
+    for record in records:
+        if record.spec.seed % 2:
+            assert (record.outcome, record.error.type, record.error.message) == ("error", "RuntimeError", "no plan for this one")
+        else:
+            assert record.outcome == "success"

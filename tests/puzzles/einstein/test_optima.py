@@ -71,3 +71,22 @@ def test_processes_appending_at_once_leave_whole_lines(private_cache):
     assert {r.id for r in records} == {generate(5, s).id for s in range(160)}
     for record in records[:20]:
         assert record.steps == plan(instance_from_id(record.id)).steps
+
+
+async def test_a_game_in_the_engine_plans_in_a_worker_thread_never_on_the_event_loop(private_cache, monkeypatch):
+    import threading
+
+    from engine import Grid, PolicyFactory, play_game
+
+    where = []
+
+    def watched(*args, **kwargs):
+        where.append(threading.current_thread() is threading.main_thread())
+        return plan(*args, **kwargs)
+
+    monkeypatch.setattr(optima, "plan", watched)
+    optima.forget()
+    config = Grid(game="einstein", seeds=3, agents=[["optimal", "optimal"]], params={"blocks": [5]})
+    records = [await play_game(config.spec(i), PolicyFactory()) for i in range(3)]
+    assert where == [False, False, False]  # one plan per instance, none on the loop's thread
+    assert all(r.metrics["optimal_steps"] and r.scores["step_ratio"] >= 1 for r in records)
