@@ -10,11 +10,19 @@ of items together with its number. A private fact of another role found inside o
 unless the agent could know it: from its own private information, from a unit of a message
 delivered to it, or from what it wrote itself (its replies and actions, including its own wrong
 guesses). A leak ends the game with an error of kind "leak".
+
+A game whose private information is made of phrases (the Einstein game's constraints, where every
+pair of block numbers is also on the table for all to see) says so with ``GameState.secrets(role)``:
+the phrases only ``role`` holds at the start, written as its prompts write them. ``PhraseAudit``
+then looks for other roles' phrases in the text each agent is shown (its prompt, or the game's
+rendering of its turn for agents that send none), known once a delivered message or the agent's
+own reply carried them.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import msgspec
@@ -116,3 +124,55 @@ class LeakAudit:
                 f"{role} was shown {shown_facts}, private to another agent and never delivered to {role}"
             )
 
+
+
+def _texts(value: Any) -> Iterator[str]:
+    """Every string inside ``value`` (dicts, lists, tuples)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+
+
+class PhraseAudit:
+    """A tap for one game whose state names its secrets. ``secrets`` maps each role to its phrases;
+    ``render(context)`` is the game's prompt for a turn, for agents that report none."""
+
+    def __init__(self, secrets: dict[str, tuple[str, ...]], render: Callable[[Any], tuple[str, str]]) -> None:
+        own = {role: set(phrases) for role, phrases in secrets.items()}
+        self.private = {
+            role: own[role] - set().union(*(own[r] for r in secrets if r != role)) for role in secrets
+        }
+        self.known: dict[str, set[str]] = own
+        self.render = render
+
+    def _others(self, role: str) -> set[str]:
+        return set().union(*(phrases for r, phrases in self.private.items() if r != role))
+
+    def _learn(self, role: str, texts: Iterator[str]) -> None:
+        others = self._others(role) - self.known.setdefault(role, set())
+        if others:
+            text = "\n".join(texts)
+            self.known[role].update(p for p in others if p in text)
+
+    def tap(self, address: str, message: Any) -> None:
+        if isinstance(message, Chat):
+            self._learn(message.recipient, iter((message.text,)))
+        elif isinstance(message, Act):
+            if message.prompt is not None:
+                self.check(message.role, "\n".join(_texts(message.prompt)))
+            elif message.context is not None:
+                self.check(message.role, "\n".join(self.render(message.context)))
+            self._learn(message.role, iter((message.reply, message.message)))
+
+    def check(self, role: str, shown: str) -> None:
+        leaked = sorted(p for p in self._others(role) - self.known.get(role, set()) if p in shown)
+        if leaked:
+            raise LeakDetected(
+                f"{role} was shown {'; '.join(leaked[:5])}, private to another agent and never delivered to {role}"
+            )

@@ -19,7 +19,7 @@ from bus.channel import Spend
 from feedback.actor import FeedbackActor
 from puzzles import GAMES, Game, GameResult, Referee, get_game
 
-from .audit import LeakAudit
+from .audit import LeakAudit, PhraseAudit
 from .policies import PolicyFactory
 from .records import ErrorInfo, GameRecord, usage_totals
 from .spec import GameSpec
@@ -72,7 +72,12 @@ def build_game(spec: GameSpec, bus: Bus, factory: PolicyFactory, game: Game) -> 
 
     connect(bus, state.roles, topology, make_channel)
     if spec.option("leak_audit", False):
-        bus.add_tap(LeakAudit({role: state.private(role) for role in state.roles}).tap)
+        secrets = getattr(state, "secrets", None)
+        if secrets is not None:  # the game names its private phrases
+            audit: LeakAudit | PhraseAudit = PhraseAudit({r: tuple(secrets(r)) for r in state.roles}, game.prompter.render)
+        else:
+            audit = LeakAudit({role: state.private(role) for role in state.roles})
+        bus.add_tap(audit.tap)
     return environment, actors
 
 

@@ -91,6 +91,9 @@ class GameState(Protocol):
     def private(self, role: str) -> Any:
         """What only ``role`` knows at the start (for the leak audit)."""
 
+    # Optional: ``secrets(role) -> tuple[str, ...]``, the phrases only ``role`` knows at the start as
+    # its prompts write them, where word pairs cannot tell private from public (``engine.audit``).
+
     def step(self, role: str, actions: tuple[Any, ...]) -> Step:
         """Apply ``role``'s actions in order. A rejected action leaves the state as it was. A turn
         whose reply could not be read is stepped with no actions."""

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..base import Rejected, Say, Step
-from .actions import Action, Ask, Move, Pass, Share, Unreadable, action_text, malformed, why_unreadable
+from .actions import Action, Ask, Move, Pass, Share, Unreadable, action_text, item_text, malformed, why_unreadable
 from .board import BIN_NAMES, BIN_OF, COMMON, REACH, ROLES, Instance
 from .knowledge import compact, start_mind
 from .optima import optimum
@@ -73,6 +73,11 @@ class EinsteinGame:
 
     def private(self, role: str) -> tuple:
         return tuple(to_item(self.instance.items[i]) for i in self.instance.knowledge[role])
+
+    def secrets(self, role: str) -> tuple[str, ...]:
+        """``role``'s constraints as its prompt writes them (for the leak audit: block numbers alone
+        are on the table for everyone, so the audit looks for whole constraints)."""
+        return tuple(item_text(item) for item in self.private(role))
 
     # ---- Validity ----
 

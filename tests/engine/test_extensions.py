@@ -2,10 +2,11 @@
 
 import dataclasses
 
+import msgspec
 import pytest
 
 from bus import ChannelSpec
-from engine import PolicyFactory
+from engine import Grid, PolicyFactory
 from puzzles import GAMES
 from puzzles.chain.rules import CHAIN_ROLES, generate_chain
 from runners.concurrent import main as run_main
@@ -209,6 +210,39 @@ def test_leak_audit_catches_a_planted_leak(base, agents, victim, source):
     assert record.outcome == "error"
     assert (record.error.kind, record.error.actor, record.error.type) == ("leak", victim, "LeakDetected")
     assert "private to another agent" in record.error.message
+
+
+@pytest.mark.parametrize("strategy", ["optimal", "share_everything", "seek_only", "random_mover"])
+def test_leak_audit_passes_honest_einstein_games_where_block_numbers_are_public(strategy):
+    """Every pair of block numbers is on the table for all to see, so the audit looks for whole
+    constraints (the game's ``secrets``); shared constraints reach the partner through the channel."""
+    for index, actions in enumerate(["share_ask", "share", "ask", "none", "share_ask/ask"]):
+        config = Grid(game="einstein", seeds=index + 1, agents=[[strategy, strategy]], leak_audit=True,
+                      params={"blocks": [5], "actions": [actions]})
+        assert play(config.spec(index)).error is None
+
+
+def test_leak_audit_catches_a_constraint_the_table_shows_before_it_was_shared():
+    game = GAMES["einstein"]
+
+    def new(params, seed, roles, max_turns):
+        state = game.new(params, seed, roles, max_turns)
+        honest = state.view
+
+        def view(role):
+            shown = honest(role)
+            if role == "player2" and state.steps >= 2:  # player1's constraints, never shared
+                shown = msgspec.structs.replace(shown, knowledge=shown.knowledge + state.private("player1"))
+            return shown
+
+        state.view = view
+        return state
+
+    leaky = {"einstein": dataclasses.replace(game, new=new)}
+    config = Grid(game="einstein", seeds=1, agents=[["seek_only", "seek_only"]], leak_audit=True, params={"actions": ["ask"]})
+    record = play(config.spec(0), games=leaky)
+    assert (record.outcome, record.error.kind, record.error.actor) == ("error", "leak", "player2")
+    assert "(block" in record.error.message and "never delivered to player2" in record.error.message
 
 
 # ---- The command line ----
