@@ -20,7 +20,7 @@ from feedback.actor import FeedbackActor
 from puzzles import GAMES, Game, GameResult, Referee, get_game
 
 from .audit import LeakAudit, PhraseAudit
-from .policies import PolicyFactory
+from .policies import PolicyFactory, is_model
 from .records import ErrorInfo, GameRecord, usage_totals
 from .spec import GameSpec
 
@@ -140,6 +140,16 @@ async def play_game(
     The game's ``prepare`` runs in a worker thread of ``preparing`` (a run shares one limiter of one
     thread: more threads would take the interpreter lock from the event loop more often without
     finishing sooner)."""
+    record = await _play(spec, factory, taps, games, preparing)
+    if any(is_model(name) for name in spec.agents.values()):
+        record.sampling = factory.hub.settings.options.sampling()
+    return record
+
+
+async def _play(
+    spec: GameSpec, factory: PolicyFactory, taps: Iterable[Tap], games: Mapping[str, Game],
+    preparing: anyio.CapacityLimiter | None,
+) -> GameRecord:
     channel_log: list[Delivery] | None = None
     environment: Environment | None = None
     try:

@@ -81,6 +81,8 @@ class GameRecord(msgspec.Struct, kw_only=True):
     channel_log: list[Delivery] | UnsetType = UNSET
     # Written only when a model played: per agent, its calls, tokens, latency and cost.
     usage: dict[str, UsageTotals] | UnsetType = UNSET
+    # Written only when a model played: how its calls were made (temperature, top_p, max_tokens, seed, structured).
+    sampling: dict[str, Any] | UnsetType = UNSET
 
 
 class _ErrorKind(msgspec.Struct):

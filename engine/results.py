@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from .backends import BackendSettings
 from .ids import IdCounts
 from .records import GameRecord, RecordKey, decode_key, decode_record, encode_record, encode_storable
 from .sweep import Grid
@@ -28,6 +29,7 @@ Plan = Grid
 
 FORMAT = 2
 CONFIG_FILE = "config.json"
+MODELS_FILE = "models.json"  # how model calls are made and paced (``BackendSettings``), saved with the run
 RESULTS_FILE = "results.jsonl"
 LOG_FILE = "run.log"
 LOCK_FILE = ".lock"
@@ -90,6 +92,19 @@ class RunDir:
         if not run.config_path.exists():
             raise RunDirError(f"{run.path} is not a run directory (no {CONFIG_FILE})")
         return run
+
+    def model_settings(self) -> BackendSettings | None:
+        """The model settings saved with the run, or None (a run saved before they were)."""
+        path = self.path / MODELS_FILE
+        if not path.exists():
+            return None
+        try:
+            return msgspec.json.decode(path.read_bytes(), type=BackendSettings)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise RunDirError(f"{path} cannot be read: {exc}") from None
+
+    def save_model_settings(self, settings: BackendSettings) -> None:
+        _write_atomic(self.path / MODELS_FILE, msgspec.json.format(msgspec.json.encode(settings)) + b"\n")
 
     def format(self) -> int:
         try:

@@ -1,8 +1,16 @@
-"""Command-line flags for the model backends (how calls are made and paced; not saved with the run)."""
+"""Command-line flags for the model backends: how calls are made and paced.
+
+The settings are saved with the run (``models.json``) and used again on ``--resume``. There, a
+sampling flag (temperature, top-p, max tokens, seed, structured output) that differs from the saved
+one is an error naming it, since it would change how the rest of the games are played; the pacing
+and connection flags (rates, URLs, limits, timeouts, attempts, prices) replace the saved ones.
+"""
 
 from __future__ import annotations
 
 import argparse
+
+import msgspec
 
 from engine.backends import PROVIDERS, BackendSettings, ModelOptions
 from engine.backends.tokens import parse_price
@@ -42,24 +50,25 @@ def _price(text: str):
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags; each defaults to None (not given), so that a resume can tell what was given."""
     g = parser.add_argument_group(
         "model backends (policies openai:MODEL, anthropic:MODEL, vllm:MODEL; keys from OPENAI_API_KEY, ANTHROPIC_API_KEY)"
     )
-    g.add_argument("--rpm", type=_rate, action="append", default=[], metavar="[PROVIDER[:MODEL]=]N", help="requests per minute (default: learned from the provider's rate-limit headers)")
-    g.add_argument("--tpm", type=_rate, action="append", default=[], metavar="[PROVIDER[:MODEL]=]N", help="tokens per minute (default: learned from the headers)")
+    g.add_argument("--rpm", type=_rate, action="append", metavar="[PROVIDER[:MODEL]=]N", help="requests per minute (default: learned from the provider's rate-limit headers)")
+    g.add_argument("--tpm", type=_rate, action="append", metavar="[PROVIDER[:MODEL]=]N", help="tokens per minute (default: learned from the headers)")
     g.add_argument("--openai-url", metavar="URL", help="OpenAI-compatible base URL (default: OPENAI_BASE_URL or api.openai.com)")
     g.add_argument("--anthropic-url", metavar="URL", help="Anthropic base URL (default: ANTHROPIC_BASE_URL or api.anthropic.com)")
     g.add_argument("--vllm-url", metavar="URL", help="the vLLM server, e.g. http://HOST:8000/v1")
-    g.add_argument("--vllm-max-seqs", type=_positive(int), default=256, metavar="S", help="the vLLM server's --max-num-seqs (default 256)")
-    g.add_argument("--max-in-flight", type=_positive(int), default=512, metavar="K", help="most calls in flight per model, OpenAI and Anthropic (default 512)")
-    g.add_argument("--temperature", type=_temperature, default=0.0, metavar="X", help="sampling temperature (default 0)")
+    g.add_argument("--vllm-max-seqs", type=_positive(int), metavar="S", help="the vLLM server's --max-num-seqs (default 256)")
+    g.add_argument("--max-in-flight", type=_positive(int), metavar="K", help="most calls in flight per model, OpenAI and Anthropic (default 512)")
+    g.add_argument("--temperature", type=_temperature, metavar="X", help="sampling temperature (default 0)")
     g.add_argument("--top-p", type=bounded(float, 0.0, 1.0, above=True, what="a number above 0, at most 1"), metavar="P", help="nucleus sampling, OpenAI and vLLM (default: the provider's)")
-    g.add_argument("--max-tokens", type=_positive(int), default=4096, metavar="K", help="most output tokens per reply (default 4096)")
+    g.add_argument("--max-tokens", type=_positive(int), metavar="K", help="most output tokens per reply (default 4096)")
     g.add_argument("--model-seed", type=int, metavar="S", help="sampling seed sent to providers that take one")
-    g.add_argument("--structured", action="store_true", help="ask the backend for structured output (JSON following the reply schema)")
-    g.add_argument("--request-timeout", type=_positive(float), default=120.0, metavar="SEC", help="seconds per attempt (default 120)")
-    g.add_argument("--max-attempts", type=_positive(int), default=8, metavar="K", help="attempts per call before the game is an infrastructure error (default 8)")
-    g.add_argument("--price", type=_price, action="append", default=[], metavar="MODEL=IN,CACHED,OUT", help="dollars per million tokens, for cost totals")
+    g.add_argument("--structured", action="store_const", const=True, help="ask the backend for structured output (JSON following the reply schema)")
+    g.add_argument("--request-timeout", type=_positive(float), metavar="SEC", help="seconds per attempt (default 120)")
+    g.add_argument("--max-attempts", type=_positive(int), metavar="K", help="attempts per call before the game is an infrastructure error (default 8)")
+    g.add_argument("--price", type=_price, action="append", metavar="MODEL=IN,CACHED,OUT", help="dollars per million tokens, for cost totals")
 
 
 def _per_provider(pairs: list[tuple[str, float]]) -> dict[str, float]:
@@ -73,13 +82,50 @@ def _per_provider(pairs: list[tuple[str, float]]) -> dict[str, float]:
     return table
 
 
-def settings_from_args(args: argparse.Namespace) -> BackendSettings:
-    options = ModelOptions(
-        temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens, seed=args.model_seed,
-        structured=args.structured, timeout=args.request_timeout, max_attempts=args.max_attempts,
-    )
+# (flag, ModelOptions field, argparse dest): flags that change the replies, fixed for a run.
+SAMPLING = (
+    ("--temperature", "temperature", "temperature"), ("--top-p", "top_p", "top_p"),
+    ("--max-tokens", "max_tokens", "max_tokens"), ("--model-seed", "seed", "model_seed"),
+    ("--structured", "structured", "structured"),
+)
+# Flags of how calls are paced and sent: given on a resume, they replace the saved ones.
+PACING = (("request_timeout", "timeout"), ("max_attempts", "max_attempts"))
+
+
+def settings_from_args(args: argparse.Namespace, saved: BackendSettings | None = None) -> BackendSettings:
+    """The run's model settings: the flags given, else the saved settings (on a resume), else the
+    defaults. ValueError (its message names the flag) if a sampling flag contradicts the saved run."""
+    base = saved or BackendSettings()
+    options = base.options
+    changes: dict = {}
+    for flag, field, dest in SAMPLING:
+        given = getattr(args, dest, None)
+        if given is None:
+            continue
+        have = getattr(options, field)
+        if saved is not None and given != have:
+            shown = "not set" if have is None else have
+            raise ValueError(
+                f"argument {flag}: the run being resumed was played with {field} {shown}, got {given}; "
+                "a run keeps its sampling settings (start a new run to change them)"
+            )
+        changes[field] = given
+    for dest, field in PACING:
+        given = getattr(args, dest, None)
+        if given is not None:
+            changes[field] = given
+    fields: dict = {"options": msgspec.structs.replace(options, **changes)}
+    if args.rpm:
+        fields["rpm"] = _per_provider(args.rpm)
+    if args.tpm:
+        fields["tpm"] = _per_provider(args.tpm)
     urls = {p: u for p, u in (("openai", args.openai_url), ("anthropic", args.anthropic_url), ("vllm", args.vllm_url)) if u}
-    return BackendSettings(
-        options=options, rpm=_per_provider(args.rpm), tpm=_per_provider(args.tpm), urls=urls,
-        max_in_flight=args.max_in_flight, vllm_max_seqs=args.vllm_max_seqs, prices=dict(args.price),
-    )
+    if urls:
+        fields["urls"] = {**base.urls, **urls}
+    if args.max_in_flight is not None:
+        fields["max_in_flight"] = args.max_in_flight
+    if args.vllm_max_seqs is not None:
+        fields["vllm_max_seqs"] = args.vllm_max_seqs
+    if args.price:
+        fields["prices"] = {**base.prices, **dict(args.price)}
+    return msgspec.structs.replace(base, **fields)

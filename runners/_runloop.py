@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import signal
 import time
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from engine.session import counted_keys, finish, new_progress, play_plan, record
 
 from ._args import bounded
 from ._display import ProgressDisplay, summary_table
-from ._models import add_model_arguments
+from ._models import add_model_arguments, settings_from_args
 
 EXIT_INTERRUPTED = 130
 EXIT_LOST_GAMES = 3  # the run finished, but some games were lost to the infrastructure
@@ -79,7 +80,7 @@ class Prepared(NamedTuple):
     run: RunDir
     lock: Any  # held until the run ends
     recorded: dict[int, Any]  # game id -> RecordKey of what is already recorded
-    command: str  # how to run this runner, for the resume hint
+    command: str  # the complete command that continues the run
 
 
 def open_run(
@@ -88,22 +89,28 @@ def open_run(
     *,
     new_plan: Callable[[], Plan] | None,
     check_saved: Callable[[Plan], None],
+    factory: PolicyFactory,
     out_name: str = "",
 ) -> Prepared:
     """Create the run directory for ``new_plan()``, or open ``args.resume`` and check its saved plan
-    with ``check_saved``; lock it and read what is recorded. Exits with status 2 on any problem."""
+    with ``check_saved``; lock it and read what is recorded. The model settings (the flags, on a
+    resume over the saved ones) configure ``factory`` and are saved with the run. Exits with status
+    2 on any problem."""
     try:
         if args.resume is not None:
             if args.out is not None and args.out != args.resume:
                 parser.error("argument --out: cannot be combined with --resume of another directory")
             run = RunDir.open(args.resume)
+            factory.configure(settings_from_args(args, run.model_settings()))
             plan = run.config()
             check_saved(plan)
         else:
             assert new_plan is not None
+            factory.configure(settings_from_args(args))
             plan = new_plan()
             run = RunDir.create(args.out or default_out(out_name), plan)
         lock = run.lock()
+        run.save_model_settings(factory.hub.settings)
         run.upgrade()  # results of an earlier format are rewritten before any is added
         if args.repair:
             if args.resume is None:
@@ -117,7 +124,22 @@ def open_run(
         flag = "--resume" if args.resume else "--out"
         where = args.resume or args.out or "the run directory"
         parser.error(f"argument {flag}: cannot use {where}: {exc.strerror or exc}")
-    return Prepared(args, plan, run, lock, recorded, parser.prog)
+    return Prepared(args, plan, run, lock, recorded, resume_command(parser.prog, args, run))
+
+
+def resume_command(prog: str, args: argparse.Namespace, run: RunDir) -> str:
+    """The command that continues this run as it was started: the plan and the model settings are
+    saved with the run; the running flags that change what is written or how fast are repeated."""
+    parts = [*prog.split(), "--resume", str(run.path)]
+    if args.transcripts:
+        parts.append("--transcripts")
+    if args.concurrency != DEFAULT_CONCURRENCY:
+        parts += ["--concurrency", str(args.concurrency)]
+    if args.log_level != "info":
+        parts += ["--log-level", args.log_level]
+    if args.no_dashboard:
+        parts.append("--no-dashboard")
+    return shlex.join(parts)
 
 
 def first_leaf(error: BaseException) -> BaseException:
@@ -204,14 +226,14 @@ def _run_and_report(prepared: Prepared, factory: PolicyFactory) -> int:
         tally = None
     except GaveUp as stop:
         console.print(
-            f"Stopped early: {stop}. Fix that, then continue with: {prepared.command} --resume {run.path}",
+            f"Stopped early: {stop}. Fix that, then continue with: {prepared.command}",
             soft_wrap=True,
         )
         return EXIT_LOST_GAMES
     except Stopped as stop:
         console.print(
             f"Stopped: {stop}. Every game finished before it is in {run.results_path}; "
-            f"free the space, then continue with: {prepared.command} --resume {run.path}",
+            f"free the space, then continue with: {prepared.command}",
             soft_wrap=True,
         )
         return EXIT_STORAGE
@@ -222,13 +244,13 @@ def _run_and_report(prepared: Prepared, factory: PolicyFactory) -> int:
             soft_wrap=True,
         )
         if tally.lost:
-            console.print(f"Play the lost games again with: {prepared.command} --resume {run.path}", soft_wrap=True)
+            console.print(f"Play the lost games again with: {prepared.command}", soft_wrap=True)
             return EXIT_LOST_GAMES
         return 0
     count = f"{tally.games} of {plan.total} games" if tally is not None else "finished games"
     console.print(
         f"Interrupted: {count} recorded in {run.results_path}. "
-        f"Continue with: {prepared.command} --resume {run.path}",
+        f"Continue with: {prepared.command}",
         soft_wrap=True,
     )
     return EXIT_INTERRUPTED

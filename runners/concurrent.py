@@ -24,7 +24,6 @@ from engine.results import Plan
 from puzzles import DEFAULT_GAME, GAMES, Game, InvalidParameter, get_game
 
 from ._args import bounded
-from ._models import settings_from_args
 from ._runloop import OneLineParser, Prepared, add_running_arguments, choice, integer, open_run, run_and_report
 
 DEFAULT_GAMES = 1000
@@ -286,11 +285,10 @@ def prepare(argv: list[str] | None, factory: PolicyFactory) -> Prepared:
     game = GAMES.get(name) or get_game(DEFAULT_GAME)
     parser = build_parser(factory, game)
     args = parser.parse_args(argv)  # an unknown --game is reported here
-    factory.configure(settings_from_args(args))
     return open_run(
         parser, args,
         new_plan=None if args.resume else (lambda: config_from_args(parser, args, game, factory)),
-        check_saved=lambda saved: check_saved(parser, args, saved, game, factory),
+        check_saved=lambda saved: check_saved(parser, args, saved, game, factory), factory=factory,
     )
 
 

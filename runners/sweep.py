@@ -16,7 +16,6 @@ from engine.results import Plan
 from engine.sweep import Grid, load_grid
 from puzzles import GAMES
 
-from ._models import settings_from_args
 from ._runloop import OneLineParser, Prepared, add_running_arguments, choice, integer, open_run, run_and_report
 
 
@@ -48,7 +47,6 @@ def check_policies(parser: OneLineParser, grid: Grid, factory: PolicyFactory) ->
 def prepare(argv: list[str] | None, factory: PolicyFactory) -> Prepared:
     parser = build_parser()
     args = parser.parse_args(argv)
-    factory.configure(settings_from_args(args))
     if args.resume is None and args.grid is None:
         parser.error("argument grid: a grid file is required (or --resume RUN_DIR)")
     if args.resume is not None and (args.grid is not None or args.seeds is not None or args.game is not None):
@@ -71,7 +69,9 @@ def prepare(argv: list[str] | None, factory: PolicyFactory) -> Prepared:
         check_policies(parser, saved, factory)
 
     out_name = args.grid.stem if args.grid is not None else ""
-    return open_run(parser, args, new_plan=None if args.resume else new_plan, check_saved=check_saved, out_name=out_name)
+    return open_run(
+        parser, args, new_plan=None if args.resume else new_plan, check_saved=check_saved, factory=factory, out_name=out_name,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -52,6 +52,13 @@ class ModelOptions(msgspec.Struct, frozen=True, kw_only=True):
     backoff_base: float = 1.0  # seconds; doubles per attempt, full jitter
     backoff_max: float = 60.0
 
+    def sampling(self) -> dict[str, Any]:
+        """What the replies depend on (kept with every record a model played): temperature, top_p,
+        max_tokens, seed and structured, those set."""
+        fields = {"temperature": self.temperature, "top_p": self.top_p, "max_tokens": self.max_tokens,
+                  "seed": self.seed, "structured": self.structured}
+        return {k: v for k, v in fields.items() if v is not None}
+
 
 class BackendSettings(msgspec.Struct, frozen=True, kw_only=True):
     """Per-run settings of the model backends (none of them changes what a game is)."""

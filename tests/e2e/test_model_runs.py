@@ -4,6 +4,7 @@ reach a file, games lost to the infrastructure are played again by --resume, bad
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -137,7 +138,7 @@ def test_usage_totals_count_every_process_of_a_resumed_run(tmp_path, monkeypatch
     assert len(calls) == 2 and calls[0] == first["models"][name]["calls"] and 0 < calls[1] < calls[0]
     assert usage["models"][name]["calls"] == sum(calls)
     assert usage["models"][name]["prompt_tokens"] == sum(p["models"][name]["prompt_tokens"] for p in usage["processes"])
-    assert [p["options"]["temperature"] for p in usage["processes"]] == [0.5, 0.0]  # as each process called
+    assert [p["options"]["temperature"] for p in usage["processes"]] == [0.5, 0.5]  # the run's saved sampling
 
 
 def test_a_run_whose_first_games_all_fail_alike_stops_early_and_resumes(tmp_path, monkeypatch, capsys):
@@ -158,6 +159,51 @@ def test_a_run_whose_first_games_all_fail_alike_stops_early_and_resumes(tmp_path
     assert code == 0
     final = {r["game_id"]: r for r in _records(run)}
     assert len(final) == 200 and all(r["outcome"] == "success" for r in final.values())
+
+
+def test_a_resume_plays_with_the_saved_sampling_and_refuses_a_conflicting_flag(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-sampling-0000")
+    run = tmp_path / "run"
+    agents = ["--alice", "openai:share_everything", "--bob", "openai:share_everything", "--no-dashboard"]
+    sampling = ["--temperature", "0.9", "--top-p", "0.8", "--max-tokens", "300", "--structured", "--model-seed", "7"]
+    with server_process() as url:
+        assert run_main(["--games", "10", *agents, *sampling, "--openai-url", url + "/v1", "--out", str(run)]) == 0
+        lines = (run / "results.jsonl").read_text().splitlines(keepends=True)
+        (run / "results.jsonl").write_text("".join(lines[:4]))  # six games to play again
+        capsys.readouterr()
+        for flag, value in (("--temperature", "0"), ("--max-tokens", "4096"), ("--model-seed", "8"), ("--top-p", "1")):
+            with pytest.raises(SystemExit) as exit_info:
+                run_main(["--resume", str(run), flag, value])
+            err = capsys.readouterr().err
+            assert exit_info.value.code == 2 and err.count("\n") == 1 and f"argument {flag}: the run being resumed" in err
+        # The printed command alone continues the run; the pacing flags may change on a resume.
+        assert run_main(["--resume", str(run), "--rpm", "6000", "--temperature", "0.9"]) == 0
+    records = _records(run)
+    want = {"temperature": 0.9, "top_p": 0.8, "max_tokens": 300, "seed": 7, "structured": True}
+    assert len(records) == 10 and all(r["sampling"] == want for r in records)
+    saved = json.loads((run / "models.json").read_text())
+    assert saved["options"]["temperature"] == 0.9 and saved["rpm"]["openai"] == 6000 and saved["urls"]["openai"] == url + "/v1"
+    assert "sk-test" not in (run / "models.json").read_text()
+
+
+def test_the_printed_resume_command_is_complete_and_on_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-0000")
+    run = tmp_path / "a run"
+    flags = ["--games", "60", "--alice", "openai:share_everything", "--bob", "openai:share_everything",
+             "--concurrency", "4", "--transcripts", "--no-dashboard", "--temperature", "0.3"]
+    with server_process("--api-key", "sk-right-key-0000") as url:
+        assert run_main([*flags, "--openai-url", url + "/v1", "--out", str(run)]) == 3
+        lines = [line for line in capsys.readouterr().out.splitlines() if "continue with: " in line]
+        assert len(lines) == 1
+        command = lines[0].split("continue with: ", 1)[1]
+        words = shlex.split(command)
+        assert words[:3] == ["python", "-m", "runners.concurrent"]
+        assert words[3:] == ["--resume", str(run), "--transcripts", "--concurrency", "4", "--no-dashboard"]
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-right-key-0000")
+        assert run_main(words[3:]) == 0
+    final = _records(run)
+    assert len(final) == 60 and all(r["outcome"] == "success" and r["sampling"]["temperature"] == 0.3 for r in final)
+    assert len((run / "transcripts.jsonl").read_text().splitlines()) >= 60
 
 
 def test_a_run_that_fails_in_different_ways_is_not_stopped_early():

@@ -48,9 +48,10 @@ async def play(config: Grid, settings: BackendSettings, *, concurrency: int = 64
 
 
 def without_models(record) -> dict:
-    """A record as plain data minus what only a model call has (usage, policy names)."""
+    """A record as plain data minus what only a model call has (usage, sampling, policy names)."""
     data = json.loads(msgspec.json.encode(record))
     data.pop("usage", None)
+    data.pop("sampling", None)
     data["spec"].pop("agents")
     for turn in data["turn_log"]:
         turn.pop("usage", None)
