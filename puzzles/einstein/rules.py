@@ -253,6 +253,8 @@ class EinsteinGame:
             "optimal_steps": self.optimal_steps(),
             "modes": "/".join(self.params.modes),
             "solved_step": self.solved_step,
+            # The reference's rewards (logged, not used for its metrics): -0.1 for every failed step.
+            "reward": {role: round(-0.1 * sum(failed for who, _, failed in self.history if who == role), 1) for role in ROLES},
             "actions": {role: self.tally[role].counts() for role in ROLES},
             "errors": {role: self.tally[role].errors() for role in ROLES},
             "error_labels": list(LABELS),

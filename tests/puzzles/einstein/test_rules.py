@@ -99,6 +99,14 @@ def test_a_pass_and_an_unreadable_reply_are_failed_passes_that_spend_the_step():
     ]
 
 
+def test_the_reference_s_reward_is_minus_a_tenth_per_failed_step_of_each_player():
+    state = _game()
+    state.step("player1", (Pass(),))
+    state.step("player2", (Unreadable("I move block1"),))
+    state.step("player1", (Pass(),))
+    assert state.metrics()["reward"] == {"player1": -0.2, "player2": -0.1}
+
+
 def test_only_the_first_action_of_a_turn_is_taken():
     state = _game()
     step = state.step("player1", (Pass(), Ask(1)))
