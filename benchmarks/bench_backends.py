@@ -12,6 +12,10 @@ real 429s; the engine runs here with the real openai SDK. For each R the limit i
   fewer games remain than it takes to keep the limit busy, divided by R. Target >= 0.95. No game lost.
 - Batching: mean of ``vllm:num_requests_running`` sampled every 0.1 s over the same kind of window,
   divided by ``max_num_seqs`` = 256. Target >= 0.90.
+- Lock-step: 300 games of 3 calls at once (``--concurrency 300``) under R = 1800 rpm, calls of
+  earlier games first (the engine's order) and, for comparison, in arrival order: throughput over
+  the limit, when the first game finished, and the median and p90 game completion time over the
+  run's wall time (arrival order gives about 1.0, finishing games in order about 0.5).
 """
 
 from __future__ import annotations
@@ -125,10 +129,48 @@ def bench_vllm(seqs: int, games: int) -> dict:
     }
 
 
+class _ArrivalOrder:
+    """Stands in for ``CALL_PRIORITY`` in ``engine.run``: every game the same priority (FIFO)."""
+
+    def set(self, value: int) -> None:
+        return None
+
+
+def bench_lockstep(prioritised: bool, rpm: int = 1800, games: int = 300) -> dict:
+    import engine.run
+
+    saved = engine.run.CALL_PRIORITY
+    if not prioritised:
+        engine.run.CALL_PRIORITY = _ArrivalOrder()
+    server = Server("--rpm", str(rpm), "--latency", "0.2")
+    try:
+        config = Grid(seeds=games, agents=[["openai:share_everything", "openai:share_everything"]])
+        settings = BackendSettings(options=ModelOptions(timeout=60), urls={"openai": server.url + "/v1"}, rpm={"openai": rpm})
+        started = time.time()
+        records, finished, _ = asyncio.run(play(config, settings, concurrency=games))
+        wall = time.time() - started
+    finally:
+        server.close()
+        engine.run.CALL_PRIORITY = saved
+    done = sorted(t - started for t in finished)
+    calls = 3 * games
+    return {
+        "order": "earlier games first" if prioritised else "arrival order", "games": games,
+        "lost": sum(r.outcome != "success" for r in records), "wall": wall,
+        "throughput": calls / wall * 60 / rpm, "first": done[0],
+        "median": done[len(done) // 2] / wall, "p90": done[int(0.9 * (len(done) - 1))] / wall,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="shorter runs (about a minute in all)")
+    parser.add_argument("--lockstep", action="store_true", help="only the lock-step workload")
     args = parser.parse_args()
+    if args.lockstep:
+        for prioritised in (True, False):
+            print(bench_lockstep(prioritised))
+        return
     seconds = 20 if args.quick else 45
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
     for rpm in (600, 6000):
@@ -139,6 +181,13 @@ def main() -> None:
                 f"{result['window_s']:>5.1f} s = {result['ratio']:.3f} of R | games {result['games']}, lost "
                 f"{result['lost']} | 429s {result['429s']}, attempts {result['attempts']}"
             )
+    for prioritised in (True, False):
+        result = bench_lockstep(prioritised)
+        print(
+            f"lock-step, {result['order']:>19}: {result['games']} games in {result['wall']:.1f} s, "
+            f"throughput {result['throughput']:.3f} of R | first finished at {result['first']:.1f} s | "
+            f"completion median {result['median']:.2f}, p90 {result['p90']:.2f} of the wall time | lost {result['lost']}"
+        )
     result = bench_vllm(256, 1200 if args.quick else 2400)
     print(
         f"vLLM max_num_seqs={result['max_num_seqs']}: mean running {result['mean_running']} over "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
@@ -11,6 +12,7 @@ import anyio
 from bus import Chat, Tap, TurnStart
 from puzzles import GAMES, Game
 
+from .backends.admission import CALL_PRIORITY
 from .game import play_game
 from .policies import PolicyFactory
 from .records import GameRecord
@@ -153,8 +155,11 @@ async def run_games(
     watchers = ([progress] if progress is not None else []) + list(observers)
     preparing = anyio.CapacityLimiter(1)  # the games' slow set-up: one worker thread for the run
 
+    admitted = itertools.count()
+
     async def worker() -> None:
         for spec in pending:  # one shared iterator: each game is taken by exactly one worker
+            CALL_PRIORITY.set(next(admitted))  # its model calls go before those of games started later
             taps = [tap for w in watchers if (tap := w.game_started(spec)) is not None]
             record = await play_game(spec, factory, taps, games=games, preparing=preparing)
             for w in watchers:

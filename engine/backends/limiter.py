@@ -10,6 +10,9 @@ flight, and pauses the provider asks for.
 - The in-flight cap shrinks by a factor on 429/529/503 (once per ``cooldown``, not once per failed
   call) and grows by one call per cap's worth of successes, up to ``max_in_flight`` (additive
   increase, multiplicative decrease); until the first overload it doubles instead (slow start). ``retry-after`` pauses every new call until it has passed.
+- Calls wait in priority order (``admission.PriorityGate``): the run gives each game its admission
+  order, so the calls of games started earlier go first and games finish one after another instead of
+  all advancing a call at a time.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from collections.abc import Callable, Mapping
 from contextlib import asynccontextmanager
 from datetime import datetime
 
-import anyio
+from .admission import CALL_PRIORITY, PriorityGate
 
 # Seconds of the per-minute rate a bucket may hold.
 DEFAULT_BURST = 1.0
@@ -207,7 +210,7 @@ class Limiter:
         self.learn_tokens = learn_limits and tpm is None
         self.max_in_flight = max_in_flight
         start = max_in_flight if initial_in_flight is None else min(initial_in_flight, max_in_flight)
-        self.in_flight = anyio.CapacityLimiter(max(1, start))
+        self.in_flight = PriorityGate(max(1, start))  # calls of earlier games first (``CALL_PRIORITY``)
         self.adaptive = adaptive  # grow the cap on success (off where something else steers it)
         self.decrease = decrease
         self.cooldown = cooldown
@@ -215,44 +218,38 @@ class Limiter:
         self._successes_since_change = 0
         self._slow_start = True  # double the cap per cap's worth of successes until the first overload
         self.paused_until = 0.0
-        self._admit = anyio.Lock()  # one call at a time takes from the buckets, in arrival order
         self.stats = LimiterStats()
 
     @property
     def cap(self) -> int:
-        return int(self.in_flight.total_tokens)
+        return self.in_flight.cap
 
     @property
     def running(self) -> int:
-        return self.in_flight.borrowed_tokens
+        return self.in_flight.held
 
     def set_cap(self, value: int) -> None:
-        self.in_flight.total_tokens = max(1, min(self.max_in_flight, value))
+        self.in_flight.set_cap(max(1, min(self.max_in_flight, value)))
 
     @asynccontextmanager
-    async def slot(self, estimated_tokens: int):
-        """Wait for a place in flight, any pause, and room in both buckets; then the call may go."""
-        borrower = object()
-        await self.in_flight.acquire_on_behalf_of(borrower)
+    async def slot(self, estimated_tokens: int, priority: int | None = None):
+        """Wait for a place in flight, any pause, and room in both buckets, behind the calls of higher
+        priority (lower value; by default the context's ``CALL_PRIORITY``); then the call may go."""
+
+        def ready() -> float:
+            return max(
+                self.paused_until - self.clock(), self.requests.wait_time(1), self.tokens.wait_time(estimated_tokens),
+            )
+
+        await self.in_flight.acquire(CALL_PRIORITY.get() if priority is None else priority, ready)
         try:
-            async with self._admit:
-                while True:
-                    now = self.clock()
-                    wait = max(
-                        self.paused_until - now,
-                        self.requests.wait_time(1),
-                        self.tokens.wait_time(estimated_tokens),
-                    )
-                    if wait <= 0:
-                        break
-                    await anyio.sleep(wait)
-                self.requests.take(1)
-                self.tokens.take(estimated_tokens)
-                self.stats.attempts += 1
-                self.stats.sent(self.clock())
+            self.requests.take(1)
+            self.tokens.take(estimated_tokens)
+            self.stats.attempts += 1
+            self.stats.sent(self.clock())
             yield Slot(self, estimated_tokens)
         finally:
-            self.in_flight.release_on_behalf_of(borrower)
+            self.in_flight.release()
 
     def succeeded(self) -> None:
         """A call went through (called while it still holds its place in flight)."""
