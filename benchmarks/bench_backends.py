@@ -162,11 +162,34 @@ def bench_lockstep(prioritised: bool, rpm: int = 1800, games: int = 300) -> dict
     }
 
 
+def bench_overload(fault: float, games: int = 2000, latency: float = 0.5) -> dict:
+    """Games a second with one model, no rate limit, and a share of calls refused with 529."""
+    flags = ["--latency", str(latency)] + (["--fault", f"529={fault}"] if fault else [])
+    server = Server(*flags)
+    try:
+        config = Grid(seeds=games, agents=[["openai:share_everything", "openai:share_everything"]])
+        settings = BackendSettings(options=ModelOptions(timeout=60), urls={"openai": server.url + "/v1"})
+        started = time.time()
+        records, _, factory = asyncio.run(play(config, settings, concurrency=256))
+        wall = time.time() - started
+    finally:
+        server.close()
+    limiter = factory.hub.backends()[0].limiter
+    return {"fault": fault, "games_per_s": games / wall, "lost": sum(r.outcome != "success" for r in records),
+            "refused": limiter.stats.rate_limited, "cap": limiter.cap, "note": limiter.cap_note}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="shorter runs (about a minute in all)")
     parser.add_argument("--lockstep", action="store_true", help="only the lock-step workload")
+    parser.add_argument("--overload", action="store_true", help="only the scattered-overload workload")
     args = parser.parse_args()
+    if args.overload:
+        clean, faulty = bench_overload(0.0), bench_overload(0.03)
+        print(clean)
+        print(faulty, f"ratio {faulty['games_per_s'] / clean['games_per_s']:.3f}")
+        return
     if args.lockstep:
         for prioritised in (True, False):
             print(bench_lockstep(prioritised))
@@ -188,6 +211,11 @@ def main() -> None:
             f"throughput {result['throughput']:.3f} of R | first finished at {result['first']:.1f} s | "
             f"completion median {result['median']:.2f}, p90 {result['p90']:.2f} of the wall time | lost {result['lost']}"
         )
+    clean, faulty = bench_overload(0.0), bench_overload(0.03)
+    print(
+        f"3% 529s: {faulty['games_per_s']:.1f} games/s against {clean['games_per_s']:.1f} without faults = "
+        f"{faulty['games_per_s'] / clean['games_per_s']:.3f} | cap at the end {faulty['cap']} | lost {faulty['lost']}"
+    )
     result = bench_vllm(256, 1200 if args.quick else 2400)
     print(
         f"vLLM max_num_seqs={result['max_num_seqs']}: mean running {result['mean_running']} over "

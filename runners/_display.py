@@ -80,7 +80,7 @@ def model_table(hub, now: float) -> Table | None:
         load = hub.loads.get(limiter.name)
         table.add_row(
             limiter.name,
-            f"{limiter.running}/{limiter.cap}",
+            f"{limiter.running}/{limiter.cap}" + (f" ({limiter.cap_note})" if limiter.cap_note else ""),
             f"{s.rate(now):.0f} ({limit:.0f})" if limit else f"{s.rate(now):.0f}",
             str(s.calls),
             str(s.rate_limited),

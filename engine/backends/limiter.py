@@ -7,9 +7,11 @@ flight, and pauses the provider asks for.
   usage the provider reports.
 - Limits the user did not set are learned from the rate-limit headers (OpenAI's ``x-ratelimit-*``,
   Anthropic's ``anthropic-ratelimit-*``); ``remaining`` below what the bucket holds drains the bucket.
-- The in-flight cap shrinks by a factor on 429/529/503 (once per ``cooldown``, not once per failed
-  call) and grows by one call per cap's worth of successes, up to ``max_in_flight`` (additive
-  increase, multiplicative decrease); until the first overload it doubles instead (slow start). ``retry-after`` pauses every new call until it has passed.
+- The in-flight cap shrinks by a factor on sustained overload: when 429/529/503 replies make up at
+  least ``overload_share`` of the attempts of the last ``overload_window`` seconds (and at least
+  ``overload_count`` of them), once per ``cooldown``. Scattered refusals (a few percent of 529s)
+  leave it alone. It grows by a quarter per cap's worth of successes, up to ``max_in_flight``; until
+  the first overload it doubles instead (slow start). ``cap_note`` says why the cap is where it is. ``retry-after`` pauses every new call until it has passed.
 - Calls wait in priority order (``admission.PriorityGate``): the run gives each game its admission
   order, so the calls of games started earlier go first and games finish one after another instead of
   all advancing a call at a time.
@@ -199,6 +201,9 @@ class Limiter:
         burst: float = DEFAULT_BURST,
         decrease: float = 0.7,
         cooldown: float = 1.0,
+        overload_share: float = 0.1,
+        overload_count: int = 3,
+        overload_window: float = 2.0,
         adaptive: bool = True,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -217,6 +222,10 @@ class Limiter:
         self._last_decrease = -math.inf
         self._successes_since_change = 0
         self._slow_start = True  # double the cap per cap's worth of successes until the first overload
+        self.overload_share, self.overload_count, self.overload_window = overload_share, overload_count, overload_window
+        self._outcomes: deque[tuple[float, bool]] = deque()  # (when, refused as overloaded) of recent attempts
+        self._refused_recently = 0
+        self.cap_note = ""  # why the cap is below its maximum, for the dashboard
         self.paused_until = 0.0
         self.stats = LimiterStats()
 
@@ -251,26 +260,45 @@ class Limiter:
         finally:
             self.in_flight.release()
 
+    def _outcome(self, refused: bool) -> tuple[int, int]:
+        """Record an attempt's outcome; (refusals, attempts) over the last ``overload_window`` seconds."""
+        now, outcomes = self.clock(), self._outcomes
+        outcomes.append((now, refused))
+        self._refused_recently += refused
+        while outcomes and outcomes[0][0] < now - self.overload_window:
+            self._refused_recently -= outcomes.popleft()[1]
+        return self._refused_recently, len(outcomes)
+
     def succeeded(self) -> None:
         """A call went through (called while it still holds its place in flight)."""
         self.stats.calls += 1
+        self._outcome(False)
         if not self.adaptive or self.running < self.cap:
             return  # the cap is not what limits us: no evidence it could be higher
         self._successes_since_change += 1
         if self._successes_since_change >= self.cap and self.cap < self.max_in_flight:
             self._successes_since_change = 0
-            self.set_cap(self.cap * 2 if self._slow_start else self.cap + 1)
+            self.set_cap(self.cap * 2 if self._slow_start else self.cap + max(1, self.cap // 4))
+            if self.cap >= self.max_in_flight:
+                self.cap_note = ""
 
     def backed_off(self, pause: float | None, *, overloaded: bool) -> None:
-        """The provider refused a call (429/529/503): pause new calls and, once per cooldown, lower the cap."""
+        """The provider refused a call (429/529/503): pause new calls as it asks and, on sustained
+        overload, once per cooldown, lower the cap."""
         now = self.clock()
         if pause:
             self.paused_until = max(self.paused_until, now + pause)
-        if overloaded and now - self._last_decrease >= self.cooldown:
+        if not overloaded:
+            return
+        refused, attempts = self._outcome(True)
+        sustained = refused >= self.overload_count and refused >= self.overload_share * attempts
+        if sustained and now - self._last_decrease >= self.cooldown:
             self._last_decrease = now
             self._slow_start = False
             self._successes_since_change = 0
             self.set_cap(math.floor(min(self.cap, max(self.running, 1)) * self.decrease))
+            window = f"{self.overload_window:g} s"
+            self.cap_note = f"lowered: {refused} of {attempts} calls refused as overloaded in {window}"
 
     def learn(self, headers: Mapping[str, str]) -> None:
         """Read the provider's rate-limit headers (both providers' spellings)."""

@@ -4,12 +4,13 @@ their wire protocols, with rate limits, faults and a batching model."""
 from __future__ import annotations
 
 import anyio
+import msgspec
 import pytest
 
 from engine.backends import ModelOptions
 from puzzles import GAMES
 
-from tests.engine.backends.helpers import KEYS, fake_server, play, settings_for, without_models
+from tests.engine.backends.helpers import FAST, KEYS, fake_server, play, settings_for, without_models
 from tests.helpers import grid
 
 
@@ -87,8 +88,9 @@ async def test_structured_output_is_requested_from_each_backend():
 
 async def test_429_with_retry_after_is_honoured_and_every_game_completes():
     config = grid(20, alice="openai:share_everything", bob="openai:share_everything")
+    options = msgspec.structs.replace(FAST, backoff_max=1.0)  # a pause up to 1 s is taken as asked
     async with fake_server(latency=0.01, faults={"429": 0.3}, retry_after=0.2, seed=3) as server:
-        records, factory = await play(config, settings_for(server))
+        records, factory = await play(config, settings_for(server, options=options))
         refused = server.stats.refused.get("429", 0)
     assert [r.outcome for r in records] == ["success"] * 20
     stats = factory.hub.backends()[0].limiter.stats

@@ -270,24 +270,51 @@ async def test_the_limiter_learns_limits_from_headers_and_backs_off():
     for slot in slots[8:]:
         await slot.__aenter__()
     limiter.backed_off(2.0, overloaded=True)
-    limiter.backed_off(2.0, overloaded=True)  # within the cooldown: lowered once
-    assert limiter.cap == 11 and limiter.paused_until >= limiter.clock() + 1.9
+    limiter.backed_off(2.0, overloaded=True)  # 2 refusals: not yet sustained overload
+    assert limiter.cap == 16 and limiter.paused_until >= limiter.clock() + 1.9
+    for _ in range(3):  # the third refusal in 2 s (the successes were longer ago): lowered, once per cooldown
+        limiter.backed_off(2.0, overloaded=True)
+    assert limiter.cap == 11 and "3 of 3 calls refused" in limiter.cap_note
     for slot in slots[11:]:  # back down to the cap: it binds again
         await slot.__aexit__(None, None, None)
-    for _ in range(11):  # then additive increase
+    for _ in range(11):  # then it grows by a quarter per cap's worth of successes
         limiter.succeeded()
-    assert limiter.cap == 12
+    assert limiter.cap == 13
     for slot in slots[:11]:
         await slot.__aexit__(None, None, None)
 
 
+def test_scattered_overload_errors_leave_the_cap_alone_and_a_storm_lowers_it():
+    now = [0.0]
+    limiter = Limiter("openai:m", max_in_flight=256, clock=lambda: now[0])
+    limiter._slow_start = False
+    limiter.in_flight.held = 256  # the cap binds
+    for call in range(3000):  # 90 calls a second, 3% refused as overloaded
+        now[0] += 1 / 90
+        if call % 33 == 0:
+            limiter.backed_off(None, overloaded=True)
+        else:
+            limiter.succeeded()
+    assert limiter.cap == 256 and limiter.cap_note == ""
+    for call in range(300):  # then a third refused for a while
+        now[0] += 1 / 90
+        if call % 3 == 0:
+            limiter.backed_off(None, overloaded=True)
+        else:
+            limiter.succeeded()
+    assert limiter.cap < 256 * 0.7 and limiter.cap_note.startswith("lowered: ")
+
+
 async def test_the_cap_grows_only_while_it_is_what_limits_the_calls():
-    limiter = Limiter("openai:m", max_in_flight=512, initial_in_flight=16)
+    now = [0.0]
+    limiter = Limiter("openai:m", max_in_flight=512, initial_in_flight=16, clock=lambda: now[0])
     async with limiter.slot(1):  # one call in flight, far below the cap
         for _ in range(1000):
             limiter.succeeded()
+        now[0] += 10
     assert limiter.cap == 16
-    limiter.backed_off(None, overloaded=True)  # lowered from what was in use, not from the cap
+    for _ in range(3):  # an overload: lowered from what was in use, not from the cap
+        limiter.backed_off(None, overloaded=True)
     assert limiter.cap == 1
 
 
