@@ -35,6 +35,13 @@ def _rate(text: str) -> tuple[str, float]:
     return (target if sep else "*"), value
 
 
+def _provider(text: str) -> str:
+    provider = text.strip().lower()
+    if provider not in PROVIDERS:
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(PROVIDERS)}, got {text!r}")
+    return provider
+
+
 def _positive(kind):
     return bounded(kind, 0, above=True, what="a number > 0")
 
@@ -60,6 +67,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--anthropic-url", metavar="URL", help="Anthropic base URL (default: ANTHROPIC_BASE_URL or api.anthropic.com)")
     g.add_argument("--vllm-url", metavar="URL", help="the vLLM server, e.g. http://HOST:8000/v1")
     g.add_argument("--vllm-max-seqs", type=_positive(int), metavar="S", help="the vLLM server's --max-num-seqs (default 256)")
+    g.add_argument("--shared-limit", type=_provider, action="append", metavar="PROVIDER", help="the provider's models draw on one rate limit (one account's) instead of one each; --rpm/--tpm PROVIDER=N set it")
     g.add_argument("--max-in-flight", type=_positive(int), metavar="K", help="most calls in flight per model, OpenAI and Anthropic (default 512)")
     g.add_argument("--temperature", type=_temperature, metavar="X", help="sampling temperature (default 0)")
     g.add_argument("--top-p", type=bounded(float, 0.0, 1.0, above=True, what="a number above 0, at most 1"), metavar="P", help="nucleus sampling, OpenAI and vLLM (default: the provider's)")
@@ -122,6 +130,8 @@ def settings_from_args(args: argparse.Namespace, saved: BackendSettings | None =
     urls = {p: u for p, u in (("openai", args.openai_url), ("anthropic", args.anthropic_url), ("vllm", args.vllm_url)) if u}
     if urls:
         fields["urls"] = {**base.urls, **urls}
+    if args.shared_limit:
+        fields["shared_limits"] = sorted(set(base.shared_limits) | set(args.shared_limit))
     if args.max_in_flight is not None:
         fields["max_in_flight"] = args.max_in_flight
     if args.vllm_max_seqs is not None:

@@ -28,7 +28,7 @@ import msgspec
 
 from bus import Usage
 
-from .limiter import Limiter, retry_after
+from .limiter import DEFAULT_BURST, Bucket, Limiter, retry_after
 from .tokens import PRICES, Tokenizer, cost_usd
 
 PROVIDERS = ("openai", "anthropic", "vllm")
@@ -69,6 +69,7 @@ class BackendSettings(msgspec.Struct, frozen=True, kw_only=True):
     urls: dict[str, str] = {}  # provider -> base URL
     max_in_flight: int = 512  # per provider and model (OpenAI, Anthropic)
     vllm_max_seqs: int = 256  # the server's --max-num-seqs
+    shared_limits: list[str] = []  # providers whose models draw on one limit (the account's), not one each
     prices: dict[str, tuple[float, float, float]] = {}
 
 
@@ -415,6 +416,7 @@ class ModelHub:
         self._clients: dict[str, Any] = {}
         self._backends: dict[str, Backend] = {}
         self.loads: dict[str, ServerLoad] = {}
+        self._shared: dict[str, tuple[Bucket, Bucket]] = {}  # provider -> its one limit's buckets
         self._task_group: anyio.abc.TaskGroup | None = None
         self.secrets = Secrets([self.environ.get(v, "") for v in KEY_ENV.values()])
 
@@ -467,9 +469,17 @@ class ModelHub:
         else:
             rpm = self._limit(settings.rpm, provider, model)
             tpm = self._limit(settings.tpm, provider, model)
+            shared = None
+            if provider in settings.shared_limits:  # one limit for the provider's models, learned once
+                rpm, tpm = settings.rpm.get(provider), settings.tpm.get(provider)
+                shared = self._shared.get(provider)
+                if shared is None:
+                    shared = self._shared[provider] = (Bucket(rpm, DEFAULT_BURST, time.monotonic), Bucket(tpm, DEFAULT_BURST, time.monotonic))
             # With no limit given, start low and let the headers and the cap's growth find the limit.
             start = settings.max_in_flight if rpm is not None else min(settings.max_in_flight, 16)
-            limiter = Limiter(name, rpm=rpm, tpm=tpm, max_in_flight=settings.max_in_flight, initial_in_flight=start)
+            limiter = Limiter(
+                name, rpm=rpm, tpm=tpm, max_in_flight=settings.max_in_flight, initial_in_flight=start, shared=shared,
+            )
         backend = _BACKENDS[provider](
             self._client(provider), _import_sdk(provider), model, limiter, settings.options,
             self.tokenizer, self.prices, self.secrets,

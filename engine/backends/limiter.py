@@ -206,11 +206,13 @@ class Limiter:
         overload_window: float = 2.0,
         adaptive: bool = True,
         clock: Callable[[], float] = time.monotonic,
+        shared: tuple[Bucket, Bucket] | None = None,
     ) -> None:
         self.name = name
         self.clock = clock
-        self.requests = Bucket(rpm, burst, clock)
-        self.tokens = Bucket(tpm, burst, clock)
+        # ``shared``: the request and token buckets of a limit several models draw on (one account's
+        # limit); each model keeps its own cap on calls in flight and its own counters.
+        self.requests, self.tokens = shared or (Bucket(rpm, burst, clock), Bucket(tpm, burst, clock))
         self.learn_requests = learn_limits and rpm is None
         self.learn_tokens = learn_limits and tpm is None
         self.max_in_flight = max_in_flight
