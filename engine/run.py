@@ -60,6 +60,10 @@ class RunProgress:
     ``live`` holds the games in flight (at most the concurrency cap), ``recent`` the last finished
     ones, ``by_condition`` [successes, failures, errors] per condition label, ``scores`` and
     ``scores_by_condition`` a tally of every score of the games that ended without error.
+
+    Games that fail often take longer, so a rate over the games finished so far leans towards
+    success. ``prefix`` (games, successes, scored) counts only the longest run of games, in plan
+    order, that have all finished: an unbiased estimate while the run goes on.
     """
 
     def __init__(self, total: int, already_done: int = 0, *, track_live: bool = False) -> None:
@@ -78,6 +82,10 @@ class RunProgress:
         self.error_kinds: Counter[str] = Counter()
         self.scores: dict[str, ScoreTally] = {}
         self.scores_by_condition: dict[str, dict[str, ScoreTally]] = {}
+        self._next_id = 0  # the first game, in plan order, not finished yet
+        self._ahead: dict[int, str] = {}  # games finished beyond it: id -> outcome
+        self.prefix_successes = 0
+        self.prefix_scored = 0
 
     @property
     def queued(self) -> int:
@@ -103,6 +111,20 @@ class RunProgress:
     def count_recorded(self, spec: GameSpec, outcome: str, error_kind: str | None, scores: dict | None = None) -> None:
         """Count a game recorded by an earlier process (when resuming)."""
         self._count(spec.condition(), outcome, error_kind, scores or {})
+        self._in_order(spec.game_id, outcome)
+
+    @property
+    def prefix(self) -> tuple[int, int, int]:
+        """(games in the finished prefix, its successes, its scored games)."""
+        return self._next_id, self.prefix_successes, self.prefix_scored
+
+    def _in_order(self, game_id: int, outcome: str) -> None:
+        self._ahead[game_id] = outcome
+        while self._next_id in self._ahead:
+            outcome = self._ahead.pop(self._next_id)
+            self._next_id += 1
+            self.prefix_successes += outcome == "success"
+            self.prefix_scored += outcome in ("success", "failure")
 
     def _count(self, condition: str, outcome: str, error_kind: str | None, scores: dict) -> None:
         if outcome != "error" and scores:
@@ -132,6 +154,7 @@ class RunProgress:
         self.done += 1
         self.finished_now += 1
         self._count(spec.condition(), record.outcome, record.error.kind if record.error else None, record.scores)
+        self._in_order(spec.game_id, record.outcome)
         if self.track_live:
             self.live.pop(spec.game_id, None)
             self.recent.append(record)

@@ -120,7 +120,12 @@ def render_dashboard(progress: RunProgress, elapsed: float, hub=None) -> Group:
     scored = p.successes + p.failures
     rate, ci = _rate_cell(p.successes, scored)
     errors = ", ".join(f"{kind} {n}" for kind, n in sorted(p.error_kinds.items())) or "none"
-    parts: list = [head, Text(f"success so far {rate}% (95% CI {ci}) of {scored} scored games | errors: {errors}")]
+    line = f"success so far {rate}% (95% CI {ci}) of {scored} scored games"
+    games, successes, prefix_scored = p.prefix
+    if games < p.done:  # some games finished out of order: the unbiased estimate differs
+        unbiased, unbiased_ci = _rate_cell(successes, prefix_scored)
+        line += f" | unbiased: {unbiased}% ({unbiased_ci}) over games 1-{games} in plan order"
+    parts: list = [head, Text(f"{line} | errors: {errors}")]
     if p.scores:
         parts.append(Text("scores so far: " + " | ".join(f"{label(k)} {score_cell(t.summary())}" for k, t in p.scores.items())))
     models = model_table(hub, time.monotonic())

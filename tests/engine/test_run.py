@@ -8,7 +8,7 @@ import statistics
 import anyio
 import pytest
 
-from engine import PolicyFactory, RunProgress, play_game, run_games
+from engine import GameRecord, PolicyFactory, RunProgress, play_game, run_games
 from engine.stats import mean_interval, score_summaries, t95, wilson_interval
 from puzzles import GAMES
 from tests.helpers import FailingFactory, grid, play_async, spec
@@ -156,3 +156,19 @@ async def test_a_game_the_registry_does_not_know_is_an_error_record_not_a_crash(
     record = await play_async(spec(0), games={})
     assert record.outcome == "error" and record.error.kind == "engine_error"
     assert "unknown game 'asympuzl'" in record.error.message
+
+
+def test_the_unbiased_estimate_counts_only_the_games_finished_in_plan_order():
+    progress = RunProgress(total=30)
+    outcome = {i: "failure" if i % 3 == 0 else "success" for i in range(30)}
+    successes_first = sorted(range(30), key=lambda i: (outcome[i] == "failure", i))
+    specs = [spec(i) for i in range(30)]
+    for step, game_id in enumerate(successes_first, start=1):
+        progress.game_started(specs[game_id])
+        progress.game_finished(specs[game_id], GameRecord(game_id=game_id, spec=specs[game_id], outcome=outcome[game_id]))
+        games, successes, scored = progress.prefix
+        assert games == next((i for i in range(30) if successes_first.index(i) >= step), 30)  # all before it finished
+        assert (successes, scored) == (sum(outcome[i] == "success" for i in range(games)), games)
+        if step == 20:  # every success is in, no failure: the naive rate says 100%, the prefix knows nothing yet
+            assert progress.successes == 20 and progress.failures == 0 and games == 0
+    assert progress.prefix == (30, 20, 30)

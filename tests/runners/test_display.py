@@ -181,3 +181,19 @@ def test_a_game_that_fails_keeps_the_turns_played_before(tmp_path):
     assert record.outcome == "error" and record.error.message == "late"
     assert [(t.turn, t.role) for t in record.turn_log] == [(1, "alice"), (1, "bob"), (2, "alice")]
     assert record.message_chars["alice"] and record.solved_turn is None
+
+
+def test_the_dashboard_shows_the_unbiased_rate_while_games_finish_out_of_order():
+    from engine import GameRecord
+    from tests.helpers import spec
+
+    specs = [spec(i) for i in range(4)]
+    progress = RunProgress(total=4, track_live=True)
+    for game_id, outcome in ((1, "success"), (0, "failure"), (3, "success")):  # game 2 still playing
+        progress.game_started(specs[game_id])
+        progress.game_finished(specs[game_id], GameRecord(game_id=game_id, spec=specs[game_id], outcome=outcome))
+    text = rendered(render_dashboard(progress, elapsed=1.0))
+    assert "success so far 66.7%" in text and "unbiased: 50.0% (" in text and "over games 1-2 in plan order" in text
+    progress.game_started(specs[2])
+    progress.game_finished(specs[2], GameRecord(game_id=2, spec=specs[2], outcome="failure"))
+    assert "unbiased" not in rendered(render_dashboard(progress, elapsed=1.0))  # all in order: one rate
