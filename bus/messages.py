@@ -88,6 +88,16 @@ class Chat(Message, tag="chat"):
     text: str
 
 
+class Candidate(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
+    """One reply sampled for a best-of-n turn, as read (kept in ``Act.candidates`` for transcripts)."""
+
+    reply: str
+    message: str = ""
+    actions: tuple[Any, ...] = ()
+    rejected: tuple[Any, ...] = ()
+    format_error: str | None = None
+
+
 class Act(Message, tag="act"):
     """Agent -> Environment: what the agent did this turn.
 
@@ -109,16 +119,6 @@ class Act(Message, tag="act"):
     latency: float | None = None  # seconds the policy took to reply
     candidates: tuple[Candidate, ...] = ()  # on a best-of-n turn: every sampled reply, as read
     chosen: int | None = None  # which of them was played
-
-
-class Candidate(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
-    """One reply sampled for a best-of-n turn, as read (kept in ``Act.candidates`` for transcripts)."""
-
-    reply: str
-    message: str = ""
-    actions: tuple[Any, ...] = ()
-    rejected: tuple[Any, ...] = ()
-    format_error: str | None = None
 
 
 class Candidates(Message, tag="candidates"):
