@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
@@ -13,6 +14,7 @@ from bus import Chat, Tap, TurnStart
 from puzzles import GAMES, Game
 
 from .backends.admission import CALL_PRIORITY
+from .backends.clients import CALL_GAME
 from .game import play_game
 from .policies import PolicyFactory
 from .records import GameRecord
@@ -179,10 +181,12 @@ async def run_games(
     preparing = anyio.CapacityLimiter(1)  # the games' slow set-up: one worker thread for the run
 
     admitted = itertools.count()
+    run_token = os.urandom(4).hex()  # tells this run's games from another's at a shared model server
 
     async def worker() -> None:
         for spec in pending:  # one shared iterator: each game is taken by exactly one worker
             CALL_PRIORITY.set(next(admitted))  # its model calls go before those of games started later
+            CALL_GAME.set(f"{run_token}-{spec.game_id}")
             taps = [tap for w in watchers if (tap := w.game_started(spec)) is not None]
             record = await play_game(spec, factory, taps, games=games, preparing=preparing)
             for w in watchers:

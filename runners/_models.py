@@ -13,7 +13,7 @@ import argparse
 import msgspec
 
 from engine.backends import PROVIDERS, BackendSettings, ModelOptions
-from engine.backends.tokens import parse_price
+from engine.backends.prices import parse_price, price_numbers, read_prices
 
 from ._args import bounded
 
@@ -56,6 +56,13 @@ def _price(text: str):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _price_file(text: str):
+    try:
+        return price_numbers(read_prices(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags; each defaults to None (not given), so that a resume can tell what was given."""
     g = parser.add_argument_group(
@@ -76,7 +83,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--structured", action="store_const", const=True, help="ask the backend for structured output (JSON following the reply schema)")
     g.add_argument("--request-timeout", type=_positive(float), metavar="SEC", help="seconds per attempt (default 120)")
     g.add_argument("--max-attempts", type=_positive(int), metavar="K", help="attempts per call before the game is an infrastructure error (default 8)")
-    g.add_argument("--price", type=_price, action="append", metavar="MODEL=IN,CACHED,OUT", help="dollars per million tokens, for cost totals")
+    g.add_argument("--prices", type=_price_file, metavar="FILE", help="a TOML price table over the built-in one (engine/backends/prices.toml shows the form)")
+    g.add_argument("--price", type=_price, action="append", metavar="MODEL=IN,CACHED,OUT[,WRITE]", help="dollars per million tokens for one model (cache writes default to input)")
 
 
 def _per_provider(pairs: list[tuple[str, float]]) -> dict[str, float]:
@@ -136,6 +144,6 @@ def settings_from_args(args: argparse.Namespace, saved: BackendSettings | None =
         fields["max_in_flight"] = args.max_in_flight
     if args.vllm_max_seqs is not None:
         fields["vllm_max_seqs"] = args.vllm_max_seqs
-    if args.price:
-        fields["prices"] = {**base.prices, **dict(args.price)}
+    if args.prices or args.price:
+        fields["prices"] = {**base.prices, **(args.prices or {}), **dict(args.price or [])}
     return msgspec.structs.replace(base, **fields)

@@ -21,6 +21,7 @@ import random
 import re
 import time
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any, NamedTuple
 
 import anyio
@@ -29,7 +30,8 @@ import msgspec
 from bus import Usage
 
 from .limiter import DEFAULT_BURST, Bucket, Limiter, retry_after
-from .tokens import PRICES, Tokenizer, cost_usd
+from .prices import PriceTable
+from .tokens import Tokenizer
 
 PROVIDERS = ("openai", "anthropic", "vllm")
 KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "vllm": "VLLM_API_KEY"}
@@ -37,6 +39,16 @@ URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL", "vllm
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 REPLAYABLE_4XX = frozenset({401, 403, 404})  # a key or model name to fix before --resume
 OVERLOAD_STATUS = frozenset({429, 503, 529})
+GAME_HEADER = "X-Game-Id"
+CALL_GAME: ContextVar[str | None] = ContextVar("call_game", default=None)
+"""The game the calls made in this context belong to, unique within the run and across runs; sent
+as the ``X-Game-Id`` header so that a server playing scripted agents (``runners.fake_llm``) keeps
+each game's agents apart. It names no person and no key."""
+
+
+def _game_header() -> dict[str, str] | None:
+    game = CALL_GAME.get()
+    return {GAME_HEADER: game} if game is not None else None
 
 
 class ModelOptions(msgspec.Struct, frozen=True, kw_only=True):
@@ -70,7 +82,7 @@ class BackendSettings(msgspec.Struct, frozen=True, kw_only=True):
     max_in_flight: int = 512  # per provider and model (OpenAI, Anthropic)
     vllm_max_seqs: int = 256  # the server's --max-num-seqs
     shared_limits: list[str] = []  # providers whose models draw on one limit (the account's), not one each
-    prices: dict[str, tuple[float, float, float]] = {}
+    prices: dict[str, tuple[float, ...]] = {}  # model -> (input, cached input, output[, cache write]) $/M tokens, over prices.toml
 
 
 History = tuple[tuple[str, str], ...]
@@ -140,10 +152,10 @@ class Secrets:
         return self._KEYLIKE.sub("[redacted]", text)
 
 
-def _counts(prompt: Any, cached: Any, completion: Any) -> tuple[int, int, int]:
-    if not all(type(n) is int and n >= 0 for n in (prompt, cached, completion)):
-        raise ValueError(f"token counts are not counts: {prompt!r}, {cached!r}, {completion!r}")
-    return prompt, cached, completion
+def _counts(prompt: Any, cached: Any, written: Any, completion: Any) -> tuple[int, int, int, int]:
+    if not all(type(n) is int and n >= 0 for n in (prompt, cached, written, completion)):
+        raise ValueError(f"token counts are not counts: {prompt!r}, {cached!r}, {written!r}, {completion!r}")
+    return prompt, cached, written, completion
 
 
 async def _parsed(raw: Any) -> Any:
@@ -178,7 +190,7 @@ class Backend:
 
     def __init__(
         self, client: Any, sdk: Any, model: str, limiter: Limiter, options: ModelOptions,
-        tokenizer: Tokenizer, prices: dict[str, tuple[float, float, float]], secrets: Secrets,
+        tokenizer: Tokenizer, prices: PriceTable, secrets: Secrets,
     ) -> None:
         self.client = client
         self.sdk = sdk
@@ -198,8 +210,9 @@ class Backend:
 
     async def _send(
         self, system: str, user: str, schema: dict | None, history: History, sample: int = 0,
-    ) -> tuple[str, int, int, int, Mapping[str, str]]:
-        """(text, prompt tokens, cached tokens, completion tokens, headers) or an SDK exception."""
+    ) -> tuple[str, int, int, int, int, Mapping[str, str]]:
+        """(text, prompt tokens, cache reads, cache writes, completion tokens, headers) or an SDK
+        exception. The prompt tokens include the cache reads and writes."""
         raise NotImplementedError
 
     def _classify(self, exc: Exception) -> _Failure | None:
@@ -246,7 +259,7 @@ class Backend:
                 sent = time.monotonic()
                 waited += sent - queued
                 try:
-                    text, prompt, cached, completion, headers = await self._send(system, user, schema, history, sample)
+                    text, prompt, cached, written, completion, headers = await self._send(system, user, schema, history, sample)
                 except anyio.get_cancelled_exc_class():
                     raise
                 except Exception as exc:  # noqa: BLE001 - sorted below; anything unknown is re-raised
@@ -259,7 +272,7 @@ class Backend:
                 else:
                     latency = time.monotonic() - sent
                     slot.done(headers, prompt + completion)
-                    cost = cost_usd(self.prices, self.model, prompt, cached, completion)
+                    cost = self.prices.cost(self.provider, self.model, prompt, cached, written, completion)
                     stats.prompt_tokens += prompt
                     stats.completion_tokens += completion
                     stats.cached_tokens += cached
@@ -307,6 +320,7 @@ class OpenAIBackend(Backend):
             messages=[{"role": "system", "content": system}, *chat_turns(history), {"role": "user", "content": user}],
             temperature=options.temperature,
             timeout=options.timeout,
+            extra_headers=_game_header(),
             **extra,
         )
         try:
@@ -315,7 +329,7 @@ class OpenAIBackend(Backend):
             usage = reply.usage
             details = usage.prompt_tokens_details
             cached = (details.cached_tokens or 0) if details is not None else 0
-            counts = _counts(usage.prompt_tokens, cached, usage.completion_tokens)
+            counts = _counts(usage.prompt_tokens, cached, 0, usage.completion_tokens)
         except (ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
             raise MalformedReply(f"{type(exc).__name__}: {exc}") from exc
         return text, *counts, raw.headers
@@ -344,6 +358,7 @@ class AnthropicBackend(Backend):
             system=system,
             messages=[*chat_turns(history, cache_last=True), {"role": "user", "content": user}],
             timeout=options.timeout,
+            extra_headers=_game_header(),
             **extra,
         )
         try:
@@ -351,9 +366,9 @@ class AnthropicBackend(Backend):
             text = "".join(block.text for block in reply.content if block.type == "text")
             usage = reply.usage
             cached = usage.cache_read_input_tokens or 0
+            written = usage.cache_creation_input_tokens or 0
             # Anthropic counts cache reads and writes apart from input_tokens; prompt_tokens holds all three.
-            prompt = usage.input_tokens + cached + (usage.cache_creation_input_tokens or 0)
-            counts = _counts(prompt, cached, usage.output_tokens)
+            counts = _counts(usage.input_tokens + cached + written, cached, written, usage.output_tokens)
         except (ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
             raise MalformedReply(f"{type(exc).__name__}: {exc}") from exc
         return text, *counts, raw.headers
@@ -412,7 +427,7 @@ class ModelHub:
         self.settings = settings or BackendSettings()
         self.environ = os.environ if environ is None else environ
         self.tokenizer = Tokenizer()
-        self.prices = {**PRICES, **self.settings.prices}
+        self.prices = PriceTable(self.settings.prices)
         self._clients: dict[str, Any] = {}
         self._backends: dict[str, Backend] = {}
         self.loads: dict[str, ServerLoad] = {}

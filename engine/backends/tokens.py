@@ -1,4 +1,4 @@
-"""Counting tokens with one tokenizer for every model, and what calls cost.
+"""Counting tokens with one tokenizer for every model.
 
 The message an agent sends is counted with tiktoken's ``o200k_base`` encoding when its file is on this
 machine (tiktoken downloads encodings on first use, which fails offline; set ``TIKTOKEN_CACHE_DIR`` to
@@ -56,39 +56,3 @@ class Tokenizer:
         if self._encode is not None:
             return len(self._encode(text))
         return estimate_tokens(text)
-
-
-# US dollars per million tokens: (input, cached input, output). List prices as published by the
-# providers; check them before quoting costs, and override with --price MODEL=IN,CACHED,OUT.
-PRICES: dict[str, tuple[float, float, float]] = {
-    "gpt-4o": (2.50, 1.25, 10.00),
-    "gpt-4o-mini": (0.15, 0.075, 0.60),
-    "gpt-4.1": (2.00, 0.50, 8.00),
-    "gpt-4.1-mini": (0.40, 0.10, 1.60),
-    "claude-sonnet-4-5": (3.00, 0.30, 15.00),
-    "claude-haiku-4-5": (1.00, 0.10, 5.00),
-    "claude-opus-4-1": (15.00, 1.50, 75.00),
-}
-
-
-def parse_price(text: str) -> tuple[str, tuple[float, float, float]]:
-    """``MODEL=IN,CACHED,OUT`` (dollars per million tokens) -> (model, prices). Raises ValueError."""
-    model, sep, numbers = text.partition("=")
-    parts = numbers.split(",")
-    if not sep or not model.strip() or len(parts) != 3:
-        raise ValueError(f"expected MODEL=INPUT,CACHED,OUTPUT dollars per million tokens, got {text!r}")
-    values = tuple(float(p) for p in parts)
-    if any(v < 0 for v in values):
-        raise ValueError(f"prices must not be negative, got {text!r}")
-    return model.strip(), values  # type: ignore[return-value]
-
-
-def cost_usd(
-    prices: dict[str, tuple[float, float, float]], model: str, prompt: int, cached: int, completion: int
-) -> float | None:
-    """What a call cost, or None when the model has no price. ``prompt`` includes ``cached``."""
-    price = prices.get(model)
-    if price is None:
-        return None
-    uncached = max(0, prompt - cached)
-    return round((uncached * price[0] + cached * price[1] + completion * price[2]) / 1e6, 8)

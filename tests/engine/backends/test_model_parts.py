@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from engine.backends.clients import Secrets, read_vllm_metrics
 from engine.backends.limiter import Bucket, Limiter, parse_duration, retry_after
-from engine.backends.tokens import Tokenizer, cost_usd, estimate_tokens
+from engine.backends.prices import PriceTable, price_numbers, read_prices
+from engine.backends.tokens import Tokenizer, estimate_tokens
 from puzzles import GAMES
 from puzzles.asympuzl.prompt import parse_reply, read_prompt, render_prompt, reply_schema
 from puzzles.asympuzl.rules import ALICE, BOB, SOLO, AsymView, Piece, Replace, generate
@@ -335,10 +336,41 @@ def test_the_token_estimate_is_labelled_and_plausible():
     assert 900 <= estimate_tokens("word " * 1000) <= 1100
 
 
-def test_cost_counts_cached_input_at_its_own_price():
-    prices = {"m": (2.0, 1.0, 10.0)}
-    assert cost_usd(prices, "m", prompt=1_000_000, cached=500_000, completion=100_000) == pytest.approx(1.0 + 0.5 + 1.0)
-    assert cost_usd(prices, "other", 1, 0, 1) is None
+def test_cost_counts_cache_reads_and_writes_at_their_own_prices():
+    table = PriceTable({"m": (2.0, 1.0, 10.0), "w": (2.0, 1.0, 10.0, 4.0)}, built_in=False)
+    # 1M prompt tokens: 0.5M read from the cache, 0.25M written to it, the rest plain input.
+    assert table.cost("openai", "m", 1_000_000, 500_000, 250_000, 100_000) == pytest.approx(0.5 + 0.5 + 0.5 + 1.0)
+    assert table.cost("anthropic", "w", 1_000_000, 500_000, 250_000, 100_000) == pytest.approx(0.5 + 0.5 + 1.0 + 1.0)
+
+
+def test_a_model_without_a_price_costs_none_and_is_named():
+    table = PriceTable({"m": (1.0, 1.0, 1.0)}, built_in=False)
+    assert table.cost("openai", "other", 1, 0, 0, 1) is None
+    assert table.cost("openai", "other", 1, 0, 0, 1) is None
+    assert table.missing == {"openai:other"}
+
+
+def test_dated_snapshots_take_the_longest_listed_name_they_start_with():
+    table = PriceTable()
+    assert table.price("openai", "gpt-4o-mini-2024-07-18") == table.price("openai", "gpt-4o-mini")
+    assert table.price("openai", "gpt-4o-2024-08-06") == table.price("openai", "gpt-4o")
+    assert table.price("openai", "gpt-4omni") is None
+    assert table.price("anthropic", "claude-sonnet-4-5-20250929").cache_write == 3.75
+
+
+def test_a_users_price_file_extends_and_overrides_the_built_in_table(tmp_path):
+    path = tmp_path / "prices.toml"
+    path.write_text('[models."gpt-4o"]\ninput = 1\ncached_input = 0.5\noutput = 2\n[models."vllm:llama"]\ninput = 0\ncached_input = 0\noutput = 0\n')
+    table = PriceTable(price_numbers(read_prices(path)))
+    assert table.price("openai", "gpt-4o").input == 1.0
+    assert table.price("vllm", "llama").output == 0.0
+    assert table.price("openai", "gpt-4.1") is not None  # the built-in rest is kept
+    path.write_text('[models."x"]\ninput = -1\ncached_input = 0\noutput = 0\n')
+    with pytest.raises(ValueError, match="model 'x'.*negative"):
+        read_prices(path)
+    path.write_text('[models."x"]\ninput = 1\noutput = 0\n')
+    with pytest.raises(ValueError, match="cached_input"):
+        read_prices(path)
 
 
 def test_keys_and_masked_keys_are_scrubbed():

@@ -25,4 +25,4 @@ async def _refused(shared: bool) -> tuple[int, list]:
 async def test_models_that_share_a_limit_stay_within_it_together():
     shared, _ = await _refused(True)
     apart, _ = await _refused(False)
-    assert shared <= 5 and apart > 30  # 0 to 2 and about 60 in trials
+    assert shared <= 5 and apart > 30, (shared, apart)  # 0 to 2 and about 60 in trials
