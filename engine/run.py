@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
@@ -16,6 +17,7 @@ from puzzles import GAMES, Game
 from .backends.admission import CALL_PRIORITY
 from .backends.clients import CALL_GAME
 from .game import play_game
+from .pacing import GameStarts
 from .policies import PolicyFactory
 from .records import GameRecord
 from .spec import GameSpec
@@ -64,11 +66,14 @@ class RunProgress:
     ``scores_by_condition`` a tally of every score of the games that ended without error.
 
     Games that fail often take longer, so a rate over the games finished so far leans towards
-    success. ``prefix`` (games, successes, scored) counts only the longest run of games, in plan
-    order, that have all finished: an unbiased estimate while the run goes on.
+    success. ``prefix`` (games, successes, scored) counts only the longest run of games, in the
+    order they are started (``position`` gives a game's place in it), that have all finished: an
+    unbiased estimate while the run goes on.
     """
 
-    def __init__(self, total: int, already_done: int = 0, *, track_live: bool = False) -> None:
+    def __init__(
+        self, total: int, already_done: int = 0, *, track_live: bool = False, position: Callable[[int], int] | None = None,
+    ) -> None:
         self.total = total
         self.done = already_done
         self.running = 0
@@ -84,10 +89,12 @@ class RunProgress:
         self.error_kinds: Counter[str] = Counter()
         self.scores: dict[str, ScoreTally] = {}
         self.scores_by_condition: dict[str, dict[str, ScoreTally]] = {}
-        self._next_id = 0  # the first game, in plan order, not finished yet
-        self._ahead: dict[int, str] = {}  # games finished beyond it: id -> outcome
+        self.position = position or (lambda game_id: game_id)
+        self._next = 0  # the place of the first game, in play order, not finished yet
+        self._ahead: dict[int, str] = {}  # games finished beyond it: place -> outcome
         self.prefix_successes = 0
         self.prefix_scored = 0
+        self.first_finished_at: float | None = None  # time.monotonic() when this process finished its first game
 
     @property
     def queued(self) -> int:
@@ -118,13 +125,13 @@ class RunProgress:
     @property
     def prefix(self) -> tuple[int, int, int]:
         """(games in the finished prefix, its successes, its scored games)."""
-        return self._next_id, self.prefix_successes, self.prefix_scored
+        return self._next, self.prefix_successes, self.prefix_scored
 
     def _in_order(self, game_id: int, outcome: str) -> None:
-        self._ahead[game_id] = outcome
-        while self._next_id in self._ahead:
-            outcome = self._ahead.pop(self._next_id)
-            self._next_id += 1
+        self._ahead[self.position(game_id)] = outcome
+        while self._next in self._ahead:
+            outcome = self._ahead.pop(self._next)
+            self._next += 1
             self.prefix_successes += outcome == "success"
             self.prefix_scored += outcome in ("success", "failure")
 
@@ -151,7 +158,17 @@ class RunProgress:
             counts[2] += 1
             self.error_kinds[error_kind or "unknown"] += 1
 
+    def eta(self, now: float) -> float | None:
+        """Seconds to the end at the rate games have finished since the first one did (the time
+        before it is a game's length, not the rate); None before two have finished."""
+        if self.first_finished_at is None or self.finished_now < 2 or now <= self.first_finished_at:
+            return None
+        rate = (self.finished_now - 1) / (now - self.first_finished_at)
+        return (self.total - self.done) / rate
+
     def game_finished(self, spec: GameSpec, record: GameRecord) -> None:
+        if self.first_finished_at is None:
+            self.first_finished_at = time.monotonic()
         self.running -= 1
         self.done += 1
         self.finished_now += 1
@@ -171,9 +188,12 @@ async def run_games(
     progress: RunProgress | None = None,
     observers: Iterable[GameObserver] = (),
     games: Mapping[str, Game] = GAMES,
+    starts: GameStarts | None = None,
 ) -> None:
     """Play every spec, at most ``concurrency`` at a time, handing each record to ``on_record`` as
-    soon as its game ends. Cancelling the caller's scope stops the run; games in flight are dropped."""
+    soon as its game ends. With ``starts``, each game waits for its turn to start (see
+    ``engine.pacing``), and no game starts once it says no more may. Cancelling the caller's scope
+    stops the run; games in flight are dropped."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     pending = iter(specs)
@@ -185,10 +205,14 @@ async def run_games(
 
     async def worker() -> None:
         for spec in pending:  # one shared iterator: each game is taken by exactly one worker
+            if starts is not None and not await starts.next():
+                return  # the spec taken is left unplayed, as are the rest
             CALL_PRIORITY.set(next(admitted))  # its model calls go before those of games started later
-            CALL_GAME.set(f"{run_token}-{spec.game_id}")
+            CALL_GAME.set(f"{run_token}-{spec.game_id};seed={spec.seed}")
             taps = [tap for w in watchers if (tap := w.game_started(spec)) is not None]
             record = await play_game(spec, factory, taps, games=games, preparing=preparing)
+            if starts is not None:
+                starts.game_finished()
             for w in watchers:
                 w.game_finished(spec, record)
             on_record(record)

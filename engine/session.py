@@ -12,7 +12,7 @@ executor) can call it as it is. The rules live here once:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -22,7 +22,9 @@ import structlog
 from bus import Act
 from puzzles import GAMES, Game
 
-from .policies import PolicyFactory
+from .budget import Spending
+from .pacing import GameStarts
+from .policies import PolicyFactory, is_model
 from .records import GameRecord
 from .ids import IdSet
 from .results import Plan, RunDir, RunDirError
@@ -131,6 +133,35 @@ def merge_usage(earlier: dict[str, Any] | None, now: dict[str, Any]) -> dict[str
     return {"tokenizer": now.get("tokenizer"), "options": now.get("options"), "models": models, "processes": processes}
 
 
+def read_usage(run: RunDir) -> dict[str, Any] | None:
+    """What earlier processes of the run called (``usage.json``), or None."""
+    try:
+        return msgspec.json.decode((run.path / USAGE_FILE).read_bytes())
+    except (OSError, msgspec.DecodeError):
+        return None
+
+
+def models_play(plan: Plan) -> bool:
+    return any(is_model(name) for names in plan.agents for name in names)
+
+
+def play_order(plan: Plan, recorded: IdSet) -> Iterator[int]:
+    """The ids of the games to play, seed by seed across the conditions (every condition fills at
+    once, rather than one after another); lazily, so memory is set by the games in flight."""
+    conditions = plan.total // plan.seeds
+    for i in range(plan.seeds):
+        for c in range(conditions):
+            game_id = c * plan.seeds + i
+            if game_id not in recorded:
+                yield game_id
+
+
+def play_position(plan: Plan) -> Callable[[int], int]:
+    """A game's place in ``play_order`` (counting recorded games too)."""
+    seeds, conditions = plan.seeds, plan.total // plan.seeds
+    return lambda game_id: (game_id % seeds) * conditions + game_id // seeds
+
+
 def write_usage(path: Path, hub: Any, log: Any) -> None:
     """Per model: calls, retries by cause, tokens and cost over every process of the run
     (``usage.json``); nothing when no model played."""
@@ -152,7 +183,7 @@ def new_progress(plan: Plan, keys: Iterable[Any], *, track_live: bool, games: Ma
     """The run's counters, with the games already recorded (``keys``, from ``counted_keys``) counted
     in; one key in memory at a time."""
     total = plan.total
-    progress = RunProgress(total=total, track_live=track_live)
+    progress = RunProgress(total=total, track_live=track_live, position=play_position(plan))
     progress.know_conditions(plan.condition_specs(games))
     pending: list[Any] = []
 
@@ -181,16 +212,24 @@ async def play_plan(
     log_level: str = "info",
     transcripts: bool = False,
     games: Mapping[str, Game] = GAMES,
+    spending: Spending | None = None,
 ) -> None:
-    """Play the games of ``plan`` not in ``recorded`` into ``run``. Cancelling the caller's scope
-    stops the run; every record written before stays, and the log says the run was interrupted."""
+    """Play the games of ``plan`` not in ``recorded`` into ``run`` (in ``play_order``). When models
+    play, games start as the limits serve them and within ``spending``'s caps (``engine.pacing``).
+    Cancelling the caller's scope stops the run; every record written before stays, and the log
+    says the run was interrupted."""
     total = plan.total
-    todo = (i for i in range(total) if i not in recorded)  # lazy: memory is set by the games in flight
+    todo = play_order(plan, recorded)
     finished = False
     with run.log_path.open("a", encoding="utf-8") as log_stream, run.writer() as writer:
         log = make_logger(log_stream, log_level)
         log.info("run_started", run_dir=str(run.path), config=msgspec.to_builtins(plan), to_play=total - sum(1 for i in recorded if i < total))
         watchers: list[Any] = [GameLog(log, debug=log_level == "debug"), *observers]
+        starts = None
+        if models_play(plan):
+            starts = GameStarts(factory.hub, spending=spending)
+            if spending is not None:
+                watchers.append(spending)
         transcript_writer = TranscriptWriter(run.path) if transcripts else None
         if transcript_writer is not None:
             watchers.append(transcript_writer)
@@ -199,7 +238,7 @@ async def play_plan(
                 try:
                     await run_games(
                         plan.specs_for(todo, games), factory=factory, concurrency=concurrency,
-                        on_record=writer.write, progress=progress, observers=watchers, games=games,
+                        on_record=writer.write, progress=progress, observers=watchers, games=games, starts=starts,
                     )
                 finally:
                     write_usage(run.path, factory.hub, log)
@@ -208,6 +247,10 @@ async def play_plan(
             if transcript_writer is not None:
                 transcript_writer.close()
             done = progress.done if progress is not None else None
+            if spending is not None and spending.stopped is not None:
+                log.warning("run_capped", reason=spending.stopped, cost_usd=round(spending.cost, 6), tokens=spending.tokens)
+            if factory.hub.prices.missing:
+                log.warning("no_price", models=sorted(factory.hub.prices.missing))
             log.info("run_finished" if finished else "run_interrupted", games_recorded=done, games_total=plan.total)
 
 

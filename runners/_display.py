@@ -12,9 +12,12 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from engine.budget import Spending
 from engine.run import RunProgress
 from engine.stats import ConditionSummary, ScoreSummary, wilson_interval
 from puzzles import GAMES
+
+from ._spending import spending_line
 
 TERMINAL_REFRESH = 0.5  # seconds between dashboard redraws (about 2 per second)
 LINE_INTERVAL = 5.0  # seconds between summary lines when not on a terminal
@@ -101,12 +104,12 @@ def _score_label(progress: RunProgress):
     return game.score_label if game is not None else (lambda key: key)
 
 
-def render_dashboard(progress: RunProgress, elapsed: float, hub=None) -> Group:
+def render_dashboard(progress: RunProgress, elapsed: float, hub=None, spending: Spending | None = None) -> Group:
     """One frame of the live dashboard, from the counters only (bounded work per frame)."""
     p = progress
     label = _score_label(p)
     short = short_labels(p.condition_fields)
-    eta = (p.total - p.done) * elapsed / p.finished_now if p.finished_now else None
+    eta = p.eta(time.monotonic())
     head = Table.grid(padding=(0, 2))
     head.add_row(
         Text("games", style="bold"),
@@ -124,13 +127,15 @@ def render_dashboard(progress: RunProgress, elapsed: float, hub=None) -> Group:
     games, successes, prefix_scored = p.prefix
     if games < p.done:  # some games finished out of order: the unbiased estimate differs
         unbiased, unbiased_ci = _rate_cell(successes, prefix_scored)
-        line += f" | unbiased: {unbiased}% ({unbiased_ci}) over games 1-{games} in plan order"
+        line += f" | unbiased: {unbiased}% ({unbiased_ci}) over the first {games} games started, all finished"
     parts: list = [head, Text(f"{line} | errors: {errors}")]
     if p.scores:
         parts.append(Text("scores so far: " + " | ".join(f"{label(k)} {score_cell(t.summary())}" for k, t in p.scores.items())))
     models = model_table(hub, time.monotonic())
     if models is not None:
         parts.append(models)
+    if spending is not None:
+        parts.append(Text(spending_line(spending)))
 
     if len(p.by_condition) > 1:
         table = Table(title="by condition", title_justify="left", expand=False)
@@ -191,9 +196,10 @@ class ProgressDisplay:
         self._started = time.perf_counter()
         self._live: Live | None = None
         self.hub = None  # the run's model clients, once open
+        self.spending: Spending | None = None
 
     def frame(self) -> Group:
-        return render_dashboard(self.progress, time.perf_counter() - self._started, self.hub)
+        return render_dashboard(self.progress, time.perf_counter() - self._started, self.hub, self.spending)
 
     async def run(self) -> None:
         """Redraw until cancelled. A display that fails goes quiet; it never ends the run."""
@@ -208,7 +214,10 @@ class ProgressDisplay:
             while True:
                 await anyio.sleep(LINE_INTERVAL)
                 line = status_line(self.progress, time.perf_counter() - self._started)
-                self.console.print(line + model_line(self.hub, time.monotonic()), highlight=False)
+                line += model_line(self.hub, time.monotonic())
+                if self.spending is not None:
+                    line += " | " + spending_line(self.spending)
+                self.console.print(line, highlight=False)
         self._live = Live(Text(""), console=self.console, auto_refresh=False, transient=False)
         self._live.start()
         while True:

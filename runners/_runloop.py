@@ -17,15 +17,19 @@ from rich.console import Console
 from engine import PolicyFactory, RunDir, RunDirError
 from engine.giveup import SameFailure
 from engine.results import Plan, StorageError
-from engine.session import counted_keys, finish, new_progress, play_plan, recorded_games
+from engine.budget import Spending
+from engine.ids import IdSet
+from engine.session import counted_keys, finish, models_play, new_progress, play_plan, read_usage, recorded_games
 
 from ._args import bounded
 from ._display import ProgressDisplay, summary_table
 from ._models import add_model_arguments, settings_from_args
+from ._spending import add_spending_arguments, caps, check_prices, make_forecast, print_forecast, spending_line
 
 EXIT_INTERRUPTED = 130
 EXIT_LOST_GAMES = 3  # the run finished, but some games were lost to the infrastructure
 EXIT_STORAGE = 4  # the run stopped because its files could not be written
+EXIT_CAPPED = 5  # the run stopped starting games at a spending cap; --resume continues it
 DEFAULT_CONCURRENCY = 256
 RUNS_ROOT = Path("runs")
 
@@ -61,6 +65,7 @@ def add_running_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--transcripts", action="store_true", help="also write every game's full transcript (transcripts.jsonl)")
     run.add_argument("--log-level", type=choice(["debug", "info", "warning", "error"]), default="info", metavar="LEVEL", help="level of the run's JSON log (default info)")
     add_model_arguments(parser)
+    add_spending_arguments(parser)
 
 
 def default_out(name: str = "") -> Path:
@@ -104,10 +109,16 @@ def open_run(
             factory.configure(settings_from_args(args, run.model_settings()))
             plan = run.config()
             check_saved(plan)
+            check_prices(parser, args, plan, factory.hub)
+            if args.dry_run:
+                dry_run(plan, recorded_games(run, plan.total), factory, args, read_usage(run))
         else:
             assert new_plan is not None
             factory.configure(settings_from_args(args))
             plan = new_plan()
+            check_prices(parser, args, plan, factory.hub)
+            if args.dry_run:
+                dry_run(plan, IdSet(), factory, args, None)
             run = RunDir.create(args.out or default_out(out_name), plan)
         lock = run.lock()
         run.save_model_settings(factory.hub.settings)
@@ -125,6 +136,18 @@ def open_run(
         where = args.resume or args.out or "the run directory"
         parser.error(f"argument {flag}: cannot use {where}: {exc.strerror or exc}")
     return Prepared(args, plan, run, lock, recorded, resume_command(parser.prog, args, run))
+
+
+def wide_console() -> Console:
+    """The terminal's console; elsewhere (a file, a pipe) one wide enough for the tables."""
+    console = Console()
+    return console if console.is_terminal else Console(width=max(console.width, 132))
+
+
+def dry_run(plan: Plan, recorded: IdSet, factory: PolicyFactory, args: argparse.Namespace, earlier: dict | None) -> NoReturn:
+    """Print the forecast and exit: nothing written, no call made."""
+    print_forecast(wide_console(), make_forecast(plan, recorded, factory.hub, args, earlier), plan)
+    raise SystemExit(0)
 
 
 def resume_command(prog: str, args: argparse.Namespace, run: RunDir) -> str:
@@ -157,9 +180,29 @@ class GaveUp(Exception):
     """The run's first games were all lost to the infrastructure the same way; the message says how."""
 
 
-async def execute(prepared: Prepared, factory: PolicyFactory, console: Console) -> bool:
-    """Run the games not yet recorded, with the display and Ctrl-C; True if the run finished,
-    False if it was interrupted; Stopped if its files could not be written."""
+def spending_for(prepared: Prepared, factory: PolicyFactory, console: Console) -> Spending | None:
+    """The run's spending when models play; with a cap, a forecast first gives the cost of a game
+    until games finish (at most: to the turn limit)."""
+    args, plan, run = prepared.args, prepared.plan, prepared.run
+    if not models_play(plan):
+        return None
+    earlier = read_usage(run)
+    prior = None
+    if caps(args):
+        fc = make_forecast(plan, prepared.recorded, factory.hub, args, earlier)
+        prior = fc.per_game_at_most()
+        console.print(
+            f"Cap: until games finish, a game is counted at its forecast at most: ${prior.cost:.4f}, {prior.tokens:,.0f} tokens.",
+            soft_wrap=True,
+        )
+    done = sum(1 for i in prepared.recorded if i < plan.total)
+    return Spending(factory.hub, plan.total, done=done, earlier=earlier, prior=prior, caps=caps(args))
+
+
+async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, spending: Spending | None = None) -> bool:
+    """Run the games not yet recorded, with the display and Ctrl-C; True if the run finished (or
+    stopped at a cap: ``spending.stopped``), False if it was interrupted; Stopped if its files
+    could not be written."""
     args, plan, run = prepared.args, prepared.plan, prepared.run
     interactive = console.is_terminal and not args.no_dashboard
     progress = new_progress(plan, counted_keys(run), track_live=interactive)
@@ -168,6 +211,7 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console) 
     gave_up: list[str] = []
     display = ProgressDisplay(console, progress, interactive=interactive)
     display.hub = factory.hub
+    display.spending = spending
     async with anyio.create_task_group() as outer:
 
         async def watch_signals() -> None:
@@ -188,6 +232,7 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console) 
             await play_plan(
                 run, plan, factory, recorded=prepared.recorded, concurrency=args.concurrency, progress=progress,
                 log_level=args.log_level, transcripts=args.transcripts, observers=[SameFailure(give_up)],
+                spending=spending,
             )
         except* OSError as group:  # a full disk, a run directory gone: every record before it is kept
             failure = first_leaf(group)
@@ -211,16 +256,18 @@ def run_and_report(prepared: Prepared, factory: PolicyFactory) -> int:
 
 def _run_and_report(prepared: Prepared, factory: PolicyFactory) -> int:
     plan, run = prepared.plan, prepared.run
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=max(console.width, 132))
+    console = wide_console()
+    spending = spending_for(prepared, factory, console)
     started = time.perf_counter()
     try:
-        finished = anyio.run(execute, prepared, factory, console)
+        finished = anyio.run(execute, prepared, factory, console, spending)
         elapsed = time.perf_counter() - started
-        tally, summaries = finish(run, plan, complete=finished)
+        capped = spending is not None and spending.stopped is not None
+        tally, summaries = finish(run, plan, complete=finished and not capped)
         if summaries:
             console.print(summary_table(summaries))
+        if spending is not None:
+            console.print(f"Models: {spending_line(spending)}", soft_wrap=True)
     except KeyboardInterrupt:  # outside the games: every finished record is already on disk
         finished = False
         tally = None
@@ -237,6 +284,13 @@ def _run_and_report(prepared: Prepared, factory: PolicyFactory) -> int:
             soft_wrap=True,
         )
         return EXIT_STORAGE
+    if finished and capped:
+        console.print(
+            f"Stopped starting games at {spending.stopped}. {tally.games} of {plan.total} games recorded in "
+            f"{run.results_path}; continue with a higher cap: {prepared.command}",
+            soft_wrap=True,
+        )
+        return EXIT_CAPPED
     if finished:
         console.print(
             f"{tally.games} games in {elapsed:.1f}s: {tally.scored} scored, {tally.lost} lost to the infrastructure, "

@@ -21,6 +21,10 @@ CALL_PRIORITY: ContextVar[int] = ContextVar("call_priority", default=0)
 """The priority of the calls made in this context: the run sets it to each game's admission order,
 so that the calls of games started earlier go first and games finish rather than advance together."""
 
+GAME_CALLED: ContextVar[anyio.Event | None] = ContextVar("game_called", default=None)
+"""Set by the run for each game it starts (when it paces its starts); a limiter sets the event when
+the game's first call arrives, which tells the run it may look at the queues and start the next."""
+
 
 class _Ticket:
     __slots__ = ("wake",)
@@ -83,4 +87,4 @@ class PriorityGate:
         self._nudge()
 
 
-__all__ = ["CALL_PRIORITY", "PriorityGate"]
+__all__ = ["CALL_PRIORITY", "GAME_CALLED", "PriorityGate"]

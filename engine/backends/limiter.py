@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from contextlib import asynccontextmanager
 from datetime import datetime
 
-from .admission import CALL_PRIORITY, PriorityGate
+from .admission import CALL_PRIORITY, GAME_CALLED, PriorityGate
 
 # Seconds of the per-minute rate a bucket may hold.
 DEFAULT_BURST = 1.0
@@ -168,13 +168,20 @@ class LimiterStats:
         self.cost_usd: float | None = 0.0
         self.latency_sum = 0.0
         self.sent_times: deque[float] = deque()  # when each attempt of the last minute was sent
+        self.first_sent: float | None = None
 
     def rate(self, now: float, window: float = 60.0) -> float:
-        """Attempts per minute over the last ``window`` seconds."""
+        """Attempts per minute over the last ``window`` seconds, or since the first attempt if that
+        is more recent (at least a second), so that the first minute does not read low."""
+        if self.first_sent is None:
+            return 0.0
         self.forget(now - window)
-        return len(self.sent_times) * 60.0 / window
+        span = max(1.0, min(window, now - self.first_sent))
+        return len(self.sent_times) * 60.0 / span
 
     def sent(self, now: float) -> None:
+        if self.first_sent is None:
+            self.first_sent = now
         self.sent_times.append(now)
         if len(self.sent_times) % 256 == 0:
             self.forget(now - 60.0)
@@ -252,6 +259,9 @@ class Limiter:
                 self.paused_until - self.clock(), self.requests.wait_time(1), self.tokens.wait_time(estimated_tokens),
             )
 
+        called = GAME_CALLED.get()
+        if called is not None:
+            called.set()
         await self.in_flight.acquire(CALL_PRIORITY.get() if priority is None else priority, ready)
         try:
             self.requests.take(1)

@@ -172,3 +172,15 @@ def test_the_unbiased_estimate_counts_only_the_games_finished_in_plan_order():
         if step == 20:  # every success is in, no failure: the naive rate says 100%, the prefix knows nothing yet
             assert progress.successes == 20 and progress.failures == 0 and games == 0
     assert progress.prefix == (30, 20, 30)
+
+
+def test_the_eta_runs_from_the_first_finished_game_not_from_the_start():
+    progress = RunProgress(total=10)
+    specs = [spec(i) for i in range(3)]
+    for game_id in range(2):
+        progress.game_finished(specs[game_id], GameRecord(game_id=game_id, spec=specs[game_id], outcome="success"))
+        if game_id == 0:
+            assert progress.eta(1e9) is None  # one game says how long a game takes, not how fast they finish
+            progress.first_finished_at = 100.0
+    # One more game finished in the 2 s since the first: 8 left at one per 2 s, however long the first took.
+    assert progress.eta(102.0) == 16.0

@@ -193,7 +193,7 @@ def test_the_dashboard_shows_the_unbiased_rate_while_games_finish_out_of_order()
         progress.game_started(specs[game_id])
         progress.game_finished(specs[game_id], GameRecord(game_id=game_id, spec=specs[game_id], outcome=outcome))
     text = rendered(render_dashboard(progress, elapsed=1.0))
-    assert "success so far 66.7%" in text and "unbiased: 50.0% (" in text and "over games 1-2 in plan order" in text
+    assert "success so far 66.7%" in text and "unbiased: 50.0% (" in text and "over the first 2 games started, all finished" in text
     progress.game_started(specs[2])
     progress.game_finished(specs[2], GameRecord(game_id=2, spec=specs[2], outcome="failure"))
     assert "unbiased" not in rendered(render_dashboard(progress, elapsed=1.0))  # all in order: one rate

@@ -472,4 +472,7 @@ async def test_the_dashboard_shows_each_models_calls_and_limits():
     text = console.export_text()
     assert "openai:share_everything" in text and "vllm:one_piece" in text and "(3000)" in text
     calls = sum(r.usage["alice"].calls for r in records)
-    assert f"openai:share_everything: 0 in flight, {calls} rpm" in model_line(factory.hub, __import__("time").monotonic())
+    first = factory.hub.backend("openai:share_everything").limiter.stats.first_sent
+    assert f"openai:share_everything: 0 in flight, {calls} rpm" in model_line(factory.hub, first + 60)
+    # In the first minute the rate is over the time since the first call, not a minute.
+    assert f"openai:share_everything: 0 in flight, {calls * 6} rpm" in model_line(factory.hub, first + 10)

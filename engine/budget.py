@@ -1,0 +1,128 @@
+"""What a run spends on models: so far, per game, projected to its end, and whether a cap lets it
+start another game.
+
+Spent so far is every call this process made (the limiters' counters, so calls of games still in
+flight count) plus what earlier processes of the run spent (``usage.json``). The cost of a game to
+come is the mean of the games finished so far, drawn towards a prior (the forecast's, or the earlier
+processes' mean) while few have finished: ``(prior * PRIOR_WEIGHT + sum) / (PRIOR_WEIGHT + n)``.
+
+Caps (``max_cost``, ``max_tokens``) are on the whole run, earlier processes included. A game is
+started only if what the games already started will spend, each counted at the larger of what it
+has spent and a game's expected cost, plus one more game, stays within every cap; games in flight
+always finish. Models with no price add tokens but no cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+PRIOR_WEIGHT = 5  # games' worth of weight the prior keeps
+
+
+class PerGame(NamedTuple):
+    """What one game is expected to spend."""
+
+    cost: float
+    tokens: float
+
+
+class Caps(NamedTuple):
+    max_cost: float | None = None  # dollars, the whole run
+    max_tokens: int | None = None  # prompt + completion tokens, the whole run
+
+    def __bool__(self) -> bool:
+        return self.max_cost is not None or self.max_tokens is not None
+
+
+class Spending:
+    """An observer of the run's games (``game_started``/``game_finished``) that also reads the hub."""
+
+    def __init__(
+        self, hub: Any, total: int, *, done: int = 0, earlier: Mapping[str, Any] | None = None,
+        prior: PerGame | None = None, caps: Caps = Caps(),
+    ) -> None:
+        self.hub = hub
+        self.total = total
+        self.done = done  # games recorded, earlier processes' included
+        self.running = 0
+        self.caps = caps
+        models = (earlier or {}).get("models", {})
+        self.earlier_cost = sum(m.get("cost_usd") or 0.0 for m in models.values())
+        self.earlier_tokens = sum((m.get("prompt_tokens") or 0) + (m.get("completion_tokens") or 0) for m in models.values())
+        if prior is None and done and models:
+            prior = PerGame(self.earlier_cost / done, self.earlier_tokens / done)
+        self.prior = prior
+        self.finished = 0  # games finished by this process
+        self.finished_cost = 0.0
+        self.finished_tokens = 0
+        self.stopped: str | None = None  # why no more games are started
+
+    # -- observer --
+    def game_started(self, spec: Any) -> None:
+        self.running += 1
+
+    def game_finished(self, spec: Any, record: Any) -> None:
+        self.running -= 1
+        self.done += 1
+        self.finished += 1
+        for usage in (record.usage or {}).values():
+            self.finished_cost += usage.cost_usd or 0.0
+            self.finished_tokens += usage.prompt_tokens + usage.completion_tokens
+
+    # -- figures --
+    @property
+    def cost(self) -> float:
+        """Dollars spent by the run so far (models with a price)."""
+        return self.earlier_cost + sum(b.limiter.stats.cost_usd or 0.0 for b in self.hub.backends())
+
+    @property
+    def tokens(self) -> int:
+        return self.earlier_tokens + sum(
+            b.limiter.stats.prompt_tokens + b.limiter.stats.completion_tokens for b in self.hub.backends()
+        )
+
+    def per_game(self) -> PerGame | None:
+        if self.prior is None:
+            if not self.finished:
+                return None
+            return PerGame(self.finished_cost / self.finished, self.finished_tokens / self.finished)
+        weight = PRIOR_WEIGHT + self.finished
+        return PerGame(
+            (self.prior.cost * PRIOR_WEIGHT + self.finished_cost) / weight,
+            (self.prior.tokens * PRIOR_WEIGHT + self.finished_tokens) / weight,
+        )
+
+    def _committed(self, each: PerGame, games_in_flight: int) -> tuple[float, float]:
+        """What the games finished and in flight will have spent: each game in flight at the larger
+        of what it has spent so far and a game's expected figure."""
+        in_flight_cost = self.cost - self.earlier_cost - self.finished_cost
+        in_flight_tokens = self.tokens - self.earlier_tokens - self.finished_tokens
+        return (
+            self.earlier_cost + self.finished_cost + max(in_flight_cost, each.cost * games_in_flight),
+            self.earlier_tokens + self.finished_tokens + max(in_flight_tokens, each.tokens * games_in_flight),
+        )
+
+    def projected(self) -> tuple[float, float] | None:
+        """(cost, tokens) of the whole run at its end, if every game is played; None before any estimate."""
+        each = self.per_game()
+        if each is None:
+            return None
+        cost, tokens = self._committed(each, self.running)
+        queued = max(0, self.total - self.done - self.running)
+        return cost + each.cost * queued, tokens + each.tokens * queued
+
+    def allows_another(self) -> bool:
+        """Whether one more game fits within the caps; once not, ``stopped`` says why and it stays so."""
+        if self.stopped is not None:
+            return False
+        if not self.caps:
+            return True
+        each = self.per_game() or PerGame(0.0, 0.0)
+        cost, tokens = self._committed(each, self.running)
+        max_cost, max_tokens = self.caps
+        if max_cost is not None and cost + each.cost > max_cost:
+            self.stopped = f"the cost cap (--max-cost {max_cost:g}): ${cost:.2f} spent or committed, ${each.cost:.4f} per game"
+        elif max_tokens is not None and tokens + each.tokens > max_tokens:
+            self.stopped = f"the token cap (--max-tokens-total {max_tokens}): {tokens:.0f} spent or committed, {each.tokens:.0f} per game"
+        return self.stopped is None

@@ -1,0 +1,61 @@
+"""Spending from the command line: a forecast that makes no call and writes nothing, a cost cap that
+stops starting games and a resume that finishes the run, and a cap refused for a model with no price."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from runners.concurrent import main as run_main
+from tests.e2e.test_model_runs import _records, server_process
+
+AGENTS = ["--alice", "openai:share_everything", "--bob", "openai:one_piece", "--no-dashboard"]
+PRICES = ["--price", "share_everything=10,10,10", "--price", "one_piece=10,10,10"]  # $ per million: about a cent a call
+
+
+def test_a_dry_run_prints_the_forecast_and_neither_calls_nor_writes(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-forecast-0000")
+    with server_process() as url:
+        out = tmp_path / "run"
+        code = None
+        with pytest.raises(SystemExit) as exit_info:
+            run_main(["--games", "500", *AGENTS, *PRICES, "--openai-url", url + "/v1", "--rpm", "600", "--out", str(out), "--dry-run"])
+        code = exit_info.value.code
+        import urllib.request
+
+        served = json.loads(urllib.request.urlopen(url + "/fake/stats").read())
+    printed = capsys.readouterr().out
+    assert code == 0 and not out.exists() and served["requests"] == 0
+    assert "forecast: 500 games to play" in printed and "openai:share_everything" in printed
+    assert "Time at the limits:" in printed and "Expected:" in printed
+
+
+def test_a_cost_cap_stops_starting_games_and_a_resume_with_a_higher_cap_finishes(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-cap-0000")
+    run = tmp_path / "run"
+    with server_process() as url:
+        flags = [*AGENTS, *PRICES, "--openai-url", url + "/v1"]
+        code = run_main(["--games", "40", *flags, "--out", str(run), "--max-cost", "0.5", "--concurrency", "8"])
+        printed = capsys.readouterr().out
+        assert code == 5, printed
+        assert "Stopped starting games at the cost cap (--max-cost 0.5)" in printed and f"--resume {run}" in printed
+        first = _records(run)
+        spent = sum(u["cost_usd"] for r in first for u in r["usage"].values())
+        assert 0 < len(first) < 40 and spent <= 0.5
+        usage = json.loads((run / "usage.json").read_text())
+        assert sum(m["cost_usd"] for m in usage["models"].values()) <= 0.5
+        assert run_main([*flags, "--resume", str(run), "--max-cost", "100"]) == 0
+    final = _records(run)
+    assert sorted(r["game_id"] for r in final) == list(range(40))
+    assert all(r["outcome"] == "success" for r in final)
+    assert "spent $" in capsys.readouterr().out
+
+
+def test_a_cost_cap_needs_a_price_for_every_model(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-cap-0000")
+    with pytest.raises(SystemExit) as exit_info:
+        run_main(["--games", "2", *AGENTS, "--openai-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "r"), "--max-cost", "5"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "argument --max-cost: openai:share_everything has no price" in err
+    assert not (tmp_path / "r").exists()

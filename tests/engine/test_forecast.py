@@ -1,0 +1,56 @@
+"""The forecast against a real run through the local model server: calls within 10%, tokens within
+20% (the server counts with the labelled estimate, the forecast with the run's tokenizer), time
+within 30% (the limiter's first-second burst and the games' last calls are not in the forecast)."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from engine import PolicyFactory, run_games
+from engine.forecast import forecast, play_sampled
+from engine.pacing import GameStarts
+from tests.engine.backends.helpers import KEYS, fake_server, settings_for
+from tests.helpers import grid
+
+
+async def test_the_forecast_matches_a_run_through_the_local_server():
+    games, rpm = 40, 1200
+    plan = grid(games, alice="openai:share_everything", bob="openai:one_piece", size=4)
+    async with fake_server(latency=0.02, rpm=rpm) as server:
+        settings = settings_for(server, rpm={"openai": rpm}, shared_limits=["openai"])
+        sampled = await play_sampled(plan, settings)
+        assert server.stats.requests == 0  # the forecast makes no call
+        fc = forecast(plan, sampled, settings, to_play=range(games))
+        factory = PolicyFactory(settings, environ=KEYS)
+        records = []
+        started = anyio.current_time()
+        async with factory:
+            await run_games(
+                plan.specs_for(range(games)), factory=factory, concurrency=64, on_record=records.append,
+                starts=GameStarts(factory.hub),
+            )
+        minutes = (anyio.current_time() - started) / 60
+    assert all(r.outcome == "success" for r in records)
+    for name, model in fc.models.items():
+        stats = factory.hub.backend(name).limiter.stats
+        assert model.calls == pytest.approx(stats.calls, rel=0.10)
+        assert model.prompt_tokens == pytest.approx(stats.prompt_tokens, rel=0.20)
+        assert model.completion_tokens == pytest.approx(stats.completion_tokens, rel=0.20)
+        assert model.calls_max >= model.calls
+    assert fc.minutes == pytest.approx(minutes, rel=0.30)
+    assert fc.games == games and fc.sampled == 2 and fc.cost is None  # these models have no price
+
+
+async def test_a_forecast_prices_what_it_counts_and_scales_to_the_games_left():
+    plan = grid(30, alice="openai:gpt-4o", bob="openai:gpt-4o-mini")
+    settings = settings_for(type("S", (), {"url": "http://127.0.0.1:9"})())  # never called
+    sampled = await play_sampled(plan, settings, reply_tokens=300)
+    full = forecast(plan, sampled, settings, to_play=range(30), reply_tokens=300)
+    half = forecast(plan, sampled, settings, to_play=range(15, 30), reply_tokens=300)
+    for name, price in (("openai:gpt-4o", (2.5, 10.0)), ("openai:gpt-4o-mini", (0.15, 0.6))):
+        m = full.models[name]
+        assert m.completion_tokens == pytest.approx(300 * m.calls)
+        assert m.cost == pytest.approx((m.prompt_tokens * price[0] + m.completion_tokens * price[1]) / 1e6)
+        assert half.models[name].calls == pytest.approx(m.calls / 2)
+    assert full.minutes is None and full.unlimited == ["openai:gpt-4o", "openai:gpt-4o-mini"]
