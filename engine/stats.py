@@ -139,18 +139,23 @@ class ConditionSummary(msgspec.Struct):
     format_errors: int
     invalid_actions: int
     error_kinds: dict[str, int]
+    calls: int = 0  # model calls, when models played
+    tokens: int = 0  # their prompt + completion tokens
+    cost_usd: float | None = None  # None: no model played, or one has no price
 
 
 class _Condition:
     """What a summary keeps of one condition while records go by: counts and tallies, no records."""
 
     __slots__ = ("fields", "games", "successes", "failures", "solved_sum", "solved_n", "scores",
-                 "format_errors", "invalid_actions", "error_kinds")
+                 "format_errors", "invalid_actions", "error_kinds", "calls", "tokens", "cost", "unpriced")
 
     def __init__(self, fields: dict[str, str]) -> None:
         self.fields = fields
         self.games = self.successes = self.failures = self.solved_sum = self.solved_n = 0
-        self.format_errors = self.invalid_actions = 0
+        self.format_errors = self.invalid_actions = self.calls = self.tokens = 0
+        self.cost = 0.0
+        self.unpriced = False
         self.scores: dict[str, ScoreTally] = {}
         self.error_kinds: dict[str, int] = {}
 
@@ -182,6 +187,11 @@ class SummaryBuilder:
                 tally.add(value)
         if record.error is not None:
             c.error_kinds[record.error.kind] = c.error_kinds.get(record.error.kind, 0) + 1
+        for usage in (record.usage or {}).values():
+            c.calls += usage.calls
+            c.tokens += usage.prompt_tokens + usage.completion_tokens
+            c.cost += usage.cost_usd or 0.0
+            c.unpriced |= usage.cost_usd is None
         c.format_errors += sum(record.format_errors.values())
         c.invalid_actions += sum(record.invalid_actions.values())
 
@@ -196,7 +206,8 @@ class SummaryBuilder:
                     errors=c.games - scored, success_rate=c.successes / scored if scored else 0.0,
                     ci_low=low, ci_high=high, mean_solved_turn=c.solved_sum / c.solved_n if c.solved_n else None,
                     scores={k: t.summary() for k, t in c.scores.items()}, format_errors=c.format_errors,
-                    invalid_actions=c.invalid_actions, error_kinds=c.error_kinds,
+                    invalid_actions=c.invalid_actions, error_kinds=c.error_kinds, calls=c.calls, tokens=c.tokens,
+                    cost_usd=None if c.unpriced or not c.calls else round(c.cost, 6),
                 )
             )
         return out

@@ -276,6 +276,11 @@ def summary_table(summaries: list[ConditionSummary]) -> Table:
     table.add_column("format errors", justify="right")
     table.add_column("invalid actions", justify="right")
     table.add_column("game errors", justify="right")
+    models = any(s.calls for s in summaries)
+    if models:
+        table.add_column("calls", justify="right")
+        table.add_column("tokens", justify="right")
+        table.add_column("cost $", justify="right")
     for s in summaries:
         turn = f"{s.mean_solved_turn:.2f}" if s.mean_solved_turn is not None else "-"
         scored = s.games > s.errors
@@ -289,5 +294,6 @@ def summary_table(summaries: list[ConditionSummary]) -> Table:
             str(s.format_errors),
             str(s.invalid_actions),
             str(s.errors),
+            *((str(s.calls), f"{s.tokens:,}", "-" if s.cost_usd is None else f"{s.cost_usd:.2f}") if models else ()),
         )
     return table

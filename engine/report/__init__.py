@@ -13,7 +13,7 @@ Conventions used throughout:
   a game cut short by an error has an incomplete log.
 
 - ``reading``: the results file. ``conditions``: fields, their order, the table layout.
-  ``measures``: success, scores, sizes, errors. ``paired``: two values of a field compared by seed.
+  ``measures``: success, scores, sizes, errors, model calls and cost. ``paired``: two values of a field compared by seed.
 """
 
 from .conditions import (
@@ -22,8 +22,8 @@ from .conditions import (
 )
 from .measures import (
     SIZE_UNITS, ErrorsRow, ScoresRow, SizesRow, SuccessCell, SuccessSeries, SuccessTable, TurnCurve, TurnSizes,
-    completed, error_counts, score_keys, scores_per_condition, size_units, sizes_per_turn, success_by_turn,
-    success_cell, success_series, success_table,
+    UsageRow, completed, error_counts, score_keys, scores_per_condition, size_units, sizes_per_turn,
+    success_by_turn, success_cell, success_series, success_table, usage_per_condition,
 )
 from .paired import PairedComparison, PairedRow, paired_comparison, paired_difference_interval
 from .reading import Results, read_results
@@ -31,9 +31,9 @@ from .reading import Results, read_results
 __all__ = [
     "AGENTS", "SIZE_UNITS", "ErrorsRow", "Group", "Layout", "PairedComparison", "PairedRow",
     "ReportError", "Results", "ScoresRow", "SizesRow", "SuccessCell", "SuccessSeries", "SuccessTable",
-    "TurnCurve", "TurnSizes", "ValueOrder", "agents_label", "completed", "condition_fields", "error_counts",
+    "TurnCurve", "TurnSizes", "UsageRow", "ValueOrder", "agents_label", "completed", "condition_fields", "error_counts",
     "field_names", "field_values", "group_by", "label_fields", "layout", "observed_values",
     "paired_comparison", "paired_difference_interval", "read_results", "roles_of", "score_keys",
     "scores_per_condition", "size_field", "size_units", "sizes_per_turn", "success_by_turn", "success_cell",
-    "success_series", "success_table",
+    "success_series", "success_table", "usage_per_condition",
 ]

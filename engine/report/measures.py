@@ -245,3 +245,37 @@ def error_counts(records: Sequence[GameRecord], fields: Sequence[str]) -> list[E
             )
         )
     return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Model calls and what they cost
+
+
+class UsageRow(msgspec.Struct):
+    key: tuple[str, ...]
+    games: int  # every game of the condition, errors included: their calls were paid too
+    successes: int
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None  # None if a call had no price
+
+    @property
+    def cost_per_success(self) -> float | None:
+        return self.cost / self.successes if self.cost is not None and self.successes else None
+
+
+def usage_per_condition(records: Sequence[GameRecord], fields: Sequence[str]) -> list[UsageRow]:
+    """Per condition, the model calls of every game, their tokens and cost; [] when no model played."""
+    if not any(r.usage for r in records):
+        return []
+    rows = []
+    for key, group in group_by(records, fields):
+        usages = [u for r in group for u in (r.usage or {}).values()]
+        rows.append(UsageRow(
+            key=key, games=len(group), successes=sum(r.outcome == "success" for r in group),
+            calls=sum(u.calls for u in usages), prompt_tokens=sum(u.prompt_tokens for u in usages),
+            completion_tokens=sum(u.completion_tokens for u in usages),
+            cost=None if any(u.cost_usd is None for u in usages) else sum(u.cost_usd for u in usages),
+        ))
+    return rows

@@ -23,6 +23,7 @@ from engine.report import (
     sizes_per_turn,
     success_by_turn,
     success_table,
+    usage_per_condition,
 )
 from engine.stats import ScoreSummary
 from puzzles import get_game
@@ -274,6 +275,31 @@ def errors_table(records: Sequence[GameRecord], fields: Sequence[str]) -> Table:
     )
 
 
+def usage_table(records: Sequence[GameRecord], fields: Sequence[str]) -> Table | None:
+    data = usage_per_condition(records, fields)
+    if not data:
+        return None
+    money = lambda x: "-" if x is None else f"{x:.2f}"  # noqa: E731
+    header = _label_columns(fields) + ["games", "calls", "prompt tokens", "reply tokens", "cost $", "$ per game", "$ per success"]
+    rows = [
+        _label_cells(fields, r.key) + [
+            str(r.games), str(r.calls), f"{r.prompt_tokens:,}", f"{r.completion_tokens:,}", money(r.cost),
+            money(r.cost / r.games if r.cost is not None and r.games else None), money(r.cost_per_success),
+        ]
+        for r in data
+    ]
+    full = _full_values(records, fields)
+    csv_rows = [
+        full[r.key] + [r.games, r.calls, r.prompt_tokens, r.completion_tokens, "" if r.cost is None else round(r.cost, 6)]
+        for r in data
+    ]
+    note = "Every game's model calls, games that ended in an error included (they were paid for). Cost: - when a model has no price."
+    return Table(
+        "usage", "Model calls and cost", header, rows, len(_label_columns(fields)), note,
+        condition_columns(records) + ["games", "calls", "prompt_tokens", "completion_tokens", "cost_usd"], csv_rows,
+    )
+
+
 def signed_pp(x: float) -> str:
     return f"{100 * x:+.1f}"
 
@@ -322,6 +348,9 @@ def build_tables(records: Sequence[GameRecord], rows: Sequence[str], compare: tu
         tables.append(scores)
     tables += [sizes_table(records, fields, unit) for unit in size_units(records)]
     tables.append(errors_table(records, fields))
+    usage = usage_table(records, fields)
+    if usage is not None:
+        tables.append(usage)
     if compare is not None:
         tables.append(paired_table(records, *compare))
     return tables
