@@ -3,6 +3,8 @@ rate limit, and requests running on a continuously batching server. Prints ratio
 
     .venv/bin/python benchmarks/bench_backends.py            # R = 600 and 6000, vLLM at 256
     .venv/bin/python benchmarks/bench_backends.py --quick    # shorter runs
+    .venv/bin/python benchmarks/bench_backends.py --only lockstep   # one workload (rate, lockstep,
+                                                                   # overload, shared, forecast, vllm)
 
 The local server (``python -m runners.fake_llm``) runs in its own process and enforces the limit with
 real 429s; the engine runs here with the real openai SDK. For each R the limit is given once with
@@ -12,10 +14,16 @@ real 429s; the engine runs here with the real openai SDK. For each R the limit i
   fewer games remain than it takes to keep the limit busy, divided by R. Target >= 0.95. No game lost.
 - Batching: mean of ``vllm:num_requests_running`` sampled every 0.1 s over the same kind of window,
   divided by ``max_num_seqs`` = 256. Target >= 0.90.
-- Lock-step: 300 games of 3 calls at once (``--concurrency 300``) under R = 1800 rpm, calls of
-  earlier games first (the engine's order) and, for comparison, in arrival order: throughput over
-  the limit, when the first game finished, and the median and p90 game completion time over the
-  run's wall time (arrival order gives about 1.0, finishing games in order about 0.5).
+- Lock-step: 300 games of 3 calls under R = 1800 rpm at concurrency 30 and 300; at 300 as the
+  engine runs them (calls of earlier games first, starts paced by the limits) and, for comparison,
+  every game started at once with calls in priority or in arrival order: throughput over the limit,
+  when the first game finished, each game's latency (start to end), the median and p90 completion
+  time over the run's wall time (arrival order gives about 1.0, finishing games in order about 0.5),
+  and the most games in flight.
+- 3% 529s: games a second with a share of calls refused as overloaded, over the fault-free run.
+- Shared limit: two models against one server-wide limit, as one limit group and each on its own:
+  the share of attempts refused with 429.
+- Forecast: ``--dry-run``'s figures (no call) over those of the same run through the server.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine import Grid, PolicyFactory, run_games  # noqa: E402
 from engine.backends import BackendSettings, ModelOptions  # noqa: E402
+from engine.pacing import GameStarts  # noqa: E402
 
 
 class Server:
@@ -54,8 +63,27 @@ class Server:
         self.process.wait(timeout=10)
 
 
-async def play(config: Grid, settings: BackendSettings, concurrency: int):
-    """Play every game; (records, wall time at which each game finished, factory)."""
+class Latency:
+    """When each game started and finished (wall clock)."""
+
+    def __init__(self) -> None:
+        self.started: dict[int, float] = {}
+        self.latency: list[float] = []
+        self.running = self.peak = 0
+
+    def game_started(self, spec) -> None:
+        self.started[spec.game_id] = time.time()
+        self.running += 1
+        self.peak = max(self.peak, self.running)
+
+    def game_finished(self, spec, record) -> None:
+        self.latency.append(time.time() - self.started[spec.game_id])
+        self.running -= 1
+
+
+async def play(config: Grid, settings: BackendSettings, concurrency: int, *, paced: bool = True, latency: Latency | None = None):
+    """Play every game as the runners do (starts paced by the limits unless ``paced`` is False);
+    (records, wall time at which each game finished, factory)."""
     factory = PolicyFactory(settings, environ={"OPENAI_API_KEY": "sk-bench-0000", "VLLM_API_KEY": "x"})
     records, finished = [], []
 
@@ -64,7 +92,10 @@ async def play(config: Grid, settings: BackendSettings, concurrency: int):
         finished.append(time.time())
 
     async with factory:
-        await run_games(config.specs_for(range(config.total)), factory=factory, concurrency=concurrency, on_record=keep)
+        await run_games(
+            config.specs_for(range(config.total)), factory=factory, concurrency=concurrency, on_record=keep,
+            observers=[latency] if latency is not None else [], starts=GameStarts(factory.hub) if paced else None,
+        )
     return records, finished, factory
 
 
@@ -136,30 +167,85 @@ class _ArrivalOrder:
         return None
 
 
-def bench_lockstep(prioritised: bool, rpm: int = 1800, games: int = 300) -> dict:
+LOCKSTEP_ORDERS = {
+    "engine": "earlier games first, starts paced",
+    "priority": "earlier games first, all started",
+    "arrival": "arrival order, all started",
+}
+
+
+def bench_lockstep(order: str, concurrency: int = 300, rpm: int = 1800, games: int = 300) -> dict:
     import engine.run
 
     saved = engine.run.CALL_PRIORITY
-    if not prioritised:
+    if order == "arrival":
         engine.run.CALL_PRIORITY = _ArrivalOrder()
     server = Server("--rpm", str(rpm), "--latency", "0.2")
+    latency = Latency()
     try:
         config = Grid(seeds=games, agents=[["openai:share_everything", "openai:share_everything"]])
         settings = BackendSettings(options=ModelOptions(timeout=60), urls={"openai": server.url + "/v1"}, rpm={"openai": rpm})
         started = time.time()
-        records, finished, _ = asyncio.run(play(config, settings, concurrency=games))
+        records, finished, factory = asyncio.run(
+            play(config, settings, concurrency=concurrency, paced=order == "engine", latency=latency)
+        )
         wall = time.time() - started
     finally:
         server.close()
         engine.run.CALL_PRIORITY = saved
     done = sorted(t - started for t in finished)
-    calls = 3 * games
+    each = sorted(latency.latency)
+    calls = factory.hub.backends()[0].limiter.stats.calls
     return {
-        "order": "earlier games first" if prioritised else "arrival order", "games": games,
+        "order": LOCKSTEP_ORDERS[order], "concurrency": concurrency, "games": games,
         "lost": sum(r.outcome != "success" for r in records), "wall": wall,
         "throughput": calls / wall * 60 / rpm, "first": done[0],
+        "latency_median": each[len(each) // 2], "latency_p90": each[int(0.9 * (len(each) - 1))],
         "median": done[len(done) // 2] / wall, "p90": done[int(0.9 * (len(done) - 1))] / wall,
+        "peak_in_flight": latency.peak,
     }
+
+
+def bench_shared(shared: bool, rpm: int = 1200, games: int = 200) -> dict:
+    """Two models on one server-wide limit: told apart (each learns the whole limit) or as one group."""
+    server = Server("--rpm", str(rpm), "--latency", "0.05")
+    try:
+        config = Grid(seeds=games, agents=[["openai:share_everything", "openai:one_piece"]])
+        settings = BackendSettings(
+            options=ModelOptions(timeout=60), urls={"openai": server.url + "/v1"}, rpm={"openai": 0.95 * rpm},
+            shared_limits=["openai"] if shared else [],
+        )
+        records, _, factory = asyncio.run(play(config, settings, concurrency=256))
+        served = server.stats()
+    finally:
+        server.close()
+    attempts = sum(b.limiter.stats.attempts for b in factory.hub.backends())
+    refused = sum(b.limiter.stats.rate_limited for b in factory.hub.backends())
+    return {"shared": shared, "attempts": attempts, "refused": refused, "share_429": refused / attempts,
+            "lost": sum(r.outcome != "success" for r in records), "served": served.get("requests")}
+
+
+def bench_forecast(rpm: int = 1200, games: int = 200) -> dict:
+    """The forecast (no call) against the same run through the server: calls, tokens and minutes."""
+    from engine.forecast import forecast, play_sampled
+
+    server = Server("--rpm", str(rpm), "--latency", "0.05")
+    try:
+        config = Grid(seeds=games, agents=[["openai:share_everything", "openai:one_piece"]])
+        settings = BackendSettings(
+            options=ModelOptions(timeout=60), urls={"openai": server.url + "/v1"}, rpm={"openai": rpm}, shared_limits=["openai"],
+        )
+        fc = forecast(config, asyncio.run(play_sampled(config, settings)), settings, to_play=range(games))
+        started = time.time()
+        _, _, factory = asyncio.run(play(config, settings, concurrency=256))
+        minutes = (time.time() - started) / 60
+    finally:
+        server.close()
+    stats = [b.limiter.stats for b in factory.hub.backends()]
+    calls = sum(s.calls for s in stats)
+    tokens = sum(s.prompt_tokens + s.completion_tokens for s in stats)
+    return {"calls": fc.calls / calls, "tokens": fc.tokens / tokens, "minutes": fc.minutes / minutes,
+            "forecast_minutes": fc.minutes, "actual_minutes": minutes}
 
 
 def bench_overload(fault: float, games: int = 2000, latency: float = 0.5) -> dict:
@@ -179,49 +265,73 @@ def bench_overload(fault: float, games: int = 2000, latency: float = 0.5) -> dic
             "refused": limiter.stats.rate_limited, "cap": limiter.cap, "note": limiter.cap_note}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="shorter runs (about a minute in all)")
-    parser.add_argument("--lockstep", action="store_true", help="only the lock-step workload")
-    parser.add_argument("--overload", action="store_true", help="only the scattered-overload workload")
-    args = parser.parse_args()
-    if args.overload:
-        clean, faulty = bench_overload(0.0), bench_overload(0.03)
-        print(clean)
-        print(faulty, f"ratio {faulty['games_per_s'] / clean['games_per_s']:.3f}")
-        return
-    if args.lockstep:
-        for prioritised in (True, False):
-            print(bench_lockstep(prioritised))
-        return
-    seconds = 20 if args.quick else 45
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
-    for rpm in (600, 6000):
-        for given in (True, False):
-            result = bench_rate(rpm, given, seconds)
-            print(
-                f"R={rpm:>5} ({result['limit']:>7}): sustained {result['sustained_rpm']:>7.1f} rpm over "
-                f"{result['window_s']:>5.1f} s = {result['ratio']:.3f} of R | games {result['games']}, lost "
-                f"{result['lost']} | 429s {result['429s']}, attempts {result['attempts']}"
-            )
-    for prioritised in (True, False):
-        result = bench_lockstep(prioritised)
-        print(
-            f"lock-step, {result['order']:>19}: {result['games']} games in {result['wall']:.1f} s, "
-            f"throughput {result['throughput']:.3f} of R | first finished at {result['first']:.1f} s | "
-            f"completion median {result['median']:.2f}, p90 {result['p90']:.2f} of the wall time | lost {result['lost']}"
-        )
+def print_lockstep(result: dict) -> None:
+    print(
+        f"lock-step at concurrency {result['concurrency']}, {result['order']:>33}: {result['games']} games in "
+        f"{result['wall']:.1f} s, throughput {result['throughput']:.3f} of R | first finished at {result['first']:.1f} s | "
+        f"game latency median {result['latency_median']:.1f} s, p90 {result['latency_p90']:.1f} s | completion median "
+        f"{result['median']:.2f}, p90 {result['p90']:.2f} of the wall | peak games in flight {result['peak_in_flight']} | lost {result['lost']}"
+    )
+
+
+def print_overload() -> None:
     clean, faulty = bench_overload(0.0), bench_overload(0.03)
     print(
         f"3% 529s: {faulty['games_per_s']:.1f} games/s against {clean['games_per_s']:.1f} without faults = "
         f"{faulty['games_per_s'] / clean['games_per_s']:.3f} | cap at the end {faulty['cap']} | lost {faulty['lost']}"
     )
-    result = bench_vllm(256, 1200 if args.quick else 2400)
+
+
+def print_shared() -> None:
+    for shared in (True, False):
+        r = bench_shared(shared)
+        print(
+            f"two models, one server-wide limit, {'one limit group' if shared else 'a limit each':>15}: "
+            f"{100 * r['share_429']:.1f}% of attempts got a 429 ({r['refused']} of {r['attempts']}) | lost {r['lost']}"
+        )
+
+
+def print_forecast() -> None:
+    r = bench_forecast()
     print(
-        f"vLLM max_num_seqs={result['max_num_seqs']}: mean running {result['mean_running']} over "
-        f"{result['window_s']} s = {result['ratio']:.3f} of the batch | mean waiting {result['mean_waiting']}, "
-        f"max running {result['max_running']} | games {result['games']}, lost {result['lost']}"
+        f"forecast / actual: calls {r['calls']:.3f}, tokens {r['tokens']:.3f}, time {r['minutes']:.3f} "
+        f"({r['forecast_minutes']:.2f} min forecast, {r['actual_minutes']:.2f} min run)"
     )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="shorter runs")
+    parser.add_argument("--only", choices=["rate", "lockstep", "overload", "shared", "forecast", "vllm"], help="one workload")
+    args = parser.parse_args()
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
+    if args.only in (None, "rate"):
+        seconds = 20 if args.quick else 45
+        for rpm in (600, 6000):
+            for given in (True, False):
+                result = bench_rate(rpm, given, seconds)
+                print(
+                    f"R={rpm:>5} ({result['limit']:>7}): sustained {result['sustained_rpm']:>7.1f} rpm over "
+                    f"{result['window_s']:>5.1f} s = {result['ratio']:.3f} of R | games {result['games']}, lost "
+                    f"{result['lost']} | 429s {result['429s']}, attempts {result['attempts']}"
+                )
+    if args.only in (None, "lockstep"):
+        for concurrency in (30, 300):
+            for order in LOCKSTEP_ORDERS if concurrency == 300 else ("engine",):
+                print_lockstep(bench_lockstep(order, concurrency))
+    if args.only in (None, "overload"):
+        print_overload()
+    if args.only in (None, "shared"):
+        print_shared()
+    if args.only in (None, "forecast"):
+        print_forecast()
+    if args.only in (None, "vllm"):
+        result = bench_vllm(256, 1200 if args.quick else 2400)
+        print(
+            f"vLLM max_num_seqs={result['max_num_seqs']}: mean running {result['mean_running']} over "
+            f"{result['window_s']} s = {result['ratio']:.3f} of the batch | mean waiting {result['mean_waiting']}, "
+            f"max running {result['max_running']} | games {result['games']}, lost {result['lost']}"
+        )
 
 
 if __name__ == "__main__":
