@@ -6,7 +6,7 @@ import itertools
 import os
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 import anyio
@@ -180,7 +180,7 @@ class RunProgress:
 
 
 async def run_games(
-    specs: Iterable[GameSpec],
+    specs: Iterable[GameSpec] | AsyncIterator[GameSpec],
     *,
     factory: PolicyFactory,
     concurrency: int,
@@ -191,12 +191,13 @@ async def run_games(
     starts: GameStarts | None = None,
 ) -> None:
     """Play every spec, at most ``concurrency`` at a time, handing each record to ``on_record`` as
-    soon as its game ends. With ``starts``, each game waits for its turn to start (see
+    soon as its game ends. ``specs`` may also be a stream (an anyio receive stream) that others feed
+    while the games run; the run then ends when the stream is closed. With ``starts``, each game waits for its turn to start (see
     ``engine.pacing``), and no game starts once it says no more may. Cancelling the caller's scope
     stops the run; games in flight are dropped."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-    pending = iter(specs)
+    pending = specs if hasattr(specs, "__anext__") else iter(specs)
     watchers = ([progress] if progress is not None else []) + list(observers)
     preparing = anyio.CapacityLimiter(1)  # the games' slow set-up: one worker thread for the run
 
@@ -204,18 +205,25 @@ async def run_games(
     run_token = os.urandom(4).hex()  # tells this run's games from another's at a shared model server
 
     async def worker() -> None:
+        if hasattr(pending, "__anext__"):  # a stream that others feed while the games run
+            async for spec in pending:
+                await play_one(spec)
+            return
         for spec in pending:  # one shared iterator: each game is taken by exactly one worker
             if starts is not None and not await starts.next():
                 return  # the spec taken is left unplayed, as are the rest
-            CALL_PRIORITY.set(next(admitted))  # its model calls go before those of games started later
-            CALL_GAME.set(f"{run_token}-{spec.game_id};seed={spec.seed}")
-            taps = [tap for w in watchers if (tap := w.game_started(spec)) is not None]
-            record = await play_game(spec, factory, taps, games=games, preparing=preparing)
-            if starts is not None:
-                starts.game_finished()
-            for w in watchers:
-                w.game_finished(spec, record)
-            on_record(record)
+            await play_one(spec)
+
+    async def play_one(spec: GameSpec) -> None:
+        CALL_PRIORITY.set(next(admitted))  # its model calls go before those of games started later
+        CALL_GAME.set(f"{run_token}-{spec.game_id};seed={spec.seed}")
+        taps = [tap for w in watchers if (tap := w.game_started(spec)) is not None]
+        record = await play_game(spec, factory, taps, games=games, preparing=preparing)
+        if starts is not None:
+            starts.game_finished()
+        for w in watchers:
+            w.game_finished(spec, record)
+        on_record(record)
 
     async with anyio.create_task_group() as tg:
         for _ in range(concurrency):

@@ -23,12 +23,13 @@ from bus import Act
 from puzzles import GAMES, Game
 
 from .budget import Spending
+from .executors import Executor, LocalExecutor
 from .pacing import GameStarts
 from .policies import PolicyFactory, is_model
 from .records import GameRecord
 from .ids import IdSet
 from .results import Plan, RunDir, RunDirError
-from .run import RunProgress, run_games
+from .run import RunProgress
 from .spec import GameSpec
 from .stats import ConditionSummary, SummaryBuilder
 from .transcripts import TranscriptWriter
@@ -213,9 +214,11 @@ async def play_plan(
     transcripts: bool = False,
     games: Mapping[str, Game] = GAMES,
     spending: Spending | None = None,
+    executor: Executor | None = None,
 ) -> None:
-    """Play the games of ``plan`` not in ``recorded`` into ``run`` (in ``play_order``). When models
-    play, games start as the limits serve them and within ``spending``'s caps (``engine.pacing``).
+    """Play the games of ``plan`` not in ``recorded`` into ``run`` (in ``play_order``), in this
+    process or on ``executor``. When models play here, games start as the limits serve them and
+    within ``spending``'s caps (``engine.pacing``).
     Cancelling the caller's scope stops the run; every record written before stays, and the log
     says the run was interrupted."""
     total = plan.total
@@ -225,8 +228,9 @@ async def play_plan(
         log = make_logger(log_stream, log_level)
         log.info("run_started", run_dir=str(run.path), config=msgspec.to_builtins(plan), to_play=total - sum(1 for i in recorded if i < total))
         watchers: list[Any] = [GameLog(log, debug=log_level == "debug"), *observers]
+        executor = executor or LocalExecutor()
         starts = None
-        if models_play(plan):
+        if models_play(plan) and executor.name == "local":
             starts = GameStarts(factory.hub, spending=spending)
             if spending is not None:
                 watchers.append(spending)
@@ -236,9 +240,9 @@ async def play_plan(
         try:
             async with factory:
                 try:
-                    await run_games(
-                        plan.specs_for(todo, games), factory=factory, concurrency=concurrency,
-                        on_record=writer.write, progress=progress, observers=watchers, games=games, starts=starts,
+                    await executor.play(
+                        plan, todo, factory=factory, concurrency=concurrency, on_record=writer.write,
+                        progress=progress, observers=watchers, starts=starts, games=games,
                     )
                 finally:
                     write_usage(run.path, factory.hub, log)

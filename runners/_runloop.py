@@ -18,6 +18,7 @@ from engine import PolicyFactory, RunDir, RunDirError
 from engine.giveup import SameFailure
 from engine.results import Plan, StorageError
 from engine.budget import Spending
+from engine.executors import make_executor
 from engine.ids import IdSet
 from engine.session import counted_keys, finish, models_play, new_progress, play_plan, read_usage, recorded_games
 
@@ -64,6 +65,9 @@ def add_running_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--no-dashboard", action="store_true", help="no live display: a summary line every few seconds")
     run.add_argument("--transcripts", action="store_true", help="also write every game's full transcript (transcripts.jsonl)")
     run.add_argument("--log-level", type=choice(["debug", "info", "warning", "error"]), default="info", metavar="LEVEL", help="level of the run's JSON log (default info)")
+    run.add_argument("--executor", type=choice(["local", "ray"]), default="local", metavar="KIND", help="local (this process, default) or ray (workers on a Ray cluster: pip install -e '.[ray]')")
+    run.add_argument("--workers", type=integer(1), default=2, metavar="W", help="with --executor ray: worker processes (default 2)")
+    run.add_argument("--ray-address", metavar="ADDR", help="with --executor ray: an existing cluster (auto, or HOST:PORT); default: a local cluster started for the run")
     add_model_arguments(parser)
     add_spending_arguments(parser)
 
@@ -101,6 +105,12 @@ def open_run(
     with ``check_saved``; lock it and read what is recorded. The model settings (the flags, on a
     resume over the saved ones) configure ``factory`` and are saved with the run. Exits with status
     2 on any problem."""
+    if args.executor == "ray":
+        for flag, given in (("--transcripts", args.transcripts), ("--max-cost", args.max_cost), ("--max-tokens-total", args.max_tokens_total)):
+            if given:
+                parser.error(f"argument {flag}: not available with --executor ray yet")
+    elif args.ray_address is not None:
+        parser.error("argument --ray-address: give it with --executor ray")
     try:
         if args.resume is not None:
             if args.out is not None and args.out != args.resume:
@@ -162,6 +172,10 @@ def resume_command(prog: str, args: argparse.Namespace, run: RunDir) -> str:
         parts += ["--log-level", args.log_level]
     if args.no_dashboard:
         parts.append("--no-dashboard")
+    if args.executor != "local":
+        parts += ["--executor", args.executor, "--workers", str(args.workers)]
+        if args.ray_address:
+            parts += ["--ray-address", args.ray_address]
     return shlex.join(parts)
 
 
@@ -232,7 +246,7 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, 
             await play_plan(
                 run, plan, factory, recorded=prepared.recorded, concurrency=args.concurrency, progress=progress,
                 log_level=args.log_level, transcripts=args.transcripts, observers=[SameFailure(give_up)],
-                spending=spending,
+                spending=spending, executor=make_executor(args.executor, workers=args.workers, address=args.ray_address),
             )
         except* OSError as group:  # a full disk, a run directory gone: every record before it is kept
             failure = first_leaf(group)

@@ -1,0 +1,37 @@
+"""The executor contract, and the local executor: the games played in this process."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Protocol
+
+from puzzles import Game
+
+from ..pacing import GameStarts
+from ..policies import PolicyFactory
+from ..records import GameRecord
+from ..results import Plan
+from ..run import RunProgress, run_games
+
+
+class Executor(Protocol):
+    """Plays the games ``ids`` of ``plan``: every observer sees each game start and end, and
+    ``on_record`` gets each record, on the driver. Cancelling the caller's scope stops it."""
+
+    name: str
+
+    async def play(
+        self, plan: Plan, ids: Iterator[int], *, factory: PolicyFactory, concurrency: int,
+        on_record: Callable[[GameRecord], None], progress: RunProgress | None, observers: Iterable[Any],
+        starts: GameStarts | None, games: Mapping[str, Game],
+    ) -> None: ...
+
+
+class LocalExecutor:
+    name = "local"
+
+    async def play(self, plan, ids, *, factory, concurrency, on_record, progress, observers, starts, games) -> None:
+        await run_games(
+            plan.specs_for(ids, games), factory=factory, concurrency=concurrency, on_record=on_record,
+            progress=progress, observers=observers, games=games, starts=starts,
+        )

@@ -1,0 +1,183 @@
+"""Games played by workers on a Ray cluster.
+
+Each worker is an async Ray actor that runs the engine's own loop (``run_games`` over a stream it is
+fed) with its own model clients. The driver sends games in batches of ids (not one Ray call per game,
+not one actor per game) and keeps two batches outstanding per worker, so a worker never waits for the
+driver; each batch comes back as its records, encoded, which the driver decodes, shows and writes.
+A worker that dies mid-batch has its batch played again by the others: a batch's records arrive all
+together or not at all, so no game is lost or recorded twice.
+
+Model limits are divided among the workers (``--rpm``/``--tpm`` over the number of workers); a
+worker still learns limits from the headers on its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections import deque
+from typing import Any
+
+import anyio
+import msgspec
+
+from ..backends.clients import BackendSettings
+from ..policies import PolicyFactory
+from ..records import GameRecord, decode_record, encode_record
+from ..results import Plan
+from ..run import run_games
+
+BATCHES_PER_WORKER = 2  # outstanding, so that a worker has the next batch when one ends
+MAX_BATCH = 256
+
+
+class _Batch:
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.records: list[bytes] = []
+        self.done = asyncio.Event()
+
+
+class GameWorker:
+    """A Ray actor (made remote by ``RayExecutor``): plays the batches it is given, ``concurrency``
+    games at a time, with one model hub for its life."""
+
+    def __init__(self, plan: bytes, settings: bytes, concurrency: int) -> None:
+        self.plan = msgspec.json.decode(plan, type=Plan)
+        self.factory = PolicyFactory(msgspec.json.decode(settings, type=BackendSettings))
+        self.concurrency = concurrency
+        self.batch_of: dict[int, _Batch] = {}
+        self.failure: BaseException | None = None
+        self._send = self._receive = None
+        self._serving: asyncio.Task | None = None
+
+    async def _serve(self) -> None:
+        try:
+            async with self.factory:
+                await run_games(self._receive, factory=self.factory, concurrency=self.concurrency, on_record=self._record)
+        except BaseException as exc:  # every batch waiting learns of it
+            self.failure = exc
+            for batch in self.batch_of.values():
+                batch.done.set()
+            raise
+
+    def _record(self, record: GameRecord) -> None:
+        batch = self.batch_of.pop(record.game_id)
+        batch.records.append(encode_record(record))
+        if len(batch.records) == batch.size:
+            batch.done.set()
+
+    async def play(self, ids: list[int]) -> list[bytes]:
+        """The encoded records of the games ``ids``."""
+        if self._serving is None:
+            self._send, self._receive = anyio.create_memory_object_stream(math.inf)
+            self._serving = asyncio.get_running_loop().create_task(self._serve())
+        batch = _Batch(len(ids))
+        for spec in self.plan.specs_for(ids):
+            self.batch_of[spec.game_id] = batch
+            self._send.send_nowait(spec)
+        await batch.done.wait()
+        if self.failure is not None:
+            raise RuntimeError(f"the worker stopped: {type(self.failure).__name__}: {self.failure}")
+        return batch.records
+
+    def ping(self) -> bool:
+        return True
+
+
+def _per_worker(settings: BackendSettings, workers: int) -> BackendSettings:
+    share = lambda table: {k: v / workers for k, v in table.items()}  # noqa: E731
+    return msgspec.structs.replace(settings, rpm=share(settings.rpm), tpm=share(settings.tpm))
+
+
+class RayExecutor:
+    name = "ray"
+
+    def __init__(self, *, workers: int = 2, address: str | None = None) -> None:
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
+        self.workers = workers
+        self.address = address
+        self.started_cluster = False
+        self.worker_stats: dict[int, list[int]] = {}  # worker -> [batches, games]
+        self.actors: list[Any] = []
+
+    def _ray(self):
+        try:
+            import ray
+        except ImportError:
+            raise ValueError("--executor ray needs Ray: pip install -e '.[ray]'") from None
+        if not ray.is_initialized():
+            if self.address is None:
+                ray.init(num_cpus=self.workers, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+                self.started_cluster = True
+            else:
+                ray.init(address=self.address, logging_level="ERROR", log_to_driver=False)
+        return ray
+
+    async def play(self, plan, ids, *, factory, concurrency, on_record, progress, observers, starts, games) -> None:
+        ray = self._ray()
+        from ray.exceptions import RayActorError
+
+        per_call = max(1, math.ceil(concurrency / (self.workers * BATCHES_PER_WORKER)))
+        batch_size = min(MAX_BATCH, 2 * per_call)
+        settings = _per_worker(factory.hub.settings, self.workers)
+        actor_class = ray.remote(num_cpus=1, max_restarts=0)(GameWorker)
+        plan_bytes, settings_bytes = msgspec.json.encode(plan), msgspec.json.encode(settings)
+        watchers = ([progress] if progress is not None else []) + list(observers)
+        retry: deque[list[int]] = deque()  # batches of workers that died
+        pending = iter(ids)
+        announced: set[int] = set()  # games shown as started (once, even when played again)
+        outstanding = 0  # batches sent and not yet back
+        changed = anyio.Event()
+
+        def next_batch() -> list[int]:
+            if retry:
+                return retry.popleft()
+            return [game_id for _, game_id in zip(range(batch_size), pending)]
+
+        async def feed(worker: int, actor: Any) -> None:
+            nonlocal outstanding, changed
+            stats = self.worker_stats.setdefault(worker, [0, 0])
+            while True:
+                batch = next_batch()
+                if not batch:
+                    if not outstanding:
+                        return
+                    await changed.wait()  # a batch may come back unplayed from a worker that died
+                    continue
+                specs = {spec.game_id: spec for spec in plan.specs_for(batch, games)}
+                for game_id, spec in specs.items():
+                    if game_id not in announced:
+                        announced.add(game_id)
+                        for w in watchers:
+                            w.game_started(spec)
+                outstanding += 1
+                try:
+                    encoded = await actor.play.remote(batch)
+                except RayActorError:
+                    retry.append(batch)  # the worker is gone: another plays these games
+                    return
+                finally:
+                    outstanding -= 1
+                    changed.set()
+                    changed = anyio.Event()
+                stats[0] += 1
+                stats[1] += len(encoded)
+                for data in encoded:
+                    record = decode_record(data)
+                    for w in watchers:
+                        w.game_finished(specs[record.game_id], record)
+                    on_record(record)
+
+        actors = self.actors = [actor_class.remote(plan_bytes, settings_bytes, per_call) for _ in range(self.workers)]
+        try:
+            async with anyio.create_task_group() as tg:
+                for worker, actor in enumerate(actors):
+                    for _ in range(BATCHES_PER_WORKER):
+                        tg.start_soon(feed, worker, actor)
+            if retry:
+                raise RuntimeError(f"every worker stopped; {sum(map(len, retry))} games were not played")
+        finally:
+            for actor in actors:
+                ray.kill(actor)
