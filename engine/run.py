@@ -67,12 +67,12 @@ class RunProgress:
 
     Games that fail often take longer, so a rate over the games finished so far leans towards
     success. ``prefix`` (games, successes, scored) counts only the longest run of games, in the
-    order they are started (``position`` gives a game's place in it), that have all finished: an
+    order they are started (``place`` gives a game's place in it), that have all finished: an
     unbiased estimate while the run goes on.
     """
 
     def __init__(
-        self, total: int, already_done: int = 0, *, track_live: bool = False, position: Callable[[int], int] | None = None,
+        self, total: int, already_done: int = 0, *, track_live: bool = False, place: Callable[[int], int] | None = None,
     ) -> None:
         self.total = total
         self.done = already_done
@@ -89,7 +89,7 @@ class RunProgress:
         self.error_kinds: Counter[str] = Counter()
         self.scores: dict[str, ScoreTally] = {}
         self.scores_by_condition: dict[str, dict[str, ScoreTally]] = {}
-        self.position = position or (lambda game_id: game_id)
+        self.place = place or (lambda game_id: game_id)
         self._next = 0  # the place of the first game, in play order, not finished yet
         self._ahead: dict[int, str] = {}  # games finished beyond it: place -> outcome
         self.prefix_successes = 0
@@ -128,7 +128,7 @@ class RunProgress:
         return self._next, self.prefix_successes, self.prefix_scored
 
     def _in_order(self, game_id: int, outcome: str) -> None:
-        self._ahead[self.position(game_id)] = outcome
+        self._ahead[self.place(game_id)] = outcome
         while self._next in self._ahead:
             outcome = self._ahead.pop(self._next)
             self._next += 1

@@ -157,7 +157,7 @@ def play_order(plan: Plan, recorded: IdSet) -> Iterator[int]:
                 yield game_id
 
 
-def play_position(plan: Plan) -> Callable[[int], int]:
+def play_place(plan: Plan) -> Callable[[int], int]:
     """A game's place in ``play_order`` (counting recorded games too)."""
     seeds, conditions = plan.seeds, plan.total // plan.seeds
     return lambda game_id: (game_id % seeds) * conditions + game_id // seeds
@@ -184,7 +184,7 @@ def new_progress(plan: Plan, keys: Iterable[Any], *, track_live: bool, games: Ma
     """The run's counters, with the games already recorded (``keys``, from ``counted_keys``) counted
     in; one key in memory at a time."""
     total = plan.total
-    progress = RunProgress(total=total, track_live=track_live, position=play_position(plan))
+    progress = RunProgress(total=total, track_live=track_live, place=play_place(plan))
     progress.know_conditions(plan.condition_specs(games))
     pending: list[Any] = []
 

@@ -154,15 +154,15 @@ def test_a_grid_plays_another_game_with_game(tmp_path):
 def test_games_are_played_seed_by_seed_across_conditions_and_the_prefix_follows_that_order():
     from engine.ids import IdSet
     from engine.run import RunProgress
-    from engine.session import play_order, play_position
+    from engine.session import play_order, play_place
     from engine.records import GameRecord
 
     plan = grid_from_dict({"seeds": 4, "agents": [["share_everything", "share_everything"], ["noisy", "noisy"], ["one_piece", "one_piece"]]})
     order = list(play_order(plan, IdSet()))
     assert order == [c * 4 + i for i in range(4) for c in range(3)]  # every condition fills at once
-    assert [play_position(plan)(g) for g in order] == list(range(12))
+    assert [play_place(plan)(g) for g in order] == list(range(12))
     assert list(play_order(plan, IdSet([0, 5]))) == [g for g in order if g not in (0, 5)]
-    progress = RunProgress(total=12, position=play_position(plan))
+    progress = RunProgress(total=12, place=play_place(plan))
     for game_id in (0, 4, 8):  # the first seed of each condition: the first three started
         spec = plan.spec(game_id)
         progress.game_finished(spec, GameRecord(game_id=game_id, spec=spec, outcome="success"))
