@@ -4,10 +4,10 @@ from puzzles.base import ChatLine, Policy, TurnContext
 from puzzles.referee import GameResult, ProtocolError, TurnLog
 
 from .agent import AgentActor, recent_lines
-from .base import GAME_TOPIC, Actor, ActorFailed
+from .base import GAME_TOPIC, Actor, ActorFailed, run_actors
 from .environment import ENVIRONMENT, FEEDBACK, Environment
 
 __all__ = [
     "ENVIRONMENT", "FEEDBACK", "GAME_TOPIC", "Actor", "ActorFailed", "AgentActor", "ChatLine",
-    "Environment", "GameResult", "Policy", "ProtocolError", "TurnContext", "TurnLog", "recent_lines",
+    "Environment", "GameResult", "Policy", "ProtocolError", "TurnContext", "TurnLog", "recent_lines", "run_actors",
 ]

@@ -1,10 +1,12 @@
-"""The actor base: a mailbox loop, run as one task of its game's task group."""
+"""The actor base: a mailbox loop, and ``run_actors``, which runs a game's actors in one task group."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from anyio import EndOfStream, WouldBlock
+import anyio
+from anyio import EndOfStream
 
 from bus import Bus, GameOver
 
@@ -49,12 +51,7 @@ class Actor:
             await self.on_start()
             while self._running:
                 try:
-                    message = inbox.receive_nowait()
-                except WouldBlock:
-                    try:
-                        message = await inbox.receive()
-                    except EndOfStream:
-                        return
+                    message = await inbox.receive()
                 except EndOfStream:
                     return
                 if isinstance(message, GameOver):
@@ -65,3 +62,14 @@ class Actor:
             raise ActorFailed(self.address, exc) from exc
         finally:
             inbox.close()
+
+
+async def run_actors(actors: Sequence[Actor]) -> None:
+    """Run ``actors`` until each has stopped, in one task group: the first in the calling task, every
+    other in a task of its own. The calling task would only wait for the group anyway; running an
+    actor in it saves a task (about 1.5 KiB and its set-up) per game in flight."""
+    async with anyio.create_task_group() as tg:
+        for actor in actors[1:]:
+            tg.start_soon(actor.run)
+        if actors:
+            await actors[0].run()

@@ -1,15 +1,27 @@
-"""Peak memory against the size of the run: `python -m runners.concurrent --games G --no-dashboard` in a
-fresh interpreter for several G, printing the child's max RSS and its ratio to the smallest run.
-Memory should be set by the games in flight (--concurrency), not by G. Prints figures; asserts nothing.
+"""Memory: per game in flight, and against the size of the run. Prints figures; asserts nothing.
 
-    .venv/bin/python benchmarks/bench_memory.py                 # 1k, 10k, 100k games
+    .venv/bin/python benchmarks/bench_memory.py --in-flight     # per game in flight only
+    .venv/bin/python benchmarks/bench_memory.py                 # and 1k, 10k, 100k games
     .venv/bin/python benchmarks/bench_memory.py --games 1000 1000000
+
+1. Per game in flight: 5000 games of the ring workload (``ring.py``: 4 actors, a task group per game)
+   started at once and stopped before their first message, every actor waiting on its mailbox; the
+   growth of the resident set over a warmed-up interpreter, divided by the games. Bare
+   ``asyncio.Queue`` mailboxes (the anchor) and the project's bus and actors, each in a fresh
+   interpreter, alternated; the median of each and of the paired ratios.
+2. Against the size of the run: `python -m runners.concurrent --games G --no-dashboard` in a fresh
+   interpreter for several G, printing the child's max RSS and its ratio to the smallest run.
+   Memory should be set by the games in flight (--concurrency), not by G.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import gc
+import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -17,6 +29,56 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+IN_FLIGHT = 5000
+
+
+def resident() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def in_flight_child(kind: str, games: int) -> None:
+    """In a fresh interpreter: print the bytes per game of ``games`` ring games parked in flight."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import ring
+
+    async def parked_growth(count: int) -> int:
+        waiting = 0
+        all_parked = asyncio.Event()
+
+        def parked() -> None:
+            nonlocal waiting
+            waiting += 1
+            if waiting == count:
+                all_parked.set()
+
+        parking = ring.Parking(parked)
+        before = resident()
+        play = asyncio.create_task(ring.RINGS[kind](count, 2, parking))
+        await all_parked.wait()
+        for _ in range(3):  # let every actor reach its mailbox
+            await asyncio.sleep(0)
+        grown = resident() - before
+        parking.go.set()
+        await play
+        return grown
+
+    asyncio.run(parked_growth(500))  # warm up: imports, the allocator's arenas
+    gc.collect()
+    print(asyncio.run(parked_growth(games)) / games)
+
+
+def per_game_in_flight(repeats: int, games: int = IN_FLIGHT) -> dict[str, list[float]]:
+    """KiB per game in flight of each ring, fresh interpreters alternated."""
+    found: dict[str, list[float]] = {"bare": [], "bus": []}
+    for _ in range(repeats):
+        for kind in found:
+            out = subprocess.run(
+                [sys.executable, __file__, "--in-flight-child", kind, str(games)],
+                cwd=ROOT, check=True, capture_output=True, text=True,
+            ).stdout
+            found[kind].append(float(out.split()[-1]) / 1024)
+    return found
 
 
 def run(games: int, extra: list[str]) -> tuple[float, float, int]:
@@ -36,11 +98,29 @@ def run(games: int, extra: list[str]) -> tuple[float, float, int]:
         return elapsed, peak / 1024, (out / "results.jsonl").stat().st_size
 
 
+def print_in_flight(repeats: int) -> None:
+    found = per_game_in_flight(repeats)
+    bare, bus = statistics.median(found["bare"]), statistics.median(found["bus"])
+    ratio = statistics.median(b / a for a, b in zip(found["bare"], found["bus"]))
+    print(f"memory per game in flight ({IN_FLIGHT} ring games parked, {repeats} alternated fresh interpreters):")
+    print(f"  bare asyncio.Queue ring : {bare:5.1f} KiB (median)")
+    print(f"  project bus and actors  : {bus:5.1f} KiB (median), {ratio:.2f} x bare")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, nargs="+", default=[1000, 10_000, 100_000])
+    parser.add_argument("--in-flight", action="store_true", help="only the memory per game in flight")
+    parser.add_argument("--repeats", type=int, default=3, help="fresh interpreters per ring (default 3)")
+    parser.add_argument("--in-flight-child", nargs=2, metavar=("KIND", "GAMES"), help=argparse.SUPPRESS)
     parser.add_argument("extra", nargs="*", help="more runner flags, after --")
     args = parser.parse_args()
+    if args.in_flight_child:
+        in_flight_child(args.in_flight_child[0], int(args.in_flight_child[1]))
+        return
+    print_in_flight(args.repeats)
+    if args.in_flight:
+        return
     base = None
     print(f"{'games':>10} {'wall s':>8} {'peak MiB':>9} {'ratio':>6} {'results MiB':>12}")
     for games in sorted(args.games):

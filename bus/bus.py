@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import anyio
 from anyio import WouldBlock
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .channel import Channel
+from .mailbox import Mailbox
 from .messages import ChannelNotice, Chat
 
 Tap = Callable[[str, Any], None]
@@ -30,26 +29,27 @@ class NotConnected(LookupError):
 
 
 class Bus:
-    """Addresses map to bounded mailboxes (anyio memory streams).
+    """Addresses map to bounded mailboxes (``mailbox.Mailbox``).
 
     ``send`` takes the non-blocking fast path when the mailbox has room and waits (back-pressure)
     only when it is full. Taps see every delivered message without the actors knowing.
     """
 
+    __slots__ = ("mailbox_size", "_mailboxes", "_topics", "_channels", "_taps")
+
     def __init__(self, mailbox_size: int = DEFAULT_MAILBOX_SIZE) -> None:
         self.mailbox_size = mailbox_size
-        self._outboxes: dict[str, MemoryObjectSendStream[Any]] = {}
+        self._mailboxes: dict[str, Mailbox] = {}
         self._topics: dict[str, list[str]] = {}
         self._channels: dict[tuple[str, str], Channel] = {}
         self._taps: list[Tap] = []
 
-    def register(self, address: str) -> MemoryObjectReceiveStream[Any]:
-        """Create the mailbox for ``address`` and return its receiving end."""
-        if address in self._outboxes:
+    def register(self, address: str) -> Mailbox:
+        """Create the mailbox for ``address`` and return it (its reader's end)."""
+        if address in self._mailboxes:
             raise ValueError(f"address {address!r} is already registered")
-        send, receive = anyio.create_memory_object_stream[Any](self.mailbox_size)
-        self._outboxes[address] = send
-        return receive
+        mailbox = self._mailboxes[address] = Mailbox(self.mailbox_size)
+        return mailbox
 
     def subscribe(self, address: str, topic: str) -> None:
         self._topics.setdefault(topic, []).append(address)
@@ -65,13 +65,13 @@ class Bus:
         self._taps.append(tap)
 
     async def send(self, address: str, message: Any) -> None:
-        outbox = self._outboxes.get(address)
-        if outbox is None:
+        mailbox = self._mailboxes.get(address)
+        if mailbox is None:
             raise UnknownAddress(f"no mailbox at address {address!r}")
         try:
-            outbox.send_nowait(message)
+            mailbox.send_nowait(message)
         except WouldBlock:
-            await outbox.send(message)
+            await mailbox.send(message)
         for tap in self._taps:
             tap(address, message)
 
@@ -108,5 +108,6 @@ class Bus:
                     tap(CHANNEL, delivery)
 
     def close(self) -> None:
-        for outbox in self._outboxes.values():
-            outbox.close()
+        """Nothing more will be sent: each reader ends once it has taken what is in its mailbox."""
+        for mailbox in self._mailboxes.values():
+            mailbox.end()

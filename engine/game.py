@@ -12,7 +12,7 @@ import anyio
 from msgspec import UNSET
 
 from actors.agent import AgentActor
-from actors.base import Actor, ActorFailed
+from actors.base import Actor, ActorFailed, run_actors
 from actors.environment import Environment
 from bus import CHANNEL, Bus, Channel, ChannelSpec, Delivery, PolicyChannel, Tap
 from bus.channel import Spend
@@ -165,9 +165,7 @@ async def _play(
             preparing = preparing or anyio.CapacityLimiter(1)
             await anyio.to_thread.run_sync(game.prepare, spec.params, spec.seed, limiter=preparing)
         environment, actors = build_game(spec, bus, factory, game)
-        async with anyio.create_task_group() as tg:
-            for actor in actors:
-                tg.start_soon(actor.run, name=f"game {spec.game_id} {actor.address}")
+        await run_actors(actors)
     except Exception as exc:  # one game's failure never ends the run
         record = GameRecord(game_id=spec.game_id, spec=spec, outcome="error", error=error_info(exc))
         if environment is not None:  # keep what was played before the error
