@@ -23,7 +23,7 @@ from .backends import BackendSettings
 from .ids import IdCounts
 from .records import GameRecord, RecordKey, decode_key, decode_record, encode_record, encode_storable
 from .sweep import Grid
-from .upgrade import is_format_1, upgrade_plan, upgrade_record
+from .upgrade import is_format_1, upgrade_current, upgrade_plan, upgrade_record
 
 Plan = Grid
 
@@ -51,9 +51,9 @@ class _AnyMeta(msgspec.Struct):
 
 
 def decode_any_record(line: bytes) -> GameRecord:
-    """A record of format 2, or of format 1 upgraded."""
+    """A record of format 2 (as its game records it now), or of format 1 upgraded."""
     try:
-        return decode_record(line)
+        return upgrade_current(decode_record(line))
     except msgspec.ValidationError:
         raw = msgspec.json.decode(line)
         if isinstance(raw, dict) and is_format_1(raw):

@@ -5,8 +5,11 @@ the game, its parameters beside ``feedback`` and ``max_turns``), a plan that was
 condition (``"type": "run"``, one field per role) or a grid, and the game's figures as fields of the
 record. Format 2 nests them (``params``, ``options``), has one plan type, and keeps the figures in
 the record's ``scores`` and ``metrics``. What each game wrote is the game's to say
-(``Game.format_1``); old game names are in ``puzzles.registry.FORMAT_1_NAMES``. The upgrade is
-exact: a format-1 record, upgraded, is byte for byte the record format 2 writes for the same game.
+(``Game.format_1``); old game names are in ``puzzles.registry.FORMAT_1_NAMES``. A format-1 record,
+upgraded, is the record format 2 writes for the same game, less what format 1 did not record.
+
+A game that changes what it records says how to read its older format-2 records (``Game.upgrade``,
+``upgrade_current``).
 """
 
 from __future__ import annotations
@@ -56,6 +59,18 @@ def upgrade_record(old: dict[str, Any]) -> GameRecord:
     new["spec"] = upgrade_spec(old["spec"])
     new["scores"], new["metrics"] = scores, metrics
     return msgspec.convert(new, GameRecord)
+
+
+def upgrade_current(record: GameRecord) -> GameRecord:
+    """A format-2 record as its game records it now (``Game.upgrade``)."""
+    upgrade = get_game(record.spec.game).upgrade
+    if upgrade is None:
+        return record
+    params, scores, metrics = upgrade(record.spec.params, record.scores, record.metrics)
+    if params is record.spec.params and scores is record.scores and metrics is record.metrics:
+        return record
+    spec = msgspec.structs.replace(record.spec, params=params)
+    return msgspec.structs.replace(record, spec=spec, scores=scores, metrics=metrics)
 
 
 def upgrade_plan(old: dict[str, Any]) -> Grid:

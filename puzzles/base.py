@@ -250,6 +250,12 @@ class Game:
     - ``prepare(params, seed)``: slow work a game needs before it starts (planning an instance's
       optimum into a cache, say), which the engine runs in a worker thread so that the event loop
       goes on serving the other games; None for games that have none.
+    - ``upgrade(params, scores, metrics)``: a record the game wrote before it changed what it
+      records, as it records it now (the same three back when the record is current); applied to
+      every format-2 record read. None for games that never changed.
+    - ``instance(state)``: what a third party needs to check a game's transcript on its own (the
+      truth, each role's private information), JSON-encodable, from the game as it starts; written
+      once per game in transcripts. None: transcripts carry no instance.
     """
 
     name: str
@@ -268,6 +274,8 @@ class Game:
     invalid_examples: Callable[[Any, str], Any] | None = None
     format_1: Any = None
     prepare: Callable[[Any, int], Any] | None = None
+    upgrade: Callable[[Any, dict, dict], tuple[Any, dict, dict]] | None = None
+    instance: Callable[[Any], Any] | None = None
     description: str = ""
 
     @property

@@ -1,12 +1,16 @@
 """AsymPuzl: Alice sees the correct shape at each position but not the colors; Bob sees the correct
 shape-color pairs in a shuffled order. They exchange messages and edit their own working hypothesis
 until both match the truth. With one agent ("solo") it is the papers' single-agent check: one agent
-holds both views."""
+holds both views.
+
+Which paper each default follows: the prompt is the long paper's appendix G (``prompt = "paper"``);
+the turn limit 2N and the actions per position (modifications) are the long paper's; own_detailed
+feedback is the short paper's default (the long paper has none); distractors are the short paper's."""
 
 from __future__ import annotations
 
 from ..base import Game
-from ..common.positions import Format1, feedback_modes, position_sort_keys
+from ..common.positions import Format1, feedback_modes, position_sort_keys, position_upgrade
 from .params import AsymPuzlParams
 from .prompt import AsymPuzlPrompter
 from .replay import REPLAY
@@ -16,7 +20,7 @@ from .scripted import SCRIPTED
 
 def new_game(params: AsymPuzlParams, seed: int, roles: tuple[str, ...], max_turns: int) -> AsymPuzlGame:
     puzzle = generate(params.size, seed, params.distractors, params.distractors_in)
-    return AsymPuzlGame(puzzle, max_turns, roles)
+    return AsymPuzlGame(puzzle, max_turns, roles, params.prompt)
 
 
 def invalid_examples(state: AsymPuzlGame, role: str) -> list[Replace]:
@@ -46,10 +50,13 @@ GAME = Game(
     default_feedback="own_detailed",
     scripted=SCRIPTED,
     sort_keys=position_sort_keys(),
-    score_labels={"actions_per_position": "actions/pos"},
+    score_labels={"actions_per_position": "actions/pos", "writes_per_position": "writes/pos"},
     replay=REPLAY,
     invalid_examples=invalid_examples,
-    format_1=Format1(("size", "distractors", "distractors_in")),
+    # Games recorded before the prompt was a parameter were played with the guided prompt.
+    format_1=Format1(("size", "distractors", "distractors_in"), played_with={"prompt": "guided"}),
+    upgrade=position_upgrade(prompt="guided"),
+    instance=AsymPuzlGame.instance,
     description="two agents, shapes and colors (or one agent with both views)",
 )
 

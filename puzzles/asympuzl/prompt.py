@@ -1,12 +1,18 @@
-"""AsymPuzl's prompt, after appendix G of the long paper, and reading one back.
+"""AsymPuzl's prompts, and reading one back. The game's ``prompt`` parameter picks one (the view
+carries it):
 
-The system part says who the agent is, what it and its partner see, that the partner receives only
-the "message" (never the actions or the hypothesis), and the output format. The user part is the
-puzzle state: the initial clues, the current working hypothesis, the feedback, notices about the
-last turn, and the recent conversation (``puzzles.common.prompt``).
+- ``paper`` (the default): the long paper's appendix G, word for word where the paper gives words
+  (``puzzles.asympuzl.paper`` says where it gives none and what we wrote).
+- ``guided``: the paper's prompt with our additions, each of which may change what a model does:
+  the system part ends "Important: Agent A receives only your "message", never your actions, your
+  hypothesis or your clues; write everything it needs to know into the message."; the header shows
+  "(turn t of T)"; a line before the clues says what they mean, the puzzle's size and how many of
+  them are distractors; feedback reads "Your part of the puzzle ...", one line per agent; the
+  conversation names "Agent B (you, turn 1):"; the message field says "the other agents"; the
+  example action is a legal move (``puzzles.common.prompt``, shared with the chain game).
 
-``read`` turns a prompt back into the context it shows; the local model server uses it to answer as
-a scripted strategy would, so a whole game runs through real prompts and replies.
+``read`` turns a prompt of either back into the context it shows; the local model server uses it to
+answer as a scripted strategy would, so a whole game runs through real prompts and replies.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from ..common.prompt import (
     SECTION_CLUES, SECTION_FEEDBACK, SECTION_HYPOTHESIS, UnreadablePrompt, agent_name,
 )
 from ..common.replies import format_json_reply, optional_fields, position_action_reader, read_reply
+from . import paper
 from .rules import ALICE, BOB, SOLO, AsymView, Piece, Replace, render_clues
 
 SOLO_NAME = "the only agent"
@@ -46,6 +53,8 @@ def _views(context: TurnContext) -> list[str]:
 
 def system_prompt(context: TurnContext) -> str:
     """The task, identical for every turn of an agent (so providers can cache it)."""
+    if context.view.prompt == "paper":
+        return paper.system_prompt(context)
     size = context.view.size
     if context.role == SOLO:
         return (
@@ -75,6 +84,8 @@ def _hypothesis(view: AsymView) -> str:
 def user_prompt(context: TurnContext) -> str:
     """The puzzle state this turn."""
     view: AsymView = context.view
+    if view.prompt == "paper":
+        return paper.user_prompt(context, _hypothesis(view))
     alone = context.role == SOLO
     return common.user_prompt(
         context,
@@ -137,25 +148,34 @@ def _role(name: str) -> str:
 
 
 def read_prompt(system: str, user: str) -> TurnContext:
-    """The context an AsymPuzl prompt shows; raises UnreadablePrompt if it is not one."""
+    """The context an AsymPuzl prompt of either kind shows; raises UnreadablePrompt if it is not
+    one. The paper's prompt shows no turn: its turns (the context's and the lines') read as 0."""
     me, size, turn = common.ME.search(system), _SIZE.search(system), common.TURN.search(user)
-    if me is None or size is None or turn is None:
+    guided = turn is not None
+    if me is None or size is None or not (guided or user.startswith(paper.HEADER + "\n")):
         raise UnreadablePrompt("not an AsymPuzl prompt")
     if "Each position must have the correct (shape, color) pair." not in system:
         raise UnreadablePrompt("only AsymPuzl prompts can be read back here")
     found = common.sections(user)
     if SECTION_CLUES not in found:
         raise UnreadablePrompt("the prompt shows no clues")
-    view = AsymView(int(size.group(1)), _pieces(found[SECTION_CLUES]), _pieces(found.get(SECTION_HYPOTHESIS, "")))
     role = _role(me.group(1))
+    view = AsymView(
+        int(size.group(1)), _pieces(found[SECTION_CLUES]), _pieces(found.get(SECTION_HYPOTHESIS, "")),
+        "guided" if guided else "paper",
+    )
+    feedback = None
+    if SECTION_FEEDBACK in found:
+        shown = found[SECTION_FEEDBACK]
+        feedback = read_feedback(shown, role, _role) if guided else paper.read_feedback(shown, role)
     return TurnContext(
         game_id=0,
         role=role,
-        turn=int(turn.group(1)),
-        max_turns=int(turn.group(2)),
+        turn=int(turn.group(1)) if guided else 0,
+        max_turns=int(turn.group(2)) if guided else 0,
         view=view,
-        feedback=read_feedback(found[SECTION_FEEDBACK], role, _role) if SECTION_FEEDBACK in found else None,
-        conversation=common.read_conversation(found),
+        feedback=feedback,
+        conversation=common.read_conversation(found) if guided else paper.read_conversation(found),
         notices=common.read_notices(found),
         partners=common.read_partners(system),
         directed=common.is_directed(found),

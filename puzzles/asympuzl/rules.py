@@ -17,7 +17,7 @@ Choices where the papers are silent:
 from __future__ import annotations
 
 import random
-from typing import Literal
+from typing import Literal, get_args
 
 import msgspec
 
@@ -71,12 +71,18 @@ class Puzzle(msgspec.Struct, frozen=True):
         return self.clues[ALICE if role == SOLO else role][: self.size]
 
 
+PromptStyle = Literal["paper", "guided"]
+PROMPTS: tuple[str, ...] = get_args(PromptStyle)
+
+
 class AsymView(msgspec.Struct, frozen=True, gc=False):
-    """What one agent sees on its turn: the puzzle's size, its clues and its working hypothesis."""
+    """What one agent sees on its turn: the puzzle's size, its clues and its working hypothesis, and
+    the prompt they are shown in (``puzzles.asympuzl.prompt``)."""
 
     size: int
     clues: tuple[Piece, ...]
     hypothesis: tuple[Piece, ...]
+    prompt: PromptStyle = "paper"
 
 
 def check_params(size: int, distractors: int = 0, distractors_in: str = ALICE) -> None:
@@ -146,17 +152,19 @@ def describe_action(action: Replace) -> str:
 
 def apply_actions(
     hypothesis: tuple[Piece, ...], actions: tuple[Replace, ...]
-) -> tuple[tuple[Piece, ...], tuple[int, ...], tuple[Rejected, ...]]:
-    """Apply the valid actions in order; return the new hypothesis, the positions written, the rejected."""
+) -> tuple[tuple[Piece, ...], tuple[tuple[int, Piece, Piece], ...], tuple[Rejected, ...]]:
+    """Apply the valid actions in order; return the new hypothesis, each write as (position, the
+    piece that was there, the piece written), and the rejected actions."""
     size = len(hypothesis)
     pieces = list(hypothesis)
-    written: list[int] = []
+    written: list[tuple[int, Piece, Piece]] = []
     rejected: list[Rejected] = []
     for action in actions:
         reason = check_action(action, size)
         if reason is None:
-            pieces[action.position - 1] = Piece(action.shape, action.color)
-            written.append(action.position)
+            new = Piece(action.shape, action.color)
+            written.append((action.position, pieces[action.position - 1], new))
+            pieces[action.position - 1] = new
         else:
             rejected.append(Rejected(describe_action(action), reason))
     return tuple(pieces), tuple(written), tuple(rejected)
@@ -205,18 +213,22 @@ def render_clues(role: str, clues: tuple[Piece, ...], size: int) -> str:
 
 class AsymPuzlGame(PositionGame):
     """One AsymPuzl game in progress: the puzzle, every role's hypothesis and the action counts.
-    ``roles`` is Alice and Bob, or ``(SOLO,)`` for the single-agent check."""
+    ``roles`` is Alice and Bob, or ``(SOLO,)`` for the single-agent check; ``prompt`` is the prompt
+    the agents are shown their views in."""
 
-    def __init__(self, puzzle: Puzzle, max_turns: int, roles: tuple[str, ...] = ROLES) -> None:
+    def __init__(
+        self, puzzle: Puzzle, max_turns: int, roles: tuple[str, ...] = ROLES, prompt: PromptStyle = "paper",
+    ) -> None:
         self.puzzle = puzzle
         self.truth = puzzle.truth
         self.max_turns = max_turns
         self.roles = roles
+        self.prompt = prompt
         self._hypotheses = {role: puzzle.initial_hypothesis(role) for role in self.roles}
-        self._writes = {role: [0] * puzzle.size for role in self.roles}
+        self._start_counts(puzzle.size)
 
     def view(self, role: str) -> AsymView:
-        return AsymView(self.puzzle.size, self.puzzle.role_clues(role), self._hypotheses[role])
+        return AsymView(self.puzzle.size, self.puzzle.role_clues(role), self._hypotheses[role], self.prompt)
 
     def private(self, role: str) -> tuple[Piece, ...]:
         return self.puzzle.role_clues(role)
@@ -224,7 +236,6 @@ class AsymPuzlGame(PositionGame):
     def step(self, role: str, actions: tuple[Replace, ...]) -> Step:
         hypothesis, written, rejected = apply_actions(self._hypotheses[role], actions)
         self._hypotheses[role] = hypothesis
-        counts = self._writes[role]
-        for position in written:
-            counts[position - 1] += 1
+        for position, before, after in written:
+            self._wrote(role, position, before, after)
         return Step(applied=len(written), rejected=rejected)

@@ -44,33 +44,21 @@ _ABSENT = re.compile(r"\bthere is no ([a-z]+)\b")
 NOISE_RATE = 0.3
 
 
-def _partner_texts(context: TurnContext, since_turn: int) -> list[str]:
-    """The partner lines visible now that are newer than ``since_turn`` (lower-cased)."""
-    return [
-        line.text.lower()
-        for line in context.conversation
-        if line.sender != context.role and line.turn > since_turn
-    ]
-
-
 class _Memory:
     """What an agent has learned from its partners' messages so far."""
 
     def __init__(self) -> None:
-        self.read_up_to = 0  # last turn whose partner messages were read
         self.colors: dict[str, str] = {}  # shape -> color (Alice)
         self.absent: set[str] = set()  # shapes the partner said it does not have (Alice)
         self.complete = False  # the partner said it listed all its pairs (Alice)
         self.order: list[str] = []  # the partner's shapes in clue order (Bob)
         self.placed: dict[int, str] = {}  # exact position -> shape (Bob)
-        self.questions: list[str] = []  # shapes asked about in the newest message (Bob)
+        self.questions: list[str] = []  # shapes asked about in the partner's newest message (Bob)
 
     def read(self, context: TurnContext) -> None:
-        texts = _partner_texts(context, self.read_up_to)
-        if not texts:
-            self.questions = []
-            return
-        self.read_up_to = max(line.turn for line in context.conversation if line.sender != context.role)
+        """Read every partner line shown, oldest first. Reading a line again changes nothing (a
+        later line says the last word), so no turn numbers are needed: the paper's prompt shows none."""
+        texts = [line.text.lower() for line in context.conversation if line.sender != context.role]
         for text in texts:
             for shape, color in _PAIR.findall(text):
                 self.colors[shape] = color
@@ -82,7 +70,7 @@ class _Memory:
                 self.order = [w.strip() for w in listed.group(1).split(",") if w.strip()]
             for position, shape in _POSITION.findall(text):
                 self.placed[int(position)] = shape
-        self.questions = _QUESTION.findall(texts[-1])
+        self.questions = _QUESTION.findall(texts[-1]) if texts else []
 
 
 def alice_target(context: TurnContext, memory: _Memory) -> dict[int, Piece]:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ..base import Game
-from ..common.positions import Format1, feedback_modes, position_sort_keys
+from ..common.positions import Format1, feedback_modes, position_sort_keys, position_upgrade
 from .params import ChainParams
 from .prompt import ChainPrompter
 from .replay import REPLAY
@@ -45,10 +45,12 @@ GAME = Game(
     default_feedback="own_detailed",
     scripted=SCRIPTED,
     sort_keys=position_sort_keys(),
-    score_labels={"actions_per_position": "actions/pos"},
+    score_labels={"actions_per_position": "actions/pos", "writes_per_position": "writes/pos"},
     replay=REPLAY,
     invalid_examples=invalid_examples,
     format_1=Format1(("size",)),
+    upgrade=position_upgrade(),
+    instance=ChainGame.instance,
     description="2 to 4 agents, each holding one link of a chain of attributes",
 )
 

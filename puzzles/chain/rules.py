@@ -138,7 +138,7 @@ class ChainGame(PositionGame):
         self.max_turns = max_turns
         self.roles = puzzle.roles
         self._hypotheses = {role: puzzle.clues[role] for role in self.roles}
-        self._writes = {role: [0] * puzzle.size for role in self.roles}
+        self._start_counts(puzzle.size)
 
     def view(self, role: str) -> ChainView:
         return ChainView(self.puzzle.size, self.puzzle.attributes, self.puzzle.clues[role], self._hypotheses[role])
@@ -153,8 +153,8 @@ class ChainGame(PositionGame):
         for action in actions:
             reason = check_chain_action(action, self.puzzle.size, self.puzzle.attributes)
             if reason is None:
-                items[action.position - 1] = tuple(action.values)
-                self._writes[role][action.position - 1] += 1
+                before, items[action.position - 1] = items[action.position - 1], tuple(action.values)
+                self._wrote(role, action.position, before, items[action.position - 1])
                 applied += 1
             else:
                 rejected.append(Rejected(f"replace position {action.position} by {', '.join(action.values)}", reason))

@@ -1,12 +1,16 @@
 """Run directories written by results format 1 still report and resume, and end byte for byte as a
-run made now."""
+run made now with the prompt they were played with, but for the modifications format 1 did not count.
+Records written before the prompt was a parameter and modifications were counted read as played
+with the guided prompt, their figures as writes."""
 
 import json
 
 from engine import RunDir
+from engine.records import encode_record
 from engine.results import decode_any_record
 from runners.concurrent import main as run_main
-from tests.e2e.make_golden import GOLDEN, GOLDEN_V1
+from tests.e2e.make_golden import DATA, GOLDEN, GOLDEN_V1
+from tests.e2e.test_golden import as_format_1_recorded
 
 # The first condition of the golden records (8 games, run seed 1), as format 1 saved it.
 V1_CONFIG = {
@@ -33,7 +37,8 @@ def test_a_format_1_run_reads_as_format_2(tmp_path):
     plan = run.config()
     assert (plan.game, plan.seeds, plan.seed, plan.params["size"]) == ("asympuzl", 8, 1, [5])
     new = GOLDEN.read_bytes().splitlines(keepends=True)[:8]
-    assert run.records() == [decode_any_record(line) for line in new]
+    assert run.records() == [decode_any_record(as_format_1_recorded(line, prompt="guided")) for line in new]
+    assert plan.params["prompt"] == ["guided"]  # as its games were played
     assert run.format() == 1  # reading changes nothing on disk
 
 
@@ -41,10 +46,26 @@ def test_a_format_1_run_resumes_and_ends_as_a_run_made_now(tmp_path, capsys):
     run = _v1_run(tmp_path / "old", 5)
     assert run_main(["--resume", str(run.path), "--no-dashboard"]) == 0
     assert run.format() == 2
-    assert run.results_path.read_bytes() == b"".join(GOLDEN.read_bytes().splitlines(keepends=True)[:8])
     made_now = tmp_path / "new"
-    assert run_main(["--games", "8", "--seed", "1", "--out", str(made_now), "--no-dashboard"]) == 0
-    assert (made_now / "results.jsonl").read_bytes() == run.results_path.read_bytes()
+    assert run_main(["--games", "8", "--seed", "1", "--prompt", "guided", "--out", str(made_now), "--no-dashboard"]) == 0
+    now = (made_now / "results.jsonl").read_bytes().splitlines(keepends=True)
+    resumed = run.results_path.read_bytes().splitlines(keepends=True)
+    assert resumed[:5] == [as_format_1_recorded(line) for line in now[:5]]  # recorded by format 1
+    assert resumed[5:] == now[5:]  # played on resume, with the prompt the run began with
+
+
+def test_records_written_before_modifications_were_counted_read_as_writes_and_the_guided_prompt():
+    lines = (DATA / "records_before_modifications.jsonl").read_bytes().splitlines()
+    for line in lines:
+        old = json.loads(line)
+        record = decode_any_record(line)
+        assert "prompt" not in old["spec"]["params"] and record.spec.params.prompt == "guided"
+        assert "prompt=guided" in record.spec.condition()
+        writes = {k.replace("actions_per_position", "writes_per_position"): v for k, v in old["scores"].items()}
+        assert record.scores == writes and record.metrics["position_writes"] == old["metrics"]["position_actions"]
+        assert "position_actions" not in record.metrics
+        again = decode_any_record(encode_record(record))
+        assert again == record  # an upgraded record is current
 
 
 def test_a_format_1_sweep_of_the_single_agent_check_upgrades():

@@ -85,7 +85,7 @@ def test_replace_applies_valid_actions_and_rejects_invalid_ones_with_reasons():
     )
     new, written, rejected = apply_actions(hypothesis, actions)
     assert new == (Piece("square", "red"), Piece("circle", "blue"), Piece("star", None))
-    assert written == (1, 2)
+    assert written == ((1, hypothesis[0], new[0]), (2, hypothesis[1], new[1]))
     reasons = [r.reason for r in rejected]
     assert reasons == [
         "position 4 is out of range 1..3",
@@ -105,18 +105,25 @@ def test_solution_check_and_wrong_positions():
     assert wrong_positions(swapped, truth) == (1, 2)
 
 
-def test_game_counts_writes_per_position_and_reports_solved():
-    puzzle = generate(3, 5)
+def test_game_counts_modifications_and_writes_per_position_and_reports_solved():
+    puzzle = generate(3, 6)  # Bob starts with position 2 right
     game = AsymPuzlGame(puzzle, max_turns=6)
     assert not game.done() and game.outcome() == "failure"
+    bob_right = [p == t for p, t in zip(puzzle.initial_hypothesis(BOB), puzzle.truth)]
     for role in game.roles:
         actions = tuple(Replace(i, p.shape, p.color) for i, p in enumerate(puzzle.truth, 1))
         step = game.step(role, actions + (Replace(1, puzzle.truth[0].shape, puzzle.truth[0].color),))
         assert step.applied == 4 and step.rejected == () and step.say == ()
     assert game.done() and game.outcome() == "success"
-    assert game.metrics()["position_actions"][ALICE] == [2, 1, 1]
-    assert game.metrics()["correct_positions"] == {ALICE: 3, BOB: 3}
-    assert game.scores()[f"actions_per_position.{BOB}"] == pytest.approx(4 / 3)
+    metrics, scores = game.metrics(), game.scores()
+    # Position 1 was written twice, changed once; what Bob had right was written, not changed.
+    assert metrics["position_writes"] == {ALICE: [2, 1, 1], BOB: [2, 1, 1]}
+    assert metrics["position_actions"] == {ALICE: [1, 1, 1], BOB: [int(not right) for right in bob_right]}
+    assert metrics["position_actions"][BOB] == [1, 0, 1]
+    assert metrics["correct_positions"] == {ALICE: 3, BOB: 3}
+    assert scores[f"writes_per_position.{BOB}"] == pytest.approx(4 / 3)
+    assert scores[f"actions_per_position.{ALICE}"] == 1.0
+    assert scores[f"actions_per_position.{BOB}"] == pytest.approx(sum(not r for r in bob_right) / 3)
 
 
 def test_a_view_holds_the_roles_clues_and_hypothesis_and_nothing_of_the_partner():

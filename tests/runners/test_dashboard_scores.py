@@ -19,7 +19,9 @@ def test_live_score_tallies_equal_the_summaries_of_the_records_and_are_shown():
     anyio.run(lambda: run_games(plan.specs_for(range(40)), factory=PolicyFactory(), concurrency=8,
                                 on_record=records.append, progress=progress))
     expected = score_summaries(records)
-    assert list(progress.scores) == list(expected) == ["actions_per_position.alice", "actions_per_position.bob"]
+    assert list(progress.scores) == list(expected) == [
+        "actions_per_position.alice", "actions_per_position.bob", "writes_per_position.alice", "writes_per_position.bob",
+    ]
     for key, summary in expected.items():
         live = progress.scores[key].summary()
         assert (live.kind, live.n) == (summary.kind, summary.n)
@@ -28,6 +30,7 @@ def test_live_score_tallies_equal_the_summaries_of_the_records_and_are_shown():
     Console(file=out, width=200).print(render_dashboard(progress, 2.0))
     text = out.getvalue()
     assert f"actions/pos alice {score_cell(expected['actions_per_position.alice'])}" in text
+    assert f"writes/pos bob {score_cell(expected['writes_per_position.bob'])}" in text
 
 
 def test_boolean_scores_tally_as_rates_with_wilson_intervals():

@@ -336,7 +336,7 @@ def test_boolean_score_rate():
 
 
 def test_feedback_and_labels_sort_in_the_games_order():
-    first_seen = ["both", "none", "joint", "own", "both_detailed", "own_detailed"]
+    first_seen = ["both", "none", "partner", "joint", "own", "both_detailed", "own_detailed"]
     records = [game(i, 100 + i, "success", solved=2, feedback=f) for i, f in enumerate(first_seen)]
     assert observed_values(records, "feedback") == list(ASYMPUZL.feedback)
     table = success_table(records)
@@ -506,14 +506,17 @@ def test_command_on_format_1_results(tmp_path: Path, capsys):
     assert [r.game_id for r in results.records] == [r["game_id"] for r in old]
     assert results.damaged == []
     first = results.records[0]
-    assert first.spec.game == "asympuzl" and first.scores[ALICE_APP] == old[0]["actions_per_position"]["alice"]
+    # Format 1 counted every write as an action: its figure reads as writes; modifications it never had.
+    writes = "writes_per_position.alice"
+    assert first.spec.game == "asympuzl" and first.scores[writes] == old[0]["actions_per_position"]["alice"]
+    assert ALICE_APP not in first.scores
 
     assert main([str(run), "--no-plots"]) == 0
     assert f"{len(old)} games in" in capsys.readouterr().out
     success = read_csv(run / "report" / "success.csv")
     assert sum(int(r["games"]) for r in success) == len(old)
     assert sum(int(r["successes"]) for r in success) == sum(r["outcome"] == "success" for r in old)
-    scores = [r for r in read_csv(run / "report" / "scores.csv") if r["score"] == ALICE_APP]
+    scores = [r for r in read_csv(run / "report" / "scores.csv") if r["score"] == writes]
     values = [r["actions_per_position"]["alice"] for r in old if r["outcome"] != "error"]
     assert sum(int(r["n"]) for r in scores) == len(values)
     assert sum(float(r["value"]) * int(r["n"]) for r in scores) == pytest.approx(sum(values), abs=1e-3)
