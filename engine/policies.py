@@ -26,6 +26,12 @@ def is_model(name: str) -> bool:
     return ":" in name
 
 
+def scripted_rng(seed: int, role: str) -> random.Random:
+    """The randomness of a scripted policy playing ``role`` in the game of ``seed`` (the local
+    model server seeds its players the same way)."""
+    return random.Random(f"{seed}:{role}")
+
+
 class PolicyFactory:
     def __init__(self, backends: BackendSettings | None = None, environ=None) -> None:
         self.hub = ModelHub(backends, environ)
@@ -61,7 +67,7 @@ class PolicyFactory:
             backend = self.hub.backend(self.canonical(name))
             return LLMPolicy(backend, game.prompter, structured=self.hub.settings.options.structured)
         self.check(name, game)
-        return game.scripted[_normal(name)](role, random.Random(f"{seed}:{role}"))
+        return game.scripted[_normal(name)](role, scripted_rng(seed, role))
 
     async def __aenter__(self) -> PolicyFactory:
         await self.hub.__aenter__()

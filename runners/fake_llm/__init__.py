@@ -10,9 +10,10 @@ and streaming), ``GET /health``, ``GET /v1/models``, ``GET /metrics`` (``vllm:nu
 
 Replies play the game (``players``): every registered game is asked to read the prompt back, and the
 reply is what a scripted strategy of that game would write: the one the model is named after
-(``openai:one_piece``), else ``--strategy``. Each agent of each game keeps its own strategy object,
-so strategies that remember earlier turns play as they do in process. Prompts no game can read get
-a reply without JSON.
+(``openai:one_piece``), else ``--strategy``. Each agent of each game (named by the engine's
+``X-Game-Id`` header) keeps its own strategy object, seeded from its game, so games through the
+server are the games played in process; a call without the header is answered with no memory at
+all. Prompts no game can read get a reply without JSON.
 
 It enforces requests and tokens per minute with real 429 replies, ``retry-after`` and the providers'
 rate-limit headers; ``--max-num-seqs`` makes it a continuously batching server (that many requests

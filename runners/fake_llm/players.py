@@ -2,24 +2,39 @@
 as a scripted strategy would.
 
 Every registered game is asked to read the prompt (``Prompter.read``); the first that can gives the
-context and a key for the agent it was written for. The strategy is the one the model is named
-after (``openai:one_piece`` plays ``one_piece``) if the game has it, else the server's default. Each
-agent keeps its own strategy object, found by (game, strategy, key), so strategies that remember
-earlier turns play as they do in process; for a game whose agents keep their whole chat, a fresh
-strategy object replays the chat's earlier prompts instead. A prompt no game can read gets a reply
-without JSON.
+context and the role it was written for. The strategy is the one the model is named after
+(``openai:one_piece`` plays ``one_piece``) if the game has it, else the server's default.
+
+A player's state belongs to one agent of one game. The engine names the game of every call in the
+``X-Game-Id`` header (``engine.backends.clients.GAME_HEADER``: the run, the game and its seed), so:
+
+- with the header, each (game, role) has its own strategy object, kept across its turns, whose
+  randomness is seeded as in process (from the game's seed and the role), so a game through the
+  server is the game played in process. The samples of a best-of-n turn are calls of their own:
+  each advances the player once, as in process the n samples are n calls one after another, in the
+  order the calls arrive.
+- without it (another client), nothing is kept: each call is answered by a fresh strategy object
+  seeded from the agent's prompt, so no game can see another's; strategies that remember earlier
+  turns then remember nothing.
+- for a game whose agents keep their whole chat (``chat_memory``), a fresh strategy object replays
+  the chat's earlier prompts every call, seeded as above; nothing is kept either way.
+
+A prompt no game can read gets a reply without JSON.
 """
 
 from __future__ import annotations
 
 import random
+import re
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
+from engine.policies import scripted_rng
 from puzzles import GAMES, Game
 
 MAX_AGENTS_KEPT = 100_000
+_SEED = re.compile(r";seed=(-?\d+)$")
 
 
 def strategy_names(games: Mapping[str, Game] = GAMES) -> list[str]:
@@ -30,6 +45,13 @@ def strategy_names(games: Mapping[str, Game] = GAMES) -> list[str]:
 def strategy_of(model: str) -> str:
     """The strategy a model name asks for: its last path part, lower case, dashes as underscores."""
     return model.rsplit("/", 1)[-1].strip().lower().replace("-", "_")
+
+
+def game_rng(game_id: str, role: str) -> random.Random:
+    """A player's randomness for the game named ``game_id``: as in process when it carries the
+    game's seed, else from the name."""
+    seed = _SEED.search(game_id)
+    return scripted_rng(int(seed.group(1)), role) if seed else random.Random(f"{game_id}:{role}")
 
 
 class Players:
@@ -51,11 +73,11 @@ class Players:
                 return game, *found
         return None
 
-    def _agent(self, game: Game, strategy: str, key: Any, role: str) -> Any:
-        agent_key = (game.name, strategy, key)
+    def _agent(self, game: Game, strategy: str, game_id: str, role: str) -> Any:
+        agent_key = (game_id, game.name, strategy, role)
         policy = self.agents.get(agent_key)
         if policy is None:
-            policy = game.scripted[strategy](role, random.Random(repr(agent_key)))
+            policy = game.scripted[strategy](role, game_rng(game_id, role))
             self.agents[agent_key] = policy
             if len(self.agents) > self.kept:
                 self.agents.popitem(last=False)
@@ -63,9 +85,9 @@ class Players:
             self.agents.move_to_end(agent_key)
         return policy
 
-    async def reply(self, model: str, system: str, users: list[str]) -> str:
+    async def reply(self, model: str, system: str, users: list[str], game_id: str | None = None) -> str:
         """The reply to one prompt (``users[-1]``, after a chat's earlier user prompts), as the strategy
-        the model names (or the default) would write it."""
+        the model names (or the default) would write it; ``game_id`` is the game the call names."""
         found = self._read(system, users[-1])
         if found is None:
             return "I cannot read this prompt (no game wrote it), so I have nothing to answer."
@@ -75,13 +97,14 @@ class Players:
             strategy = self.default
         if strategy not in game.scripted:
             return f"I cannot play {game.name} as {strategy!r}: it has no such strategy."
+        role = context.role
+        if game_id is not None and not getattr(game.prompter, "chat_memory", False):
+            return await self._agent(game, strategy, game_id, role).reply(context)
+        rng = game_rng(game_id, role) if game_id is not None else random.Random(repr((game.name, strategy, key)))
+        agent = game.scripted[strategy](role, rng)
         if getattr(game.prompter, "chat_memory", False):
-            # A chat carries the agent's memory: a fresh agent replays it (nothing kept, nothing mixed
-            # up between games that look alike).
-            agent = game.scripted[strategy](context.role, random.Random(repr((game.name, strategy, key))))
-            for user in users[:-1]:
+            for user in users[:-1]:  # the chat carries the agent's memory: replay it
                 earlier = game.prompter.read(system, user)
                 if earlier is not None:
                     await agent.reply(earlier[0])
-            return await agent.reply(context)
-        return await self._agent(game, strategy, key, context.role).reply(context)
+        return await agent.reply(context)
