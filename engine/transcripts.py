@@ -1,6 +1,8 @@
-"""Full transcripts: per game, every turn's inputs (the view, feedback, notices, conversation,
-prompt), raw reply, parsed message and actions (on a best-of-n turn, every candidate and the one
-played), what the channel delivered, and the role's progress afterwards. One JSON line per game in
+"""Full transcripts: per game, what the game was (``instance``: for games that give one, the truth
+and each role's private information, once per game), then every turn's inputs (the view, feedback,
+notices, conversation, prompt), raw reply, parsed message and actions (on a best-of-n turn, every
+candidate and the one played), what the channel delivered, and the role's progress afterwards: all
+a third party needs to check a game without the engine. One JSON line per game in
 ``transcripts.jsonl``, written when the game ends (before its record)."""
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Any
 import msgspec
 
 from bus import Act, Chat, YourTurn
+from puzzles import get_game
 
 from .records import GameRecord
 from .results import drop_partial_tail
@@ -48,13 +51,27 @@ class TranscriptTurn(msgspec.Struct, kw_only=True):
 class Transcript(msgspec.Struct, kw_only=True):
     game_id: int
     spec: GameSpec
+    instance: Any = None  # the game as it started (``Game.instance``); None for games without one, and in older transcripts
     outcome: str = ""
     turns: list[TranscriptTurn] = []
 
 
+def game_instance(spec: GameSpec) -> Any:
+    """What the game of ``spec`` was as it started (``Game.instance``), as plain data; None if the
+    game gives none or cannot be built (the game itself then ends in an error that says why)."""
+    game = get_game(spec.game)
+    if game.instance is None:
+        return None
+    try:
+        state = game.new(spec.params, spec.seed, tuple(spec.agents), spec.max_turns)
+        return msgspec.to_builtins(game.instance(state))
+    except Exception:  # noqa: BLE001 - a transcript never stops a game
+        return None
+
+
 class _Collector:
     def __init__(self, spec: GameSpec) -> None:
-        self.transcript = Transcript(game_id=spec.game_id, spec=spec)
+        self.transcript = Transcript(game_id=spec.game_id, spec=spec, instance=game_instance(spec))
         self._open: dict[str, TranscriptTurn] = {}
         self._last: TranscriptTurn | None = None
 
@@ -122,7 +139,7 @@ class TranscriptWriter:
             encoded = self._encode(transcript)
         except (UnicodeEncodeError, msgspec.EncodeError, TypeError, ValueError, OverflowError) as exc:
             # Kept as a stub naming the problem: the game's record still says what was played.
-            encoded = self._encode(Transcript(game_id=transcript.game_id, spec=transcript.spec,
+            encoded = self._encode(Transcript(game_id=transcript.game_id, spec=transcript.spec, instance=transcript.instance,
                                               outcome=f"{transcript.outcome} (turns not storable: {type(exc).__name__})"))
         data = memoryview(encoded + b"\n")
         while data:

@@ -4,8 +4,9 @@ feedback and errors.
     python -m runners.replay RUN_DIR GAME_ID
 
 Games of a run made with --transcripts show everything: the game is rebuilt from its spec and each
-turn's actions are applied again, so the game (``Game.replay``) can show the state after every turn.
-Otherwise the record's turn log is shown.
+turn's actions are applied again, so the game (``Game.replay``) can show the state after every turn;
+where the transcript says what the game was (``instance``), a rebuilt game that differs from it is
+pointed out. Otherwise the record's turn log is shown.
 """
 
 from __future__ import annotations
@@ -185,6 +186,9 @@ def render_replay(record: GameRecord, transcript: Transcript | None, game: Game 
     game = game or get_game(record.spec.game)
     state = _new_state(game, record)
     parts: list = [_header(record, game, state)]
+    if transcript is not None and transcript.instance is not None and game.instance is not None:
+        if msgspec.json.decode(msgspec.json.encode(game.instance(state))) != transcript.instance:
+            parts.append(Text("the game rebuilt from its seed is not the one the transcript recorded", style="bold red"))
     if transcript is not None:
         max_actions = record.spec.option("max_actions")
         parts.extend(_turn_panel(turn, game, state, max_actions) for turn in transcript.turns)
