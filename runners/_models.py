@@ -3,7 +3,7 @@
 The settings are saved with the run (``models.json``) and used again on ``--resume``. There, a
 sampling flag (temperature, top-p, max tokens, seed, structured output) that differs from the saved
 one is an error naming it, since it would change how the rest of the games are played; the pacing
-and connection flags (rates, URLs, limits, timeouts, attempts, prices) replace the saved ones.
+and connection flags (rates, URLs, clients, limits, timeouts, attempts, prices) replace the saved ones.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import argparse
 
 import msgspec
 
-from engine.backends import PROVIDERS, BackendSettings, ModelOptions
+from engine.backends import CLIENTS, PROVIDERS, BackendSettings, ModelOptions
 from engine.backends.prices import parse_price, price_numbers, read_prices
 
 from ._args import bounded
@@ -40,6 +40,17 @@ def _provider(text: str) -> str:
     if provider not in PROVIDERS:
         raise argparse.ArgumentTypeError(f"expected one of {', '.join(PROVIDERS)}, got {text!r}")
     return provider
+
+
+def _client(text: str) -> tuple[str, str]:
+    """``PROVIDER=lean`` or ``PROVIDER=sdk``."""
+    provider, _, client = text.partition("=")
+    provider, client = provider.strip().lower(), client.strip().lower()
+    if provider not in PROVIDERS or client not in CLIENTS:
+        raise argparse.ArgumentTypeError(f"expected PROVIDER=lean or PROVIDER=sdk with PROVIDER one of {', '.join(PROVIDERS)}, got {text!r}")
+    if provider == "anthropic" and client == "lean":
+        raise argparse.ArgumentTypeError("the lean client speaks the OpenAI-compatible API only; anthropic=sdk")
+    return provider, client
 
 
 def _positive(kind):
@@ -75,6 +86,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--vllm-url", metavar="URL", help="the vLLM server, e.g. http://HOST:8000/v1")
     g.add_argument("--vllm-max-seqs", type=_positive(int), metavar="S", help="the vLLM server's --max-num-seqs (default 256)")
     g.add_argument("--shared-limit", type=_provider, action="append", metavar="PROVIDER", help="the provider's models draw on one rate limit (one account's) instead of one each; --rpm/--tpm PROVIDER=N set it")
+    g.add_argument("--client", type=_client, action="append", metavar="PROVIDER=lean|sdk", help="the lean aiohttp client or the provider's SDK (default: lean for vllm, the SDK for openai and anthropic; anthropic is SDK only)")
     g.add_argument("--max-in-flight", type=_positive(int), metavar="K", help="most calls in flight per model, OpenAI and Anthropic (default 512)")
     g.add_argument("--temperature", type=_temperature, metavar="X", help="sampling temperature (default 0)")
     g.add_argument("--top-p", type=bounded(float, 0.0, 1.0, above=True, what="a number above 0, at most 1"), metavar="P", help="nucleus sampling, OpenAI and vLLM (default: the provider's)")
@@ -140,6 +152,8 @@ def settings_from_args(args: argparse.Namespace, saved: BackendSettings | None =
         fields["urls"] = {**base.urls, **urls}
     if args.shared_limit:
         fields["shared_limits"] = sorted(set(base.shared_limits) | set(args.shared_limit))
+    if args.client:
+        fields["clients"] = {**base.clients, **dict(args.client)}
     if args.max_in_flight is not None:
         fields["max_in_flight"] = args.max_in_flight
     if args.vllm_max_seqs is not None:

@@ -1,12 +1,13 @@
-"""Model backends (OpenAI, Anthropic, vLLM) behind per-model rate limiters."""
+"""Model backends (OpenAI, Anthropic, vLLM) behind per-model rate limiters, through the lean client or
+the providers' SDKs."""
 
-from .clients import (
-    PROVIDERS, Backend, BackendSettings, Completion, InfraError, ModelHub, ModelOptions, RequestError, split_name,
-)
+from .base import Backend, Completion, InfraError, RequestError
+from .clients import ModelHub
 from .limiter import Limiter
+from .settings import CLIENTS, PROVIDERS, BackendSettings, ModelOptions, split_name
 from .tokens import Tokenizer
 
 __all__ = [
-    "PROVIDERS", "Backend", "BackendSettings", "Completion", "InfraError", "Limiter", "ModelHub",
+    "CLIENTS", "PROVIDERS", "Backend", "BackendSettings", "Completion", "InfraError", "Limiter", "ModelHub",
     "ModelOptions", "RequestError", "Tokenizer", "split_name",
 ]

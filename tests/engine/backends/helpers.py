@@ -13,6 +13,13 @@ from runners.fake_llm import FakeConfig, FakeServer
 
 KEYS = {"OPENAI_API_KEY": "sk-test-openai-0000", "ANTHROPIC_API_KEY": "sk-ant-test-0000", "VLLM_API_KEY": "token-vllm-0000"}
 FAST = ModelOptions(timeout=5.0, max_attempts=8, backoff_base=0.01, backoff_max=0.05)
+# Each way an ``openai:`` call can go: the SDK or the lean client, replies whole or streamed.
+OPENAI_PATHS = {
+    "sdk": {"clients": {"openai": "sdk"}},
+    "lean": {"clients": {"openai": "lean"}},
+    "sdk-stream": {"clients": {"openai": "sdk"}, "stream": True},
+    "lean-stream": {"clients": {"openai": "lean"}, "stream": True},
+}
 
 
 @asynccontextmanager

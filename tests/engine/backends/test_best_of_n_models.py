@@ -1,10 +1,11 @@
-"""Best of n with model agents, through the real SDKs against the local server: every candidate is a
+"""Best of n with model agents, through the real SDKs and the lean client against the local server: every candidate is a
 call of its own (counted in the turn's usage, each with its own seed), replies that cannot be read
 are passed over by the verifier, and a lost turn is still a spent step."""
 
 from __future__ import annotations
 
 import msgspec
+import pytest
 
 from actors.llm import LLMPolicy
 from bus import Usage
@@ -12,7 +13,7 @@ from engine import Grid, PolicyFactory
 from engine.backends.clients import Completion
 from puzzles.base import TurnContext
 
-from tests.engine.backends.helpers import FAST, KEYS, fake_server, play, settings_for
+from tests.engine.backends.helpers import FAST, KEYS, OPENAI_PATHS, fake_server, play, settings_for
 
 
 def einstein(games: int, verifier: str, strategy: str = "openai:optimal") -> Grid:
@@ -39,10 +40,11 @@ async def test_the_verifier_passes_over_replies_that_cannot_be_read():
             assert record.usage[role].calls == 4 * turns
 
 
-async def test_each_candidate_is_sent_its_own_seed_and_the_run_s_sampling():
+@pytest.mark.parametrize("path", ["sdk", "lean"])
+async def test_each_candidate_is_sent_its_own_seed_and_the_run_s_sampling(path):
     async with fake_server(latency=0.0) as server:
         options = msgspec.structs.replace(FAST, seed=11, temperature=0.2, top_p=0.9)
-        factory = PolicyFactory(settings_for(server, options=options), environ=KEYS)
+        factory = PolicyFactory(settings_for(server, options=options, **OPENAI_PATHS[path]), environ=KEYS)
         async with factory:
             backend = factory.hub.backend("openai:optimal")
             for sample in (0, 2):

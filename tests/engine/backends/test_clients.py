@@ -1,5 +1,7 @@
-"""The model backends end to end: the real openai and anthropic SDKs against a local server that speaks
-their wire protocols, with rate limits, faults and a batching model."""
+"""The model backends end to end: the lean client and the real openai and anthropic SDKs against a
+local server that speaks their wire protocols, with rate limits, faults and a batching model. The
+failure tests run on every path an ``openai:`` call can take (``OPENAI_PATHS``: either client,
+replies whole or streamed): each sorts every failure the same way."""
 
 from __future__ import annotations
 
@@ -8,22 +10,35 @@ import msgspec
 import pytest
 
 from engine.backends import ModelOptions
+from engine.backends.lean import LeanClient
 from puzzles import GAMES
 
-from tests.engine.backends.helpers import FAST, KEYS, fake_server, play, settings_for, without_models
+from tests.engine.backends.helpers import FAST, KEYS, OPENAI_PATHS, fake_server, play, settings_for, without_models
 from tests.helpers import grid
 
 
-@pytest.mark.parametrize("provider", ["openai", "anthropic", "vllm"])
-async def test_a_game_through_each_backend_plays_as_the_scripted_strategy(provider):
+PATHS = pytest.mark.parametrize("path", OPENAI_PATHS)
+EVERY_BACKEND = {  # provider, settings: vllm is lean unless asked, openai and anthropic go through their SDKs
+    **{f"openai-{path}": ("openai", how) for path, how in OPENAI_PATHS.items()},
+    "anthropic": ("anthropic", {}), "anthropic-stream": ("anthropic", {"stream": True}),
+    "vllm": ("vllm", {}), "vllm-sdk": ("vllm", {"clients": {"vllm": "sdk"}}),
+}
+
+
+@pytest.mark.parametrize("backend", EVERY_BACKEND)
+async def test_a_game_through_each_backend_plays_as_the_scripted_strategy(backend):
+    provider, how = EVERY_BACKEND[backend]
     config = grid(12, size=4, alice=f"{provider}:share_everything", bob=f"{provider}:one_piece")
     scripted = grid(12, size=4, alice="share_everything", bob="one_piece")
     async with fake_server(latency=0.0) as server:
-        records, factory = await play(config, settings_for(server))
+        records, factory = await play(config, settings_for(server, **how))
         expected, _ = await play(scripted, settings_for(server))
     assert [r.outcome for r in records] == ["success"] * 12
     # The whole path (prompt, HTTP, SDK, parsing, actions) gives the same games as playing in process.
     assert [without_models(r) for r in records] == [without_models(r) for r in expected]
+    assert server.last_body.get("stream", False) == how.get("stream", False)
+    lean = backend in ("openai-lean", "openai-lean-stream", "vllm")  # vllm: lean unless asked
+    assert isinstance(factory.hub.backends()[0].client, LeanClient) == lean
     usage = records[0].usage
     assert set(usage) == {"alice", "bob"}
     assert usage["alice"].calls == records[0].turns
@@ -74,10 +89,11 @@ async def test_model_names_keep_their_case_and_reach_the_server():
     assert records[0].outcome == "success"
 
 
-async def test_structured_output_is_requested_from_each_backend():
+@PATHS
+async def test_structured_output_is_requested_from_each_backend(path):
     options = ModelOptions(structured=True, timeout=5.0)
     async with fake_server(latency=0.0) as server:
-        await play(grid(1, alice="openai:share_everything", bob="openai:share_everything"), settings_for(server, options=options))
+        await play(grid(1, alice="openai:share_everything", bob="openai:share_everything"), settings_for(server, options=options, **OPENAI_PATHS[path]))
         schema = server.last_body["response_format"]["json_schema"]["schema"]
         assert schema["required"] == ["message", "actions"]
         assert server.last_body["temperature"] == 0.0 and server.last_body["max_completion_tokens"] == 4096
@@ -86,11 +102,12 @@ async def test_structured_output_is_requested_from_each_backend():
         assert server.last_body["max_tokens"] == 4096
 
 
-async def test_429_with_retry_after_is_honoured_and_every_game_completes():
+@PATHS
+async def test_429_with_retry_after_is_honoured_and_every_game_completes(path):
     config = grid(20, alice="openai:share_everything", bob="openai:share_everything")
     options = msgspec.structs.replace(FAST, backoff_max=1.0)  # a pause up to 1 s is taken as asked
     async with fake_server(latency=0.01, faults={"429": 0.3}, retry_after=0.2, seed=3) as server:
-        records, factory = await play(config, settings_for(server, options=options))
+        records, factory = await play(config, settings_for(server, options=options, **OPENAI_PATHS[path]))
         refused = server.stats.refused.get("429", 0)
     assert [r.outcome for r in records] == ["success"] * 20
     stats = factory.hub.backends()[0].limiter.stats
@@ -101,9 +118,10 @@ async def test_429_with_retry_after_is_honoured_and_every_game_completes():
     assert retried > 0 and waited / retried >= 0.2  # each retried call paused at least retry-after
 
 
-async def test_a_429_storm_lowers_the_in_flight_cap_and_loses_no_game():
+@pytest.mark.parametrize("path", ["sdk", "lean"])
+async def test_a_429_storm_lowers_the_in_flight_cap_and_loses_no_game(path):
     config = grid(60, alice="openai:share_everything", bob="openai:share_everything")
-    settings_kwargs = {"max_in_flight": 64}
+    settings_kwargs = {"max_in_flight": 64, **OPENAI_PATHS[path]}
     async with fake_server(latency=0.02, storms=[(0.1, 0.6)], retry_after=0.1) as server:
         settings = settings_for(server, **settings_kwargs)
         records, factory = await play(config, settings, concurrency=60)
@@ -114,15 +132,17 @@ async def test_a_429_storm_lowers_the_in_flight_cap_and_loses_no_game():
     assert limiter.cap < 64  # shrank during the storm (and grows back only one call at a time)
 
 
+@PATHS
 @pytest.mark.parametrize("fault, cause", [
-    ("500", "HTTP 500"), ("503", "HTTP 503"), ("529", "HTTP 529"), ("malformed", "malformed reply"),
-    ("incomplete", "malformed reply"), ("truncated", "connection error"),
+    ("500", "HTTP 500: Error code: 500 - Injected 500."), ("503", "HTTP 503: Error code: 503 - Injected 503."),
+    ("529", "HTTP 529"), ("malformed", "malformed reply"), ("incomplete", "malformed reply"),
+    ("truncated", "connection error (ClientPayloadError"),
 ])
-async def test_server_faults_are_retried_then_recorded_as_infrastructure_errors(fault, cause):
+async def test_server_faults_are_retried_then_recorded_as_infrastructure_errors(fault, cause, path):
     options = ModelOptions(timeout=5.0, max_attempts=3, backoff_base=0.01, backoff_max=0.02)
     config = grid(4, alice="openai:share_everything", bob="openai:share_everything")
     async with fake_server(latency=0.0, faults={fault: 1.0}, retry_after=0.01) as server:
-        records, factory = await play(config, settings_for(server, options=options))
+        records, factory = await play(config, settings_for(server, options=options, **OPENAI_PATHS[path]))
     for record in records:
         assert record.outcome == "error"
         assert record.error.kind == "infra_error"
@@ -132,42 +152,47 @@ async def test_server_faults_are_retried_then_recorded_as_infrastructure_errors(
     assert stats.attempts == 3 * 4 and stats.failed == 4 and stats.calls == 0
 
 
-async def test_timeouts_are_retried_then_recorded_as_infrastructure_errors():
+@pytest.mark.parametrize("backend", ["anthropic", "anthropic-stream", "openai-sdk", "openai-lean", "openai-lean-stream"])
+async def test_timeouts_are_retried_then_recorded_as_infrastructure_errors(backend):
+    provider, how = EVERY_BACKEND[backend]
     options = ModelOptions(timeout=0.3, max_attempts=2, backoff_base=0.01, backoff_max=0.02)
-    config = grid(3, alice="anthropic:share_everything", bob="anthropic:share_everything")
+    config = grid(3, alice=f"{provider}:share_everything", bob=f"{provider}:share_everything")
     async with fake_server(latency=0.0, faults={"timeout": 1.0}, hang=30.0) as server:
-        records, factory = await play(config, settings_for(server, options=options))
-    assert {r.error.message for r in records} == {"anthropic:share_everything after 2 attempts: timed out"}
+        records, factory = await play(config, settings_for(server, options=options, **how))
+    assert {r.error.message for r in records} == {f"{provider}:share_everything after 2 attempts: timed out"}
     assert factory.hub.backends()[0].limiter.stats.timeouts == 6
 
 
+@pytest.mark.parametrize("path", ["sdk", "lean"])
 @pytest.mark.parametrize("fault", ["500", "529", "malformed", "incomplete", "truncated", "timeout"])
-async def test_occasional_faults_are_absorbed_by_retries(fault):
+async def test_occasional_faults_are_absorbed_by_retries(fault, path):
     options = ModelOptions(timeout=0.5, max_attempts=10, backoff_base=0.01, backoff_max=0.05)
     config = grid(16, alice="openai:share_everything", bob="anthropic:one_piece")
     async with fake_server(latency=0.0, faults={fault: 0.25}, hang=30.0, retry_after=0.01, seed=5) as server:
-        records, factory = await play(config, settings_for(server, options=options))
+        records, factory = await play(config, settings_for(server, options=options, **OPENAI_PATHS[path]))
         assert sum(server.stats.refused.values()) > 0
     assert [r.outcome for r in records] == ["success"] * 16
     assert sum(b.limiter.stats.attempts - b.limiter.stats.calls for b in factory.hub.backends()) > 0
 
 
-async def test_connection_refused_is_an_infrastructure_error():
+@PATHS
+async def test_connection_refused_is_an_infrastructure_error(path):
     options = ModelOptions(timeout=1.0, max_attempts=2, backoff_base=0.01, backoff_max=0.02)
     async with fake_server() as server:
         url = server.url
     config = grid(2, alice="openai:share_everything", bob="openai:share_everything")
     from engine.backends import BackendSettings
 
-    records, _ = await play(config, BackendSettings(options=options, urls={"openai": url + "/v1"}))
+    records, _ = await play(config, BackendSettings(options=options, urls={"openai": url + "/v1"}, **OPENAI_PATHS[path]))
     assert all(r.error.kind == "infra_error" for r in records)
     assert all("connection error (ClientConnectorError" in r.error.message for r in records)
 
 
-async def test_a_bad_key_is_an_infrastructure_error_and_is_not_retried():
+@PATHS
+async def test_a_bad_key_is_an_infrastructure_error_and_is_not_retried(path):
     config = grid(2, alice="openai:share_everything", bob="openai:share_everything")
     async with fake_server(api_key="sk-the-right-key-1234") as server:
-        records, factory = await play(config, settings_for(server))
+        records, factory = await play(config, settings_for(server, **OPENAI_PATHS[path]))
     assert all(r.error.kind == "infra_error" and "HTTP 401" in r.error.message for r in records)
     assert KEYS["OPENAI_API_KEY"] not in records[0].error.message
     assert "sk-test-" not in records[0].error.message  # the server echoes the masked key; it is scrubbed
@@ -219,19 +244,22 @@ async def test_the_report_counts_tokens_per_turn_of_model_turns():
     assert "bob" not in records[0].usage
 
 
-async def test_a_refused_request_is_a_request_error_and_is_not_retried():
-    config = grid(3, alice="anthropic:share_everything", bob="anthropic:share_everything")
+@pytest.mark.parametrize("backend", ["anthropic", "openai-sdk", "openai-lean", "vllm"])
+async def test_a_refused_request_is_a_request_error_and_is_not_retried(backend):
+    provider, how = EVERY_BACKEND[backend]
+    config = grid(3, alice=f"{provider}:share_everything", bob=f"{provider}:share_everything")
     async with fake_server(latency=0.0, faults={"400": 1.0}) as server:
-        records, factory = await play(config, settings_for(server))
+        records, factory = await play(config, settings_for(server, **how))
     assert {r.error.kind for r in records} == {"request_error"}
     assert "after 1 attempt: HTTP 400" in records[0].error.message
     assert factory.hub.backends()[0].limiter.stats.attempts == 3
 
 
-async def test_a_long_retry_after_is_cut_to_the_longest_back_off():
+@pytest.mark.parametrize("path", ["sdk", "lean"])
+async def test_a_long_retry_after_is_cut_to_the_longest_back_off(path):
     options = ModelOptions(timeout=5.0, max_attempts=20, backoff_base=0.01, backoff_max=0.1)
     config = grid(4, alice="openai:share_everything", bob="openai:share_everything")
     async with fake_server(latency=0.0, storms=[(0.0, 0.5)], retry_after=3600.0) as server:
         with anyio.fail_after(10):
-            records, _ = await play(config, settings_for(server, options=options))
+            records, _ = await play(config, settings_for(server, options=options, **OPENAI_PATHS[path]))
     assert [r.outcome for r in records] == ["success"] * 4

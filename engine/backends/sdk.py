@@ -1,0 +1,159 @@
+"""The SDK clients: OpenAI (and any OpenAI-compatible server, vLLM's included, when asked) through
+``openai.AsyncOpenAI``, Anthropic through ``anthropic.AsyncAnthropic``, on the SDKs' aiohttp transport
+with the SDKs' own retries off, so that every attempt is counted and paced by ``base.Backend``.
+
+The SDK sends each request (keys, headers, timeouts, the transport) and turns HTTP errors and network
+failures into its exceptions, sorted here like the lean client's. Its per-call work that a run does
+not need is left out: the request parameters of a model are built once and each call's body is
+encoded with msgspec and posted through the client's documented ``post`` for custom requests (the
+SDKs' ``create`` re-validates and transforms every parameter on every call), and the reply is read
+with ``wire`` rather than into pydantic models. The SDKs are imported only when a backend is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import aiohttp
+
+from .base import Backend, Failure, network_failure, status_failure
+from .settings import chat_turns, game_headers
+from .wire import MalformedReply, Reply, anthropic_reply, anthropic_stream, encode, openai_body, openai_reply, openai_stream
+
+_JSON = {"Content-Type": "application/json"}
+
+
+def import_sdk(provider: str):
+    try:
+        if provider == "anthropic":
+            import anthropic
+
+            return anthropic
+        import openai
+
+        return openai
+    except ImportError as exc:  # pragma: no cover - both are dependencies
+        raise ValueError(f"the {provider} backend needs its SDK: pip install {exc.name}") from exc
+
+
+def sdk_client(provider: str, key: str | None, base_url: str | None, connections: int) -> Any:
+    """One SDK client for ``provider``: its aiohttp transport with room for ``connections``."""
+    sdk = import_sdk(provider)
+    import httpx2
+
+    http_client = sdk.DefaultAioHttpClient(
+        limits=httpx2.Limits(max_connections=connections, max_keepalive_connections=connections)
+    )
+    kwargs: dict[str, Any] = {"api_key": key, "max_retries": 0, "http_client": http_client}
+    if base_url:
+        kwargs["base_url"] = base_url
+    return (sdk.AsyncAnthropic if provider == "anthropic" else sdk.AsyncOpenAI)(**kwargs)
+
+
+def _network_cause(exc: BaseException) -> BaseException | None:
+    """The aiohttp or OS exception under an SDK connection error, if any."""
+    seen = exc.__cause__ or exc.__context__
+    for _ in range(5):
+        if seen is None:
+            return None
+        if isinstance(seen, (aiohttp.ClientError, OSError, TimeoutError)):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+class SDKBackend(Backend):
+    """A backend on an SDK client: posts the body, reads the reply with ``wire``."""
+
+    path = ""
+
+    def _classify(self, exc: Exception) -> Failure | None:
+        sdk = self.sdk
+        if isinstance(exc, sdk.APIStatusError):
+            response = exc.response
+            return status_failure(exc.status_code, exc.message, response.headers if response is not None else {})
+        if isinstance(exc, sdk.APIResponseValidationError):
+            return Failure(f"malformed reply: {exc.message}", True, None, False, "malformed")
+        if isinstance(exc, sdk.APIConnectionError):
+            # The SDKs' aiohttp transport reports every connection failure as a connect timeout; the
+            # aiohttp exception underneath says what happened.
+            cause = _network_cause(exc)
+            return network_failure(cause, timed_out=cause is None and isinstance(exc, sdk.APITimeoutError))
+        return super()._classify(exc)
+
+    async def _post(self, body: bytes, stream: bool) -> tuple[Reply, Mapping[str, str]]:
+        import httpx2
+
+        options = {"headers": game_headers(_JSON), "timeout": self.options.timeout}
+        response = await self.client.post(self.path, cast_to=httpx2.Response, content=body, options=options, stream=stream)
+        try:
+            if stream:
+                reply = await (anthropic_stream if self.provider == "anthropic" else openai_stream)(response.aiter_lines())
+            else:
+                reply = (anthropic_reply if self.provider == "anthropic" else openai_reply)(response.content)
+        except httpx2.TransportError as exc:  # the body was cut short
+            raise self.sdk.APIConnectionError(request=response.request) from exc
+        finally:
+            if stream:
+                await response.aclose()
+        return reply, response.headers
+
+
+class OpenAIBackend(SDKBackend):
+    provider = "openai"
+    path = "/chat/completions"
+    max_tokens_field = "max_completion_tokens"
+
+    def __init__(self, *args: Any, stream: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.stream = stream
+        self.fixed = openai_fixed(self.model, self.options, self.max_tokens_field, stream)
+
+    async def _send(self, system, user, schema, history, sample=0):
+        messages = [{"role": "system", "content": system}, *chat_turns(history), {"role": "user", "content": user}]
+        seed = None if self.options.seed is None else self.options.seed + sample
+        reply, headers = await self._post(openai_body(self.fixed, messages, seed, schema), self.stream)
+        return reply.text, reply.prompt, reply.cached, reply.written, reply.completion, headers
+
+
+class VLLMBackend(OpenAIBackend):
+    provider = "vllm"
+    max_tokens_field = "max_tokens"
+
+
+def openai_fixed(model: str, options, max_tokens_field: str, stream: bool) -> dict[str, Any]:
+    """The parameters every call of a model sends, built once."""
+    fixed: dict[str, Any] = {"model": model, "temperature": options.temperature, max_tokens_field: options.max_tokens}
+    if options.top_p is not None:
+        fixed["top_p"] = options.top_p
+    if stream:
+        fixed["stream"] = True
+        fixed["stream_options"] = {"include_usage": True}
+    return fixed
+
+
+class AnthropicBackend(SDKBackend):
+    """Anthropic's API version 2026-10-21 (sent by SDK 2.x) refuses temperature, top_p and top_k with a
+    400, so calls use the model's own sampling and ``--temperature`` does not apply; ``--model-seed``
+    neither (the API takes no seed)."""
+
+    provider = "anthropic"
+    path = "/v1/messages"
+
+    def __init__(self, *args: Any, stream: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.stream = stream
+        self.fixed: dict[str, Any] = {"model": self.model, "max_tokens": self.options.max_tokens}
+        if stream:
+            self.fixed["stream"] = True
+
+    async def _send(self, system, user, schema, history, sample=0):
+        body = {**self.fixed, "system": system, "messages": [*chat_turns(history, cache_last=True), {"role": "user", "content": user}]}
+        if schema is not None:
+            body["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
+        reply, headers = await self._post(encode(body), self.stream)
+        return reply.text, reply.prompt, reply.cached, reply.written, reply.completion, headers
+
+
+__all__ = ["AnthropicBackend", "MalformedReply", "OpenAIBackend", "SDKBackend", "VLLMBackend", "import_sdk", "sdk_client"]

@@ -1,0 +1,101 @@
+"""What a run says about its model calls (providers, sampling, pacing, which client speaks to which
+server) and the small pieces every client shares: model names, chat turns and the game header."""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from typing import Any, Literal
+
+import msgspec
+
+PROVIDERS = ("openai", "anthropic", "vllm")
+KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "vllm": "VLLM_API_KEY"}
+URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL", "vllm": "VLLM_BASE_URL"}
+CLIENTS = ("lean", "sdk")
+DEFAULT_CLIENT = {"openai": "sdk", "anthropic": "sdk", "vllm": "lean"}
+LEAN_PROVIDERS = ("openai", "vllm")  # the lean client speaks the OpenAI-compatible API only
+
+GAME_HEADER = "X-Game-Id"
+CALL_GAME: ContextVar[str | None] = ContextVar("call_game", default=None)
+"""The game the calls made in this context belong to, unique within the run and across runs; sent
+as the ``X-Game-Id`` header so that a server playing scripted agents (``runners.fake_llm``) keeps
+each game's agents apart. It names no person and no key."""
+
+
+class ModelOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """How every model call of a run is made."""
+
+    temperature: float = 0.0
+    top_p: float | None = None  # nucleus sampling (OpenAI, vLLM); None: the provider's default
+    max_tokens: int = 4096
+    seed: int | None = None  # passed to providers that take one (OpenAI, vLLM)
+    structured: bool = False  # ask the backend for JSON that follows the reply schema
+    timeout: float = 120.0  # seconds per attempt
+    max_attempts: int = 8
+    backoff_base: float = 1.0  # seconds; doubles per attempt, full jitter
+    backoff_max: float = 60.0
+
+    def sampling(self) -> dict[str, Any]:
+        """What the replies depend on (kept with every record a model played): temperature, top_p,
+        max_tokens, seed and structured, those set."""
+        fields = {"temperature": self.temperature, "top_p": self.top_p, "max_tokens": self.max_tokens,
+                  "seed": self.seed, "structured": self.structured}
+        return {k: v for k, v in fields.items() if v is not None}
+
+
+class BackendSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """Per-run settings of the model backends (none of them changes what a game is)."""
+
+    options: ModelOptions = ModelOptions()
+    rpm: dict[str, float] = {}  # provider or provider:model -> requests per minute
+    tpm: dict[str, float] = {}  # provider or provider:model -> tokens per minute
+    urls: dict[str, str] = {}  # provider -> base URL
+    max_in_flight: int = 512  # per provider and model (OpenAI, Anthropic)
+    vllm_max_seqs: int = 256  # the server's --max-num-seqs
+    shared_limits: list[str] = []  # providers whose models draw on one limit (the account's), not one each
+    prices: dict[str, tuple[float, ...]] = {}  # model -> (input, cached input, output[, cache write]) $/M tokens, over prices.toml
+    clients: dict[str, Literal["lean", "sdk"]] = {}  # provider -> its client, over DEFAULT_CLIENT
+    stream: bool = False  # receive replies as server-sent events
+
+    def client(self, provider: str) -> str:
+        """"lean" or "sdk": the client that speaks to ``provider``. ValueError for a lean Anthropic."""
+        client = self.clients.get(provider, DEFAULT_CLIENT[provider])
+        if client == "lean" and provider not in LEAN_PROVIDERS:
+            raise ValueError(f"the lean client speaks the OpenAI-compatible API only; {provider} needs --client {provider}=sdk")
+        return client
+
+
+History = tuple[tuple[str, str], ...]
+"""The earlier turns of a chat with a model: (user prompt, the model's reply) pairs, oldest first."""
+
+
+def chat_turns(history: History, cache_last: bool = False) -> list[dict[str, Any]]:
+    """``history`` as alternating user and assistant messages. ``cache_last`` marks the end of the
+    history as a prompt-cache breakpoint (Anthropic caches the prefix up to it; OpenAI caches long
+    prefixes on its own)."""
+    messages: list[dict[str, Any]] = []
+    for asked, answered in history:
+        messages.append({"role": "user", "content": asked})
+        messages.append({"role": "assistant", "content": answered})
+    if cache_last and messages:
+        last = messages[-1]
+        last["content"] = [{"type": "text", "text": last["content"], "cache_control": {"type": "ephemeral"}}]
+    return messages
+
+
+def split_name(name: str) -> tuple[str, str]:
+    """``provider:model`` -> (provider, model); the model keeps its spelling. Raises ValueError."""
+    provider, sep, model = name.partition(":")
+    provider = provider.strip().lower()
+    model = model.strip()
+    if not sep or provider not in PROVIDERS:
+        raise ValueError(f"unknown model provider in {name!r}; use openai:MODEL, anthropic:MODEL or vllm:MODEL")
+    if not model:
+        raise ValueError(f"{name!r} names no model; use {provider}:MODEL")
+    return provider, model
+
+
+def game_headers(base: dict[str, str]) -> dict[str, str]:
+    """``base`` plus the game header of the current call, if it belongs to a game."""
+    game = CALL_GAME.get()
+    return base if game is None else {**base, GAME_HEADER: game}

@@ -1,0 +1,232 @@
+"""The wire formats: OpenAI chat completions and Anthropic messages, requests and replies, plain and
+streamed as server-sent events. The lean client and the SDK clients both read replies here.
+
+Hand-written msgspec structs rather than the SDKs' pydantic models, for speed: reading a reply
+into them takes microseconds, the SDKs' parsing some ten times as long, which with hundreds of calls
+in flight is CPU the run spends on nothing. They hold only what a call needs: the text, the token
+counts. A reply they do not fit (cut short, a count that is not a count, no usage) is a
+``MalformedReply``: the provider failed, not the model. msgspec refuses half of a surrogate pair
+escaped in a JSON string and bytes that are not UTF-8, which models do send and which a reply must
+survive (they become U+FFFD where the reply is read); such a body is decoded again with the
+standard library, as the SDKs decode it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Annotated, Any
+
+import msgspec
+
+Count = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class MalformedReply(ValueError):
+    """The provider's reply is not the API's JSON (cut short, missing fields, wrong types)."""
+
+
+class Reply(msgspec.Struct, frozen=True):
+    """What a call brings back: the text and the token counts. The prompt tokens include the cache
+    reads and writes."""
+
+    text: str
+    prompt: int
+    cached: int
+    written: int
+    completion: int
+
+
+# ---- OpenAI chat completions (and vLLM's OpenAI-compatible server) ----
+
+class _Details(msgspec.Struct):
+    cached_tokens: Count | None = None
+
+
+class _OpenAIUsage(msgspec.Struct):
+    prompt_tokens: Count
+    completion_tokens: Count
+    prompt_tokens_details: _Details | None = None
+
+
+class _Message(msgspec.Struct):
+    content: str | None = None
+
+
+class _Choice(msgspec.Struct):
+    message: _Message
+
+
+class _Completion(msgspec.Struct):
+    choices: list[_Choice]
+    usage: _OpenAIUsage
+
+
+class _Delta(msgspec.Struct):
+    content: str | None = None
+
+
+class _ChunkChoice(msgspec.Struct):
+    delta: _Delta | None = None
+
+
+class _Chunk(msgspec.Struct):
+    choices: list[_ChunkChoice] = []
+    usage: _OpenAIUsage | None = None
+
+
+encode = msgspec.json.Encoder().encode
+
+
+def _reader(kind: type) -> Callable[[bytes | str], Any]:
+    """A decoder of ``kind`` that raises ``MalformedReply``, falling back on the standard library's
+    JSON for what msgspec refuses (half of a surrogate pair, escaped)."""
+    decode = msgspec.json.Decoder(kind).decode
+
+    def read(body: bytes | str) -> Any:
+        try:
+            return decode(body)
+        except msgspec.ValidationError as exc:
+            raise MalformedReply(str(exc)) from None
+        except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+            text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body  # as the SDKs read bodies
+            try:
+                return msgspec.convert(json.loads(text), kind)
+            except (ValueError, msgspec.ValidationError):
+                raise MalformedReply(str(exc)) from None
+
+    return read
+
+
+_read_completion = _reader(_Completion)
+_read_chunk = _reader(_Chunk)
+
+
+def _openai_counts(text: str, usage: _OpenAIUsage) -> Reply:
+    details = usage.prompt_tokens_details
+    cached = (details.cached_tokens or 0) if details is not None else 0
+    return Reply(text, usage.prompt_tokens, cached, 0, usage.completion_tokens)
+
+
+def openai_reply(body: bytes) -> Reply:
+    reply = _read_completion(body)
+    if not reply.choices:
+        raise MalformedReply("the reply has no choices")
+    return _openai_counts(reply.choices[0].message.content or "", reply.usage)
+
+
+async def openai_stream(lines: AsyncIterator[bytes | str]) -> Reply:
+    """Read a streamed completion: the text of the first choice and the usage chunk (the request
+    asks for one with ``stream_options.include_usage``)."""
+    parts: list[str] = []
+    usage: _OpenAIUsage | None = None
+    async for data in _events(lines):
+        if data == b"[DONE]":
+            break
+        chunk = _read_chunk(data)
+        if chunk.choices:
+            delta = chunk.choices[0].delta
+            if delta is not None and delta.content:
+                parts.append(delta.content)
+        if chunk.usage is not None:
+            usage = chunk.usage
+    if usage is None:
+        raise MalformedReply("the stream ended without its usage")
+    return _openai_counts("".join(parts), usage)
+
+
+# ---- Anthropic messages ----
+
+class _AnthropicUsage(msgspec.Struct):
+    input_tokens: Count
+    output_tokens: Count
+    cache_read_input_tokens: Count | None = None
+    cache_creation_input_tokens: Count | None = None
+
+
+class _Block(msgspec.Struct):
+    type: str
+    text: str = ""
+
+
+class _AnthropicMessage(msgspec.Struct):
+    content: list[_Block]
+    usage: _AnthropicUsage
+
+
+class _Started(msgspec.Struct):
+    usage: _AnthropicUsage
+
+
+class _EventDelta(msgspec.Struct):
+    type: str = ""
+    text: str = ""
+
+
+class _OutputUsage(msgspec.Struct):
+    output_tokens: Count
+
+
+class _Event(msgspec.Struct):
+    type: str
+    message: _Started | None = None
+    delta: _EventDelta | None = None
+    usage: _OutputUsage | None = None
+
+
+_read_message = _reader(_AnthropicMessage)
+_read_event = _reader(_Event)
+
+
+def _anthropic_counts(text: str, usage: _AnthropicUsage, output: int) -> Reply:
+    cached = usage.cache_read_input_tokens or 0
+    written = usage.cache_creation_input_tokens or 0
+    # Anthropic counts cache reads and writes apart from input_tokens; the prompt holds all three.
+    return Reply(text, usage.input_tokens + cached + written, cached, written, output)
+
+
+def anthropic_reply(body: bytes) -> Reply:
+    reply = _read_message(body)
+    text = "".join(block.text for block in reply.content if block.type == "text")
+    return _anthropic_counts(text, reply.usage, reply.usage.output_tokens)
+
+
+async def anthropic_stream(lines: AsyncIterator[bytes | str]) -> Reply:
+    """Read a streamed message: the input usage of ``message_start``, the text deltas and the output
+    tokens of the last ``message_delta``."""
+    parts: list[str] = []
+    started: _AnthropicUsage | None = None
+    output: int | None = None
+    async for data in _events(lines):
+        event = _read_event(data)
+        if event.type == "message_start" and event.message is not None:
+            started = event.message.usage
+        elif event.type == "content_block_delta" and event.delta is not None and event.delta.type == "text_delta":
+            parts.append(event.delta.text)
+        elif event.type == "message_delta" and event.usage is not None:
+            output = event.usage.output_tokens
+        elif event.type == "error":
+            raise MalformedReply(f"the stream reported an error: {data[:200]!r}")
+    if started is None or output is None:
+        raise MalformedReply("the stream ended without its usage")
+    return _anthropic_counts("".join(parts), started, output)
+
+
+async def _events(lines: AsyncIterator[bytes | str]) -> AsyncIterator[bytes]:
+    """The data of each server-sent event (one ``data:`` line each, as both APIs send them)."""
+    async for line in lines:
+        if isinstance(line, str):
+            line = line.encode()
+        if line.startswith(b"data:"):
+            yield line[5:].strip()
+
+
+def openai_body(fixed: dict[str, Any], messages: list[dict[str, Any]], seed: int | None, schema: dict | None) -> bytes:
+    """The request: the parameters fixed for the model (built once), this call's messages, seed and
+    reply schema."""
+    body = {**fixed, "messages": messages}
+    if seed is not None:
+        body["seed"] = seed
+    if schema is not None:
+        body["response_format"] = {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": True}}
+    return encode(body)
