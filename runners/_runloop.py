@@ -23,6 +23,7 @@ from engine.ids import IdSet
 from engine.session import counted_keys, finish, models_play, new_progress, play_plan, read_usage, recorded_games
 
 from ._args import bounded
+from ._collector import tuned_collector
 from ._display import ProgressDisplay, summary_table
 from ._models import add_model_arguments, settings_from_args
 from ._spending import add_spending_arguments, caps, check_prices, make_forecast, print_forecast, spending_line
@@ -274,7 +275,8 @@ def _run_and_report(prepared: Prepared, factory: PolicyFactory) -> int:
     spending = spending_for(prepared, factory, console)
     started = time.perf_counter()
     try:
-        finished = anyio.run(execute, prepared, factory, console, spending)
+        with tuned_collector():
+            finished = anyio.run(execute, prepared, factory, console, spending)
         elapsed = time.perf_counter() - started
         capped = spending is not None and spending.stopped is not None
         tally, summaries = finish(run, plan, complete=finished and not capped)
