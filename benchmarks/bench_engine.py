@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import importlib.util
 import os
 import resource
 import statistics
@@ -70,9 +71,7 @@ def ring_rates(repeats: int) -> dict[str, list[float]]:
 def autogen_ratio(python: str | None, repeats: int) -> tuple[float | None, str]:
     """autogen-core / bare asyncio, paired, in an interpreter that has autogen-core; or None and why."""
     if python is None:
-        try:
-            import autogen_core  # noqa: F401
-        except ImportError:
+        if importlib.util.find_spec("autogen_core") is None:
             return None, "autogen-core is not installed here (pip install autogen-core, or --autogen-python)"
         python = sys.executable
     done = subprocess.run(

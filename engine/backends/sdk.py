@@ -19,7 +19,7 @@ import aiohttp
 
 from .base import Backend, Failure, network_failure, status_failure
 from .settings import chat_turns, game_headers
-from .wire import MalformedReply, Reply, anthropic_reply, anthropic_stream, encode, openai_body, openai_reply, openai_stream
+from .wire import Reply, anthropic_reply, anthropic_stream, encode, openai_body, openai_reply, openai_stream
 
 _JSON = {"Content-Type": "application/json"}
 
@@ -156,4 +156,4 @@ class AnthropicBackend(SDKBackend):
         return reply.text, reply.prompt, reply.cached, reply.written, reply.completion, headers
 
 
-__all__ = ["AnthropicBackend", "MalformedReply", "OpenAIBackend", "SDKBackend", "VLLMBackend", "import_sdk", "sdk_client"]
+__all__ = ["AnthropicBackend", "OpenAIBackend", "SDKBackend", "VLLMBackend", "import_sdk", "sdk_client"]
