@@ -31,7 +31,7 @@ from puzzles import GAMES, Game
 from .backends.clients import CALL_GAME, Backend, BackendSettings, ModelHub, split_name
 from .backends.limiter import Limiter
 from .budget import PerGame
-from .policies import PolicyFactory
+from .policies import PolicyFactory, strategy_of
 from .records import GameRecord
 from .results import Plan
 from .run import run_games
@@ -121,7 +121,7 @@ class _StandInHub(ModelHub):
         backend = self._backends.get(name)
         if backend is None:
             provider, model = split_name(name)
-            strategy = model.rsplit("/", 1)[-1].strip().lower().replace("-", "_")
+            strategy = strategy_of(model)
             if strategy not in self.game.scripted:
                 strategy = self.game.default_policy
             backend = self._backends[name] = _StandIn(

@@ -26,6 +26,12 @@ def is_model(name: str) -> bool:
     return ":" in name
 
 
+def strategy_of(model: str) -> str:
+    """The scripted strategy a model name asks a stand-in to play (the local model server, the
+    forecast): its last path part, lower case, dashes as underscores."""
+    return model.rsplit("/", 1)[-1].strip().lower().replace("-", "_")
+
+
 def scripted_rng(seed: int, role: str) -> random.Random:
     """The randomness of a scripted policy playing ``role`` in the game of ``seed`` (the local
     model server seeds its players the same way)."""

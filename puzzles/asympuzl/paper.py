@@ -36,7 +36,7 @@ from ..base import ChatLine, TurnContext
 from ..common.positions import Feedback, RoleStatus
 from ..common.prompt import (
     NO_MESSAGES, SECTION_CLUES, SECTION_CONVERSATION, SECTION_FEEDBACK, SECTION_FORMAT, SECTION_HYPOTHESIS,
-    SECTION_NOTES, SECTION_NOTICES, agent_name, names, role_of,
+    SECTION_NOTES, SECTION_NOTICES, agent_name, extension_fields, names, role_of,
 )
 from .rules import ALICE, BOB, SOLO, AsymView, render_pieces
 
@@ -119,10 +119,7 @@ def output_format(context: TurnContext) -> str:
             '- "message": What you want to tell and ask to the other agent (the only thing the other agent will receive).',
             '- "actions": A list of actions to take (the other agent will not see your actions).',
         ]
-    if context.directed:
-        fields.append(f'- "to": the one agent your message goes to ({names(context.partners)}).')
-    if context.keeps_notes:
-        fields.append('- "scratchpad": notes for yourself; only they (not your clues) are shown to you next turn.')
+    fields += extension_fields(context)
     to = ', "to": "Agent B"' if context.directed else ""
     return (
         f"{SECTION_FORMAT}\nEach action must follow this format:\n```\n{ACTION}\n```\n"

@@ -55,6 +55,16 @@ def feedback_text(feedback: Any) -> str:
     return render_statuses(feedback, agent_name) or NO_FEEDBACK
 
 
+
+def extension_fields(context: TurnContext) -> list[str]:
+    """The reply fields the extensions add: the addressee (directed messages), the scratchpad."""
+    fields = []
+    if context.directed:
+        fields.append(f'- "to": the one agent your message goes to ({names(context.partners)}).')
+    if context.keeps_notes:
+        fields.append('- "scratchpad": notes for yourself; only they (not your clues) are shown to you next turn.')
+    return fields
+
 def output_format(context: TurnContext, action: str, example: str, *, alone: bool = False) -> str:
     """The output-format section: one action's format and an example. ``alone``: nobody to talk to."""
     fields = []
@@ -63,10 +73,7 @@ def output_format(context: TurnContext, action: str, example: str, *, alone: boo
     else:
         fields.append('- "message": an empty string (there is nobody to talk to).')
     fields.append('- "actions": a list of actions to take on your hypothesis (no other agent sees them).')
-    if context.directed:
-        fields.append(f'- "to": the one agent your message goes to ({names(context.partners)}).')
-    if context.keeps_notes:
-        fields.append('- "scratchpad": notes for yourself; only they (not your clues) are shown to you next turn.')
+    fields += extension_fields(context)
     extra = ', "to": "Agent B"' if context.directed else ""
     return (
         f"{SECTION_FORMAT}\n"

@@ -30,7 +30,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
-from engine.policies import scripted_rng
+from engine.policies import scripted_rng, strategy_of
 from puzzles import GAMES, Game
 
 MAX_AGENTS_KEPT = 100_000
@@ -40,11 +40,6 @@ _SEED = re.compile(r";seed=(-?\d+)$")
 def strategy_names(games: Mapping[str, Game] = GAMES) -> list[str]:
     """Every scripted strategy of any game, sorted."""
     return sorted({name for game in games.values() for name in game.scripted})
-
-
-def strategy_of(model: str) -> str:
-    """The strategy a model name asks for: its last path part, lower case, dashes as underscores."""
-    return model.rsplit("/", 1)[-1].strip().lower().replace("-", "_")
 
 
 def game_rng(game_id: str, role: str) -> random.Random:
