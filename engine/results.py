@@ -23,7 +23,7 @@ from .backends import BackendSettings
 from .ids import IdCounts
 from .records import GameRecord, RecordKey, decode_key, decode_record, encode_record, encode_storable
 from .sweep import Grid
-from .upgrade import is_format_1, upgrade_current, upgrade_plan, upgrade_record
+from .upgrade import is_format_1, upgrade_current, upgrade_plan, upgrade_record, upgrade_saved_plan
 
 Plan = Grid
 
@@ -119,7 +119,7 @@ class RunDir:
                 return upgrade_plan(msgspec.json.decode(meta.config))
             if meta.format != FORMAT:
                 raise RunDirError(f"{self.config_path} has format {meta.format}, this version reads 1 and {FORMAT}")
-            return msgspec.json.decode(meta.config, type=Plan)
+            return upgrade_saved_plan(msgspec.json.decode(meta.config, type=Plan))
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise RunDirError(f"{self.config_path} cannot be read: {exc}") from None
 

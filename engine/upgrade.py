@@ -93,3 +93,10 @@ def upgrade_plan(old: dict[str, Any]) -> Grid:
     grid = {k: v for k, v in old.items() if k in Grid.__struct_fields__ and k not in params}
     grid.update(game=game.name, params=params)
     return msgspec.convert(grid, Grid)
+
+
+def upgrade_saved_plan(plan: Grid) -> Grid:
+    """A saved format-2 plan with the parameters its game added since (``Game.saved_before``), at
+    the values its games were played with."""
+    added = {k: [v] for k, v in get_game(plan.game).saved_before.items() if k not in plan.params}
+    return msgspec.structs.replace(plan, params={**plan.params, **added}) if added else plan

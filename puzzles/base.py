@@ -256,6 +256,9 @@ class Game:
     - ``instance(state)``: what a third party needs to check a game's transcript on its own (the
       truth, each role's private information), JSON-encodable, from the game as it starts; written
       once per game in transcripts. None: transcripts carry no instance.
+    - ``saved_before``: parameters added after runs of the game were first saved, each with the
+      value the games of a run saved before it existed were played with; a saved plan that lacks
+      one is read with that value, so that ``--resume`` plays on as the run began.
     """
 
     name: str
@@ -276,6 +279,7 @@ class Game:
     prepare: Callable[[Any, int], Any] | None = None
     upgrade: Callable[[Any, dict, dict], tuple[Any, dict, dict]] | None = None
     instance: Callable[[Any], Any] | None = None
+    saved_before: Mapping[str, Any] = field(default_factory=dict)
     description: str = ""
 
     @property

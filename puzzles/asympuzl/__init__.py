@@ -56,6 +56,7 @@ GAME = Game(
     # Games recorded before the prompt was a parameter were played with the guided prompt.
     format_1=Format1(("size", "distractors", "distractors_in"), played_with={"prompt": "guided"}),
     upgrade=position_upgrade(prompt="guided"),
+    saved_before={"prompt": "guided"},
     instance=AsymPuzlGame.instance,
     description="two agents, shapes and colors (or one agent with both views)",
 )

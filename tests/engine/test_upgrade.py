@@ -82,3 +82,19 @@ def test_a_format_1_sweep_of_the_single_agent_check_upgrades():
     assert plan.total == 2 * 2 * 3
     assert [s.agents for s in plan.condition_specs()][:2] == [{"solo": "share_everything"}, {"solo": "share_everything"}]
     assert {s.params.size for s in plan.condition_specs()} == {3, 5}
+
+
+def test_a_format_2_run_saved_before_the_prompt_was_a_parameter_resumes_with_the_guided_prompt(tmp_path):
+    made_now = tmp_path / "guided"
+    assert run_main(["--games", "6", "--seed", "2", "--prompt", "guided", "--out", str(made_now), "--no-dashboard"]) == 0
+    old = tmp_path / "old"
+    assert run_main(["--games", "6", "--seed", "2", "--prompt", "guided", "--out", str(old), "--no-dashboard"]) == 0
+    saved = json.loads((old / "config.json").read_text())
+    del saved["config"]["params"]["prompt"]  # as a run saved before the prompt was a parameter
+    (old / "config.json").write_text(json.dumps(saved))
+    lines = (old / "results.jsonl").read_bytes().splitlines(keepends=True)
+    (old / "results.jsonl").write_bytes(b"".join(lines[:3]))
+    run = RunDir.open(old)
+    assert run.config().params["prompt"] == ["guided"]
+    assert run_main(["--resume", str(old), "--no-dashboard"]) == 0
+    assert run.results_path.read_bytes() == (made_now / "results.jsonl").read_bytes()
