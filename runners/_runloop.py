@@ -39,6 +39,11 @@ RUNS_ROOT = Path("runs")
 class OneLineParser(argparse.ArgumentParser):
     """Bad arguments give one line naming the argument and exit status 2."""
 
+    command_forms: dict[str, str] = {}  # "python -m runners.X" -> how the console command spells it, when it runs
+
+    def __init__(self, *args: Any, prog: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, prog=self.command_forms.get(prog, prog) if prog else None, **kwargs)
+
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
 
