@@ -83,7 +83,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--tpm", type=_rate, action="append", metavar="[PROVIDER[:MODEL]=]N", help="tokens per minute (default: learned from the headers)")
     g.add_argument("--openai-url", metavar="URL", help="OpenAI-compatible base URL (default: OPENAI_BASE_URL or api.openai.com)")
     g.add_argument("--anthropic-url", metavar="URL", help="Anthropic base URL (default: ANTHROPIC_BASE_URL or api.anthropic.com)")
-    g.add_argument("--vllm-url", metavar="URL", help="the vLLM server, e.g. http://HOST:8000/v1")
+    g.add_argument("--vllm-url", metavar="URL", action="append", help="the vLLM server, e.g. http://HOST:8000/v1; several servers of one model (replicas): repeat the flag or separate with commas")
     g.add_argument("--vllm-max-seqs", type=_positive(int), metavar="S", help="the vLLM server's --max-num-seqs (default 256)")
     g.add_argument("--shared-limit", type=_provider, action="append", metavar="PROVIDER", help="the provider's models draw on one rate limit (one account's) instead of one each; --rpm/--tpm PROVIDER=N set it")
     g.add_argument("--client", type=_client, action="append", metavar="PROVIDER=lean|sdk", help="the lean aiohttp client or the provider's SDK (default: lean for vllm, the SDK for openai and anthropic; anthropic is SDK only)")
@@ -147,7 +147,7 @@ def settings_from_args(args: argparse.Namespace, saved: BackendSettings | None =
         fields["rpm"] = _per_provider(args.rpm)
     if args.tpm:
         fields["tpm"] = _per_provider(args.tpm)
-    urls = {p: u for p, u in (("openai", args.openai_url), ("anthropic", args.anthropic_url), ("vllm", args.vllm_url)) if u}
+    urls = {p: u for p, u in (("openai", args.openai_url), ("anthropic", args.anthropic_url), ("vllm", ",".join(args.vllm_url or ()))) if u}
     if urls:
         fields["urls"] = {**base.urls, **urls}
     if args.shared_limit:

@@ -25,6 +25,7 @@ from .settings import (
     CALL_GAME, GAME_HEADER, KEY_ENV, PROVIDERS, URL_ENV, BackendSettings, History, ModelOptions, chat_turns, split_name,
 )
 from .tokens import Tokenizer
+from .replicas import ReplicaSet, ReplicatedBackend, split_urls
 from .vllm import ServerLoad, metrics_url, poll_vllm, read_vllm_metrics, vllm_headroom
 from .wire import MalformedReply
 
@@ -58,6 +59,8 @@ class ModelHub:
             raise ValueError(f"{name} needs the environment variable {KEY_ENV[provider]} (the API key)")
         if provider == "vllm" and not self.base_url("vllm"):
             raise ValueError(f"{name} needs the server's address: --vllm-url http://HOST:8000/v1")
+        if provider == "vllm" and len(split_urls(self.base_url("vllm"))) > 1 and self.settings.client("vllm") != "lean":  # replicas
+            raise ValueError("several vLLM servers are spread over by the lean client only; drop --client vllm=sdk")
         if self.settings.client(provider) == "sdk":
             import_sdk(provider)
 
@@ -93,6 +96,9 @@ class ModelHub:
                 max_in_flight=seqs * 2, initial_in_flight=seqs + vllm_headroom(seqs), learn_limits=False,
                 adaptive=False,
             )
+            urls = split_urls(self.base_url("vllm"))
+            if len(urls) > 1:  # replicas: the model's calls spread over its servers
+                return self._replicated(name, model, limiter, urls)
             self._watch_vllm(name, limiter)
         else:
             rpm = self._limit(settings.rpm, provider, model)
@@ -115,6 +121,18 @@ class ModelHub:
         else:
             backend = _SDK_BACKENDS[provider](client, import_sdk(provider), *parts, stream=settings.stream)
         self._backends[name] = backend
+        return backend
+
+    def _replicated(self, name: str, model: str, limiter: Limiter, urls: list[str]) -> Backend:
+        settings = self.settings
+        key = self.environ.get(KEY_ENV["vllm"]) or "EMPTY"
+        connections = settings.vllm_max_seqs * 2 + 16
+        replicas = ReplicaSet(urls, key, connections, settings.options.timeout, settings.vllm_max_seqs, limiter)
+        self._clients[name] = replicas  # closed with the clients
+        if self._task_group is not None:
+            replicas.watch(self._task_group)
+        parts = (model, limiter, settings.options, self.tokenizer, self.prices, self.secrets)
+        backend = self._backends[name] = ReplicatedBackend(replicas, None, *parts, provider="vllm", stream=settings.stream)
         return backend
 
     def backends(self) -> list[Backend]:
@@ -163,6 +181,8 @@ class ModelHub:
                 "rpm_limit": backend.limiter.requests.per_minute,
                 "tpm_limit": backend.limiter.tokens.per_minute,
             }
+            if isinstance(backend.client, ReplicaSet):  # replicas
+                result["models"][name]["servers"] = backend.client.summary()
         return result
 
 

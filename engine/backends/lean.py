@@ -75,11 +75,12 @@ class LeanBackend(Backend):
         field = "max_tokens" if provider == "vllm" else self.max_tokens_field
         self.fixed = openai_fixed(self.model, self.options, field, stream)
 
-    async def _send(self, system, user, schema, history, sample=0):
-        client: LeanClient = self.client
+    def _body(self, system, user, schema, history, sample) -> bytes:
         messages = [{"role": "system", "content": system}, *chat_turns(history), {"role": "user", "content": user}]
         seed = None if self.options.seed is None else self.options.seed + sample
-        body = openai_body(self.fixed, messages, seed, schema)
+        return openai_body(self.fixed, messages, seed, schema)
+
+    async def _post(self, client: LeanClient, body: bytes):
         async with client.session().post(client.endpoint, data=body, headers=game_headers(client.headers)) as response:
             if not 200 <= response.status < 300:
                 raise StatusError(response.status, error_message(response.status, await response.read()), response.headers)
@@ -89,3 +90,6 @@ class LeanBackend(Backend):
                 reply = openai_reply(await response.read())
             headers: Mapping[str, str] = response.headers
         return reply.text, reply.prompt, reply.cached, reply.written, reply.completion, headers
+
+    async def _send(self, system, user, schema, history, sample=0):
+        return await self._post(self.client, self._body(system, user, schema, history, sample))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 import time
+from collections.abc import Callable
 
 import aiohttp
 import anyio
@@ -44,20 +45,28 @@ class ServerLoad:
         self.error: str | None = None
 
 
-async def poll_vllm(url: str, limiter: Limiter, load: ServerLoad, seqs: int, every: float = 0.25) -> None:
+async def poll_vllm(
+    url: str, limiter: Limiter, load: ServerLoad, seqs: int, every: float = 0.25,
+    heard: Callable[[bool], None] | None = None,
+) -> None:
     """Keep calls in flight near the server's batch size: a few more than it runs at once, fewer if
-    its own queue grows (another client shares it), more if it runs below its batch with nothing waiting."""
+    its own queue grows (another client shares it), more if it runs below its batch with nothing
+    waiting. ``limiter`` is anything with ``cap``, ``running``, ``set_cap`` and ``stats`` (a
+    limiter, or one server of several); ``heard`` learns whether each read was answered."""
     headroom = vllm_headroom(seqs)
     last_change = -math.inf
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as session:
         while True:
             try:
                 async with session.get(url) as response:
+                    response.raise_for_status()
                     metrics = read_vllm_metrics(await response.text())
                 load.error = None
             except (aiohttp.ClientError, TimeoutError, UnicodeDecodeError) as exc:
                 load.error = f"{type(exc).__name__}: {exc}"
                 metrics = {}
+            if heard is not None:
+                heard(load.error is None)
             if "running" in metrics:
                 load.running, load.waiting = metrics["running"], metrics.get("waiting", 0.0)
                 load.samples += 1
