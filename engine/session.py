@@ -211,7 +211,7 @@ async def play_plan(
     progress: RunProgress | None = None,
     observers: Iterable[Any] = (),
     log_level: str = "info",
-    transcripts: bool = False,
+    transcripts: bool | str = False,
     games: Mapping[str, Game] = GAMES,
     spending: Spending | None = None,
     executor: Executor | None = None,
@@ -234,7 +234,8 @@ async def play_plan(
             starts = GameStarts(factory.hub, spending=spending)
             if spending is not None:
                 watchers.append(spending)
-        transcript_writer = TranscriptWriter(run.path) if transcripts else None
+        # True (or "full"): full transcripts; "messages": messages-only transcripts (``engine.transcripts``)
+        transcript_writer = TranscriptWriter(run.path, full=transcripts != "messages") if transcripts else None
         if transcript_writer is not None:
             watchers.append(transcript_writer)
         try:

@@ -1,9 +1,18 @@
-"""Full transcripts: per game, what the game was (``instance``: for games that give one, the truth
-and each role's private information, once per game), then every turn's inputs (the view, feedback,
-notices, conversation, prompt), raw reply, parsed message and actions (on a best-of-n turn, every
-candidate and the one played), what the channel delivered, and the role's progress afterwards: all
-a third party needs to check a game without the engine. One JSON line per game in
-``transcripts.jsonl``, written when the game ends (before its record)."""
+"""Transcripts: one JSON line per game in ``transcripts.jsonl``, written when the game ends (before
+its record), in one of two levels of detail.
+
+- Full (``--transcripts``): what the game was (``instance``: for games that give one, the truth and
+  each role's private information, once per game), then every turn's inputs (the view, feedback,
+  notices, conversation, prompt), raw reply, parsed message and actions (on a best-of-n turn, every
+  candidate and the one played), what the channel delivered, usage, latency and the role's progress
+  afterwards: all a third party needs to check a game without the engine.
+- Messages (the runners' default, ``detail: "messages"``): per turn only what cannot be rebuilt
+  from the seed: feedback, notices, the message, actions, rejected actions, format error (with the
+  reply, cut to 2000 characters), deliveries that changed the message (the recipients who got it
+  as sent in ``heard``), candidates, usage, latency and progress; empty fields are left out. The
+  views, the conversation and the game's instance follow from the seed and the actions
+  (``runners.replay`` rebuilds them); prompts and raw replies are not kept.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +29,10 @@ from .results import drop_partial_tail
 from .spec import GameSpec
 
 TRANSCRIPTS_FILE = "transcripts.jsonl"
+
+
+FORMAT_ERROR_REPLY_CHARS = 2000
+"""How much of a reply that could not be read a messages-only transcript keeps."""
 
 
 class Delivered(msgspec.Struct):
@@ -46,6 +59,19 @@ class TranscriptTurn(msgspec.Struct, kw_only=True):
     latency: float | None = None  # seconds the policy took to reply
     candidates: list[Any] = []  # best of n: every sampled reply, as read
     chosen: int | None = None  # and the one played (its reply, message and actions are the turn's)
+    heard: list[str] = []  # messages only: who received the message as sent (``delivered`` holds the changed ones)
+
+    def recipients(self) -> list[Delivered]:
+        """Every delivery of the turn's message, at either level of detail."""
+        return [Delivered(r, self.message) for r in self.heard] + self.delivered
+
+
+class CompactTurn(TranscriptTurn, kw_only=True, omit_defaults=True):
+    """A turn of a messages-only transcript: empty fields are not written."""
+
+
+DETAIL_FULL = "full"
+DETAIL_MESSAGES = "messages"
 
 
 class Transcript(msgspec.Struct, kw_only=True):
@@ -54,6 +80,7 @@ class Transcript(msgspec.Struct, kw_only=True):
     instance: Any = None  # the game as it started (``Game.instance``); None for games without one, and in older transcripts
     outcome: str = ""
     turns: list[TranscriptTurn] = []
+    detail: str = DETAIL_FULL  # "messages": a messages-only transcript (no views, conversation, prompts or raw replies)
 
 
 def game_instance(spec: GameSpec) -> Any:
@@ -70,33 +97,43 @@ def game_instance(spec: GameSpec) -> Any:
 
 
 class _Collector:
-    def __init__(self, spec: GameSpec) -> None:
-        self.transcript = Transcript(game_id=spec.game_id, spec=spec, instance=game_instance(spec))
+    def __init__(self, spec: GameSpec, full: bool) -> None:
+        if full:
+            self.transcript = Transcript(game_id=spec.game_id, spec=spec, instance=game_instance(spec))
+        else:
+            self.transcript = Transcript(game_id=spec.game_id, spec=spec, detail=DETAIL_MESSAGES)
+        self.full = full
         self._open: dict[str, TranscriptTurn] = {}
         self._last: TranscriptTurn | None = None
 
     def tap(self, address: str, message: Any) -> None:
         if isinstance(message, YourTurn):
-            turn = TranscriptTurn(
-                turn=message.turn, role=message.role, view=message.view,
-                feedback=message.feedback, notices=message.notices,
-            )
+            if self.full:
+                turn = TranscriptTurn(
+                    turn=message.turn, role=message.role, view=message.view,
+                    feedback=message.feedback, notices=message.notices,
+                )
+            else:
+                turn = CompactTurn(turn=message.turn, role=message.role, feedback=message.feedback, notices=message.notices)
             self._open[message.role] = turn
             self.transcript.turns.append(turn)
         elif isinstance(message, Act):
             turn = self._open.pop(message.role, None)
             if turn is None:
                 return
-            turn.conversation = list(message.context.conversation) if message.context is not None else []
-            turn.prompt = message.prompt
-            turn.reply = message.reply
+            if self.full:
+                turn.conversation = list(message.context.conversation) if message.context is not None else []
+                turn.prompt = message.prompt
+                turn.reply = message.reply
+            elif message.format_error is not None:
+                turn.reply = message.reply[:FORMAT_ERROR_REPLY_CHARS]
             turn.message = message.message
             turn.actions = list(message.actions)
             turn.rejected = list(message.rejected)
             turn.format_error = message.format_error
             turn.usage = message.usage
-            turn.latency = message.latency
-            turn.candidates = list(message.candidates)
+            turn.latency = message.latency if self.full or message.latency is None else round(message.latency, 6)
+            turn.candidates = list(message.candidates) if self.full else [msgspec.structs.replace(c, reply="") for c in message.candidates]
             turn.chosen = message.chosen
             self._last = turn
         elif isinstance(message, Chat):
@@ -109,9 +146,11 @@ class _Collector:
 
 
 class TranscriptWriter:
-    """A game observer that appends each finished game's transcript to ``transcripts.jsonl``."""
+    """A game observer that appends each finished game's transcript to ``transcripts.jsonl``: full
+    (``full=True``) or messages only."""
 
-    def __init__(self, run_path: Path) -> None:
+    def __init__(self, run_path: Path, full: bool = True) -> None:
+        self.full = full
         self.path = Path(run_path) / TRANSCRIPTS_FILE
         drop_partial_tail(self.path)  # a line a kill cut short
         self._file: Any = open(self.path, "ab", buffering=0)
@@ -119,7 +158,7 @@ class TranscriptWriter:
         self._encode = msgspec.json.Encoder().encode
 
     def game_started(self, spec: GameSpec):
-        collector = _Collector(spec)
+        collector = _Collector(spec, self.full)
         self._collectors[spec.game_id] = collector
         return collector.tap
 
@@ -135,12 +174,16 @@ class TranscriptWriter:
             if log is not None:
                 turn.progress = log.progress
                 turn.rejected = list(log.rejected)  # by the parser and by the game
+            if not self.full and turn.delivered:
+                turn.heard = [d.recipient for d in turn.delivered if d.text == turn.message]
+                turn.delivered = [d for d in turn.delivered if d.text != turn.message]
         try:
             encoded = self._encode(transcript)
         except (UnicodeEncodeError, msgspec.EncodeError, TypeError, ValueError, OverflowError) as exc:
             # Kept as a stub naming the problem: the game's record still says what was played.
             encoded = self._encode(Transcript(game_id=transcript.game_id, spec=transcript.spec, instance=transcript.instance,
-                                              outcome=f"{transcript.outcome} (turns not storable: {type(exc).__name__})"))
+                                              outcome=f"{transcript.outcome} (turns not storable: {type(exc).__name__})",
+                                              detail=transcript.detail))
         data = memoryview(encoded + b"\n")
         while data:
             data = data[self._file.write(data):]

@@ -69,7 +69,8 @@ def add_running_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR, skipping recorded games")
     run.add_argument("--repair", action="store_true", help="with --resume: move damaged lines and records of games outside the plan aside (results.damaged.jsonl) first")
     run.add_argument("--no-dashboard", action="store_true", help="no live display: a summary line every few seconds")
-    run.add_argument("--transcripts", action="store_true", help="also write every game's full transcript (transcripts.jsonl)")
+    run.add_argument("--transcripts", action="store_true", help="full transcripts: every turn's view, prompt and raw reply too (transcripts.jsonl)")
+    run.add_argument("--no-messages", action="store_true", help="keep no transcripts at all (by default transcripts.jsonl keeps every game's messages and actions)")
     run.add_argument("--log-level", type=choice(["debug", "info", "warning", "error"]), default="info", metavar="LEVEL", help="level of the run's JSON log (default info)")
     run.add_argument("--executor", type=choice(["local", "ray"]), default="local", metavar="KIND", help="local (this process, default) or ray (workers on a Ray cluster: pip install -e '.[ray]')")
     run.add_argument("--workers", type=integer(1), default=2, metavar="W", help="with --executor ray: worker processes (default 2)")
@@ -154,6 +155,14 @@ def open_run(
     return Prepared(args, plan, run, lock, recorded, resume_command(parser.prog, args, run))
 
 
+def transcripts_kept(args: argparse.Namespace) -> bool | str:
+    """What ``play_plan`` keeps of each game: full transcripts, messages only (the default, in this
+    process; Ray workers keep none yet) or nothing."""
+    if args.transcripts:
+        return True
+    return False if args.no_messages or args.executor != "local" else "messages"
+
+
 def wide_console() -> Console:
     """The terminal's console; elsewhere (a file, a pipe) one wide enough for the tables."""
     console = Console()
@@ -172,6 +181,8 @@ def resume_command(prog: str, args: argparse.Namespace, run: RunDir) -> str:
     parts = [*prog.split(), "--resume", str(run.path)]
     if args.transcripts:
         parts.append("--transcripts")
+    if args.no_messages:
+        parts.append("--no-messages")
     if args.concurrency != DEFAULT_CONCURRENCY:
         parts += ["--concurrency", str(args.concurrency)]
     if args.log_level != "info":
@@ -251,7 +262,7 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, 
         try:
             await play_plan(
                 run, plan, factory, recorded=prepared.recorded, concurrency=args.concurrency, progress=progress,
-                log_level=args.log_level, transcripts=args.transcripts, observers=[SameFailure(give_up)],
+                log_level=args.log_level, transcripts=transcripts_kept(args), observers=[SameFailure(give_up)],
                 spending=spending, executor=make_executor(args.executor, workers=args.workers, address=args.ray_address),
             )
         except* OSError as group:  # a full disk, a run directory gone: every record before it is kept

@@ -1,16 +1,18 @@
-"""Replay one game turn by turn: the messages as a conversation, what each turn did to the game,
-feedback and errors.
+"""Replay one game in the terminal, turn by turn: the messages as a conversation, what each turn did
+to the game, feedback, errors, tokens, latency and cost.
 
-    python -m runners.replay RUN_DIR GAME_ID
+    python -m runners.replay RUN_DIR GAME_ID [--full]
 
-Games of a run made with --transcripts show everything: the game is rebuilt from its spec and each
-turn's actions are applied again, so the game (``Game.replay``) can show the state after every turn;
-where the transcript says what the game was (``instance``), a rebuilt game that differs from it is
-pointed out. Otherwise the record's turn log is shown.
+The game is rebuilt from its spec and each turn's actions are applied again
+(``runners.view.detail``, which the HTML viewer draws from too), so the game (``Game.replay``)
+shows the state after every turn and its board at the start and the end. Transcripts are kept by
+default (messages only); ``--full`` also shows each agent's view and, where the run was made with
+``--transcripts``, the prompt and the raw reply. Runs without transcripts show the record's turn log.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,179 +24,152 @@ from rich.table import Table
 from rich.text import Text
 
 from engine import GameRecord, RunDir, RunDirError
-from engine.transcripts import Transcript, TranscriptTurn, read_transcript
-from puzzles import Game, InvalidParameter, Rejected, get_game
+from engine.transcripts import Transcript, read_transcript
+from puzzles import Game, InvalidParameter, get_game
 
 from ._runloop import OneLineParser, integer
+from .view.detail import game_detail
 
 STYLES = {"right": "green", "wrong": "red", "strong": "bold", "": ""}
 
 
-def styled(line: Any) -> Text:
-    """A replay line (spans of text, each with a mark) with its marks as rich styles."""
+def styled(line: list[list[str]]) -> Text:
+    """A line of ``[text, mark]`` spans with its marks as rich styles."""
     text = Text()
-    for span in line:
-        text.append(span.text, style=STYLES.get(span.mark, ""))
+    for part, mark in line:
+        text.append(part, style=STYLES.get(mark, ""))
     return text
 
 
-def role_name(role: str) -> str:
-    return role.capitalize()
+def board_table(board: dict, title: str) -> Table:
+    table = Table(title=title, title_justify="left")
+    for column in board["columns"]:
+        table.add_column(column)
+    for row in board["rows"]:
+        table.add_row(*(styled([cell]) for cell in row))
+    return table
 
 
-class BasicReplay:
-    """The replay of a game that has none of its own (``Game.replay`` is None): actions as JSON,
-    progress as a number."""
-
-    def header(self, state: Any) -> list:
-        return []
-
-    def feedback(self, feedback: Any) -> str | None:
-        return None if feedback is None else msgspec.json.encode(feedback).decode()
-
-    def actions(self, actions: tuple[Any, ...]) -> str:
-        return "; ".join(msgspec.json.encode(a).decode() for a in actions)
-
-    def after(self, state: Any, role: str) -> list:
-        return []
-
-    def progress(self, state: Any, value: int | float) -> str:
-        return f"progress {value}"
+def usage_line(usage: dict | None, latency: float | None) -> str:
+    """A turn's model call in one line: tokens, latency, cost (what is known)."""
+    parts = []
+    if usage:
+        parts.append(f"{usage.get('model', '')}: {usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} reply tokens")
+        if usage.get("cached_tokens"):
+            parts.append(f"{usage['cached_tokens']} cached")
+        if usage.get("calls", 1) > 1:
+            parts.append(f"{usage['calls']} calls")
+        latency = usage.get("latency", latency)
+        if usage.get("cost_usd") is not None:
+            parts.append(f"${usage['cost_usd']:.6f}")
+    if latency is not None:
+        parts.append(f"{latency:.3f} s")
+    return ", ".join(parts)
 
 
-def _replay(game: Game) -> Any:
-    return game.replay if game.replay is not None else BasicReplay()
-
-
-def _new_state(game: Game, record: GameRecord) -> Any:
-    spec = record.spec
-    return game.new(spec.params, spec.seed, tuple(spec.agents), spec.max_turns)
-
-
-def _header(record: GameRecord, game: Game, state: Any) -> Group:
-    spec = record.spec
-    if record.outcome == "success":
-        outcome = f"[green]solved at turn {record.solved_turn}[/green]"
-    elif record.outcome == "failure":
-        outcome = f"[red]not solved in {spec.max_turns} turns[/red]"
-    else:
-        outcome = "[red]error[/red]"
+def _header(detail: dict) -> Group:
+    outcome = detail["outcome_text"]
+    style = "green" if detail["outcome"] == "success" else "red"
+    agents = ", ".join(f"{name}: {policy}" for name, policy in detail["agents"].items())
     lines: list = [
-        Text.from_markup(f"[bold]Game {record.game_id}[/bold]: {outcome}"),
-        Text(f"{spec.condition()}  seed={spec.seed}"),
+        Text.from_markup(f"[bold]Game {detail['id']}[/bold]: [{style}]{outcome}[/{style}]"),
+        Text(f"{detail['condition']}  seed={detail['seed']}"),
+        Text(agents, style="dim"),
     ]
-    lines += [styled(line) for line in _replay(game).header(state)]
-    if record.error is not None:
-        error = record.error
-        lines.append(Text(f"error ({error.kind}) in {error.actor}: {error.type}: {error.message}", style="bold red"))
+    lines += [styled(line) for line in detail["header"]]
+    if detail["error"] is not None:
+        error = detail["error"]
+        lines.append(Text(f"error ({error['kind']}) in {error.get('actor')}: {error['type']}: {error['message']}", style="bold red"))
+    for name, usage in (detail["usage"] or {}).items():
+        cost = usage.get("cost_usd")
+        lines.append(Text(
+            f"{name.capitalize()}: {usage.get('calls', 0)} calls, {usage.get('prompt_tokens', 0)} prompt + "
+            f"{usage.get('completion_tokens', 0)} reply tokens, {usage.get('latency', 0.0):.2f} s"
+            + (f", ${cost:.6f}" if cost is not None else ", cost unknown"), style="dim",
+        ))
+    for note in detail["notes"]:
+        lines.append(Text(note, style="bold red"))
     return Group(*lines)
 
 
-def _rejected(items: list[Any]) -> tuple[Rejected, ...]:
-    try:
-        return msgspec.convert(items, tuple[Rejected, ...])
-    except msgspec.ValidationError:
-        return tuple(Rejected(str(item), "") for item in items)
+def _prompt_text(prompt: Any) -> str:
+    if isinstance(prompt, dict):
+        return "\n".join(f"[{key}]\n{value}" for key, value in prompt.items())
+    return json.dumps(prompt, ensure_ascii=False)
 
 
-def _actions(game: Game, turn: TranscriptTurn) -> tuple[Any, ...] | None:
-    """The turn's actions as the game's actions; None if the transcript's cannot be read as such."""
-    try:
-        return msgspec.convert(turn.actions, tuple[game.Action, ...])
-    except msgspec.ValidationError:
-        return None
-
-
-def _show_candidates(body: list, game: Game, turn: TranscriptTurn, state: Any) -> None:
-    """A best-of-n turn: every sampled reply, the one played marked; the game chooses again, as it did."""
-    if not turn.candidates or turn.chosen is None:
-        return
-    replay = _replay(game)
-    read: list[tuple[Any, ...]] = []
-    for i, candidate in enumerate(turn.candidates):
-        try:
-            actions = msgspec.convert(candidate.get("actions", []), tuple[game.Action, ...])
-        except msgspec.ValidationError:
-            actions = ()
-        read.append(actions)
-        shown = replay.actions(actions) if actions else f"unreadable ({candidate.get('format_error') or 'no action'})"
-        mark = "▶" if i == turn.chosen else " "
-        body.append(Text(f"{mark} candidate {i + 1}: {shown}", style="bold" if i == turn.chosen else "dim"))
-    choose = getattr(state, "choose", None)
-    if choose is not None and choose(turn.role, tuple(read)) != turn.chosen:
-        body.append(Text("the replayed game chooses another candidate here", style="bold red"))
-
-
-def _turn_panel(turn: TranscriptTurn, game: Game, state: Any, max_actions: int | None) -> Panel:
-    """One turn; applies the turn's actions to ``state`` as the referee did."""
-    replay = _replay(game)
+def _turn_panel(step: dict, full: bool, others: int) -> Panel:
     body: list = []
-    feedback = replay.feedback(turn.feedback)
-    if feedback:
-        body.append(Text(f"feedback: {feedback}", style="cyan"))
-    for notice in turn.notices:
+    if full and step["view"] is not None:
+        body.append(Text(f"view: {json.dumps(step['view'], ensure_ascii=False)}", style="dim"))
+    if step["feedback"]:
+        body.append(Text(f"feedback: {step['feedback']}", style="cyan"))
+    for notice in step["notices"]:
         body.append(Text(notice, style="yellow"))
-    if turn.format_error is not None:
-        body.append(Text(f"format error: {turn.format_error}; nothing applied", style="bold red"))
-        body.append(Text(f"reply: {turn.reply[:300]}", style="dim"))
-    if turn.message:
-        body.append(Text(f"\u201c{turn.message}\u201d", style="bold"))
-    for delivered in turn.delivered:
-        if delivered.text != turn.message:
-            body.append(Text(f"{role_name(delivered.recipient)} received: \u201c{delivered.text}\u201d", style="magenta"))
-    _show_candidates(body, game, turn, state)
-    actions = _actions(game, turn)
-    if actions is None:
-        body.append(Text(f"actions (not readable as {game.name} actions): {msgspec.json.encode(turn.actions).decode()}", style="red"))
-    elif actions:
-        body.append(Text("actions: " + replay.actions(actions)))
-    for rejected in _rejected(turn.rejected):
-        body.append(Text(f"rejected {rejected.action}: {rejected.reason}", style="red"))
-    if turn.format_error is not None:
-        state.step(turn.role, ())
-    elif actions is not None:
-        state.step(turn.role, actions if max_actions is None else actions[:max_actions])
-    body += [styled(line) for line in replay.after(state, turn.role)]
-    subtitle = ""
-    if turn.progress is not None:
-        subtitle = replay.progress(state, turn.progress)
-        replayed = state.progress(turn.role)
-        if replayed != turn.progress:
-            body.append(Text(f"the replayed game differs from the recorded one here: progress {replayed}, recorded {turn.progress}", style="bold red"))
+    if step["format_error"] is not None:
+        body.append(Text(f"format error: {step['format_error']}; nothing applied", style="bold red"))
+        if step["reply"] and not full:
+            body.append(Text(f"reply: {step['reply'][:300]}", style="dim"))
+    if step["message"]:
+        heard = step["heard"]
+        to = f" (to {', '.join(heard)})" if heard and len(heard) < others else ""
+        body.append(Text(f"\u201c{step['message']}\u201d{to}", style="bold"))
+    for recipient, text in step["delivered"]:
+        body.append(Text(f"{recipient} received: \u201c{text}\u201d", style="magenta"))
+    for i, candidate in enumerate(step["candidates"]):
+        mark = "▶" if candidate["chosen"] else " "
+        body.append(Text(f"{mark} candidate {i + 1}: {candidate['text']}", style="bold" if candidate["chosen"] else "dim"))
+    if step["actions"]:
+        body.append(Text("actions: " + step["actions"]))
+    for action, reason in step["rejected"]:
+        body.append(Text(f"rejected {action}: {reason}", style="red"))
+    body += [styled(line) for line in step["after"]]
+    for note in step["notes"]:
+        body.append(Text(note, style="bold red"))
+    usage = usage_line(step["usage"], step["latency"] if step["usage"] else None)
+    if usage:
+        body.append(Text(usage, style="dim"))
+    if full and step["prompt"] is not None:
+        body.append(Text("prompt:\n" + _prompt_text(step["prompt"]), style="dim"))
+    if full and step["reply"]:
+        body.append(Text("raw reply:\n" + step["reply"], style="dim"))
     return Panel(
-        Group(*body), title=f"turn {turn.turn} \u00b7 {role_name(turn.role)}", title_align="left",
-        subtitle=subtitle, subtitle_align="right",
+        Group(*body), title=f"turn {step['turn']} \u00b7 {step['name']}", title_align="left",
+        subtitle=step["progress"] or "", subtitle_align="right",
     )
 
 
-def _log_table(record: GameRecord, game: Game, state: Any) -> Table:
-    replay = _replay(game)
-    table = Table(title="turn log (run with --transcripts to see messages and each turn's state)", title_justify="left")
-    for column in ("turn", "agent", "message chars", "actions applied", "rejected", "format error", "progress"):
+def _log_table(detail: dict) -> Table:
+    table = Table(title="turn log (the run kept no transcripts: run without --no-messages to see messages)", title_justify="left")
+    for column in ("turn", "agent", "message chars", "actions applied", "rejected", "format error", "progress", "model call"):
         table.add_column(column)
-    for log in record.turn_log:
-        rejected = "; ".join(r.reason for r in _rejected(list(log.rejected)))
+    for log in detail["log"]:
         table.add_row(
-            str(log.turn), role_name(log.role), str(log.message_chars), str(log.applied), rejected,
-            log.format_error or "", replay.progress(state, log.progress),
+            str(log["turn"]), log["name"], str(log["message_chars"]), str(log["applied"]),
+            "; ".join(reason for _, reason in log["rejected"]), log["format_error"] or "", log["progress"],
+            usage_line(log["usage"], None),
         )
     return table
 
 
-def render_replay(record: GameRecord, transcript: Transcript | None, game: Game | None = None) -> Group:
-    """The whole replay of a game: the header, then each turn (with a transcript) or the turn log."""
-    game = game or get_game(record.spec.game)
-    state = _new_state(game, record)
-    parts: list = [_header(record, game, state)]
-    if transcript is not None and transcript.instance is not None and game.instance is not None:
-        if msgspec.json.decode(msgspec.json.encode(game.instance(state))) != transcript.instance:
-            parts.append(Text("the game rebuilt from its seed is not the one the transcript recorded", style="bold red"))
-    if transcript is not None:
-        max_actions = record.spec.option("max_actions")
-        parts.extend(_turn_panel(turn, game, state, max_actions) for turn in transcript.turns)
+def render_detail(detail: dict, full: bool = False) -> Group:
+    parts: list = [_header(detail)]
+    if detail["board"] is not None:
+        parts.append(board_table(detail["board"], "the game at the start"))
+    if "steps" in detail:
+        parts.extend(_turn_panel(step, full, len(detail["agents"]) - 1) for step in detail["steps"])
+        if detail["steps"] and detail["steps"][-1]["board"] is not None:
+            parts.append(board_table(detail["steps"][-1]["board"], "the game at the end"))
+        if full and detail["detail"] != "full":
+            parts.append(Text("views are rebuilt from the seed; prompts and raw replies are kept only with --transcripts", style="dim"))
     else:
-        parts.append(_log_table(record, game, state))
+        parts.append(_log_table(detail))
     return Group(*parts)
+
+
+def render_replay(record: GameRecord, transcript: Transcript | None, game: Game | None = None, full: bool = False) -> Group:
+    """The whole replay of a game: the header, then each turn (with a transcript) or the turn log."""
+    return render_detail(game_detail(record, transcript, game), full)
 
 
 def find_record(run: RunDir, game_id: int) -> GameRecord | None:
@@ -209,6 +184,7 @@ def main(argv: list[str] | None = None, console: Console | None = None) -> int:
     parser = OneLineParser(prog="python -m runners.replay", description="Show one game of a run, turn by turn.")
     parser.add_argument("run_dir", type=Path, help="the run directory")
     parser.add_argument("game_id", type=integer(0), help="the game's id (its line in results.jsonl)")
+    parser.add_argument("--full", action="store_true", help="also each agent's view, and the prompt and raw reply where kept (--transcripts)")
     args = parser.parse_args(argv)
     try:
         run = RunDir.open(args.run_dir)
@@ -225,7 +201,7 @@ def main(argv: list[str] | None = None, console: Console | None = None) -> int:
         transcript = read_transcript(run.path, args.game_id)
     except OSError as exc:
         parser.error(f"argument run_dir: cannot read transcripts: {exc}")
-    (console or Console()).print(render_replay(record, transcript, game))
+    (console or Console()).print(render_replay(record, transcript, game, args.full))
     return 0
 
 

@@ -9,7 +9,8 @@ how its feedback and actions read, and what a turn left in the state. (A game wi
 its actions shown as JSON and its progress as a number.)
 
 What a replay shows is plain data: lines of spans, each span marked "right", "wrong", "strong" or
-"" (plain), for the viewer to style (green, red, bold) without knowing the game.
+"" (plain), and optionally the game's board as a table of such spans (``Board``), for the terminal
+replay and the HTML viewer (``runners.view``) to style (green, red, bold) without knowing the game.
 """
 
 from __future__ import annotations
@@ -39,6 +40,13 @@ def line(*parts: str | Span) -> Line:
     return tuple(part if isinstance(part, Span) else Span(part) for part in parts)
 
 
+class Board(msgspec.Struct, frozen=True, gc=False):
+    """A game's state drawn as a table: column headings, and rows of cells (one span each)."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Span, ...], ...]
+
+
 def role_name(role: str) -> str:
     """How a replay names a role."""
     return role.capitalize()
@@ -61,6 +69,9 @@ class Replay(Protocol):
 
     def progress(self, state: Any, value: int | float) -> str:
         """A role's progress in words ("3/5 right")."""
+
+    # Optional: ``board(state) -> Board | None``, the state drawn as a table (the game's board): shown
+    # at the start and the end of a replay, and after every turn in the HTML viewer.
 
 
 class PositionReplay:
@@ -111,3 +122,15 @@ class PositionReplay:
     def progress(self, state: Any, value: int | float) -> str:
         truth, _ = self.truth_and_hypotheses(state)
         return f"{value}/{len(truth)} right"
+
+    def board(self, state: Any) -> Board:
+        """Position by position: the truth, then each role's hypothesis, right or wrong."""
+        truth, hypotheses = self.truth_and_hypotheses(state)
+        rows = []
+        for position, right in enumerate(truth):
+            cells = [Span(str(position + 1)), Span(self.item(right), "strong")]
+            for role in hypotheses:
+                value = hypotheses[role][position]
+                cells.append(Span(self.item(value), "right" if value == right else "wrong"))
+            rows.append(tuple(cells))
+        return Board(("position", "truth", *(role_name(r) for r in hypotheses)), tuple(rows))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..common.replay import Line, Span, line, role_name
+from ..common.replay import Board, Line, Span, line, role_name
 from .actions import Action, Unreadable, action_text, item_text
 from .board import BIN_NAMES, BL, BR, COMMON, P1_BIN, P2_BIN, ROLES, TL, TR
 from .validity import to_item
@@ -53,6 +53,19 @@ class EinsteinReplay:
 
     def progress(self, state: Any, value: int | float) -> str:
         return f"{value}/{state.instance.n} placed"
+
+    def board(self, state: Any) -> Board:
+        """The table bin by bin: the blocks in it (those in their goal bin marked right) and the goal."""
+        goal = state.instance.goal
+        rows = []
+        for bin_ in (bin_ for row in _ROWS for bin_ in row):
+            blocks = [b for b, where in enumerate(state.board) if where == bin_]
+            wanted = [b for b in range(state.instance.n) if goal[b] == bin_]
+            shown = " ".join(f"block{b}{'✓' if goal[b] == bin_ else ''}" for b in blocks)
+            right = bool(blocks) and all(goal[b] == bin_ for b in blocks)
+            rows.append((Span(BIN_NAMES[bin_]), Span(shown, "right" if right and wanted else ""),
+                         Span(" ".join(f"block{b}" for b in wanted))))
+        return Board(("bin", "blocks", "goal"), tuple(rows))
 
 
 REPLAY = EinsteinReplay()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..common.replay import Line, Span, line, role_name
+from ..common.replay import Board, Line, Span, line, role_name
 from .rules import TspAction, TspGame
 from .solver import is_tour, tour_score
 
@@ -47,6 +47,25 @@ class TspReplay:
             text += ", optimal)" if best else (")" if valid else ", not a round trip)")
             lines.append(line(Span(text, "right" if best else "wrong" if not valid else "")))
         return lines
+
+    def board(self, state: TspGame) -> Board:
+        """Every hallway with each player's coins and their sum, the optimum's hallways in bold, and
+        whose submitted round trip takes it."""
+        board, roles = state.board, state.roles
+        optimal = {frozenset(pair) for tour in state.solution.tours[:1] for pair in zip(tour, tour[1:] + tour[:1])}
+        taken: dict[frozenset, list[str]] = {}
+        for role in roles:
+            path = state.players[role].submitted
+            if path:
+                for pair in zip(path, path[1:]):
+                    taken.setdefault(frozenset(pair), []).append(role_name(role))
+        rows = []
+        for a, b in board.edges():
+            mark = "strong" if frozenset((a, b)) in optimal else ""
+            cells = [Span(f"{a}-{b}", mark), *(Span(str(board.weight(r, a, b))) for r in roles), Span(str(board.joint(a, b)), mark)]
+            cells.append(Span(", ".join(taken.get(frozenset((a, b)), []))))
+            rows.append(tuple(cells))
+        return Board(("hallway", *(role_name(r) for r in roles), "joint", "submitted by"), tuple(rows))
 
     def progress(self, state: TspGame, value: int | float) -> str:
         return "submitted" if value == 1 else f"{round(value * len(state.rooms))}/{len(state.rooms)} rooms"

@@ -104,13 +104,14 @@ def test_rejected_and_capped_actions_replay_as_the_referee_applied_them(tmp_path
 ])
 def test_a_replay_without_transcripts_shows_the_turn_log(tmp_path, game, flags):
     run = tmp_path / "run"
-    assert run_main(["--game", game, "--games", "2", *flags, "--out", str(run), "--no-dashboard"]) == 0
+    assert run_main(["--game", game, "--games", "2", *flags, "--no-messages", "--out", str(run), "--no-dashboard"]) == 0
     record = records(run)[1]
     text = replay_text(run, 1)
-    assert "run with --transcripts" in text and "╭─ turn" not in text
+    assert "kept no transcripts" in text and "╭─ turn" not in text
     size = record.spec.params.size
-    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in text.splitlines() if line.startswith("│")]
-    assert [(row[0], row[1], row[-1]) for row in rows] == [
+    log = text[text.index("turn log"):]
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in log.splitlines() if line.startswith("│")]
+    assert [(row[0], row[1], row[-2]) for row in rows] == [
         (str(log.turn), NAMES[log.role], f"{log.progress}/{size} right") for log in record.turn_log
     ]
     assert re.search(r"^truth: ", text, re.M)
@@ -127,3 +128,39 @@ def test_a_game_without_its_own_replay_shows_the_generic_parts(tmp_path):
     assert "truth:" not in text and "hypothesis:" not in text
     assert '{"position":' in text  # the actions as JSON
     assert f"progress {record.turn_log[-1].progress}" in text
+
+
+ROSTERS = [(name, roster) for name, game in GAMES.items() for roster in game.rosters]
+
+
+@pytest.mark.parametrize("name, roster", ROSTERS, ids=[f"{n}-{len(r)}" for n, r in ROSTERS])
+def test_every_game_and_roster_replays_from_the_messages_kept_by_default(tmp_path, name, roster):
+    run = tmp_path / "run"
+    agents = [f"--agent={role}={GAMES[name].default_policy}" for role in roster]
+    assert run_main(["--game", name, "--games", "2", *agents, "--out", str(run), "--no-dashboard"]) == 0
+    for game_id, record in records(run).items():
+        transcript = read_transcript(run, game_id)
+        assert transcript.detail == "messages" and transcript.turns[0].view is None and transcript.turns[0].prompt is None
+        text = replay_text(run, game_id)
+        assert [(turn, role) for turn, role, _ in panels(text)] == [(log.turn, NAMES.get(log.role, log.role.capitalize())) for log in record.turn_log]
+        assert "differs from the recorded one" not in text and "the game at the end" in text
+        full = replay_text_full(run, game_id)
+        assert full.count("view: {") == len(record.turn_log)  # each agent's view, rebuilt from the seed
+
+
+def replay_text_full(run: Path, game_id: int) -> str:
+    console = Console(file=io.StringIO(), width=200)
+    assert replay_main([str(run), str(game_id), "--full"], console=console) == 0
+    return console.file.getvalue()
+
+
+def test_messages_only_transcripts_replay_as_the_full_ones_do(tmp_path):
+    flags = ["--game", "chain", "--games", "3", "--agent", "alice=noisy", "--agent", "bob=share_everything",
+             "--agent", "carol=one_piece", "--topology", "directed", "--no-dashboard"]
+    assert run_main([*flags, "--out", str(tmp_path / "messages")]) == 0
+    assert run_main([*flags, "--transcripts", "--out", str(tmp_path / "full")]) == 0
+    small, big = (tmp_path / "messages" / "transcripts.jsonl").stat().st_size, (tmp_path / "full" / "transcripts.jsonl").stat().st_size
+    assert small < big / 2
+    for game_id in range(3):
+        assert replay_text(tmp_path / "messages", game_id) == replay_text(tmp_path / "full", game_id)
+        assert re.search(r"” \(to (Alice|Bob|Carol)\)", replay_text(tmp_path / "full", game_id))  # one partner at a time
