@@ -244,8 +244,8 @@ class Game:
       (what the role's turn left in the state) and ``progress(state, value)``; lines are tuples of
       ``Span(text, mark)`` (``puzzles.common.replay``, with ``PositionReplay`` for position games).
       Optionally ``board(state)``: the state drawn as a table (``Board``: the AsymPuzl and chain
-      positions, the TSP hallways, the Einstein bins), which the terminal replay shows at the start
-      and the end and the HTML viewer (``runners.view``) after every turn.
+      positions, the TSP hallways, the Einstein bins), which the terminal replay and the HTML viewer
+      (``runners.view``) show at the start and the end.
     - ``invalid_examples(state, role)``: actions the game must reject in ``state`` (the conformance
       check in ``puzzles.testing`` plays them and checks that nothing changed).
     - ``format_1``: for games that results format 1 wrote, how to read them (``engine.upgrade``):

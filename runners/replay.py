@@ -158,8 +158,8 @@ def render_detail(detail: dict, full: bool = False) -> Group:
         parts.append(board_table(detail["board"], "the game at the start"))
     if "steps" in detail:
         parts.extend(_turn_panel(step, full, len(detail["agents"]) - 1) for step in detail["steps"])
-        if detail["steps"] and detail["steps"][-1]["board"] is not None:
-            parts.append(board_table(detail["steps"][-1]["board"], "the game at the end"))
+        if detail["final_board"] is not None:
+            parts.append(board_table(detail["final_board"], "the game at the end"))
         if full and detail["detail"] != "full":
             parts.append(Text("views are rebuilt from the seed; prompts and raw replies are kept only with --transcripts", style="dim"))
     else:

@@ -71,7 +71,7 @@ class Replay(Protocol):
         """A role's progress in words ("3/5 right")."""
 
     # Optional: ``board(state) -> Board | None``, the state drawn as a table (the game's board): shown
-    # at the start and the end of a replay, and after every turn in the HTML viewer.
+    # at the start and the end of a replay, in the terminal and in the HTML viewer.
 
 
 class PositionReplay:

@@ -8,7 +8,8 @@ rebuilt game differs from what was recorded (the instance, a turn's progress, a 
 a note says so. Without a transcript, the record's turn log is all there is.
 
 Everything returned is JSON data: lines are lists of ``[text, mark]`` spans (``puzzles.common.replay``),
-a board is ``{"columns": [...], "rows": [[[text, mark], ...], ...]}``.
+a board is ``{"columns": [...], "rows": [[[text, mark], ...], ...]}``, drawn at the start and the end
+(each turn's ``after`` lines say what the turn changed).
 """
 
 from __future__ import annotations
@@ -132,7 +133,6 @@ def _turn(game: Game, replay: Any, turn: TranscriptTurn, state: Any, view: Any, 
     elif actions is not None:
         state.step(turn.role, actions if max_actions is None else actions[:max_actions])
     step["after"] = [spans(line) for line in replay.after(state, turn.role)]
-    step["board"] = board_of(replay, state)
     step["progress"] = None
     if turn.progress is not None:
         step["progress"] = replay.progress(state, turn.progress)
@@ -201,6 +201,7 @@ def game_detail(record: GameRecord, transcript: Transcript | None, game: Game | 
     }
     if transcript is not None:
         detail["steps"] = _turns(game, replay, record, transcript, state)
+        detail["final_board"] = board_of(replay, state) if detail["steps"] else None
     else:
         detail["log"] = _log(record, replay, state)
     return detail

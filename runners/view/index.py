@@ -1,0 +1,147 @@
+"""What the viewer knows of a run: the summary, the conditions, one small row per game for the list,
+and where each game's record and transcript lie in their files, read again only as far as they grew
+(so a live run is followed without reading it all again, and a 100,000-game run costs a few bytes
+per game in memory).
+
+A row is ``[id, condition, outcome, error kind, turns, policies, cost]``: ``condition`` indexes
+``conditions``, ``error kind`` indexes ``errors`` (-1: none), ``policies`` indexes ``policies``,
+``outcome`` is "s", "f" or "e", ``cost`` is in dollars (None: no model played, or a price unknown).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from engine import GameRecord, RunDir
+from engine.results import decode_any_record
+from engine.transcripts import TRANSCRIPTS_FILE, Transcript
+
+from .detail import game_detail
+
+SUMMARY_FILE = "summary.json"
+OUTCOMES = {"success": "s", "failure": "f", "error": "e"}
+
+
+class LineIndex:
+    """Game id -> offset of its last whole line in a JSON-lines file whose lines start with
+    ``{"game_id":N,``; ``refresh`` reads only what was appended, and starts again when the file
+    was replaced (a finished run rewrites its results sorted)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offsets: dict[int, int] = {}
+        self._read = 0
+        self._inode: int | None = None
+
+    def refresh(self) -> list[tuple[int, bytes]]:
+        """The (game id, line) of every whole line added since the last call."""
+        try:
+            stat = os.stat(self.path)
+        except FileNotFoundError:
+            return []
+        if stat.st_ino != self._inode or stat.st_size < self._read:
+            self.offsets, self._read, self._inode = {}, 0, stat.st_ino
+        added = []
+        with self.path.open("rb") as f:
+            f.seek(self._read)
+            offset = self._read
+            for line in f:
+                if not line.endswith(b"\n"):
+                    break  # being written
+                game_id = _game_id(line)
+                if game_id is not None:
+                    self.offsets[game_id] = offset
+                    added.append((game_id, line))
+                offset += len(line)
+            self._read = offset
+        return added
+
+    def line(self, game_id: int) -> bytes | None:
+        offset = self.offsets.get(game_id)
+        if offset is None:
+            return None
+        with self.path.open("rb") as f:
+            f.seek(offset)
+            return f.readline()
+
+
+def _game_id(line: bytes) -> int | None:
+    if not line.startswith(b'{"game_id":'):
+        return None
+    end = line.find(b",", 11)
+    try:
+        return int(line[11:end])
+    except ValueError:
+        return None
+
+
+class RunIndex:
+    """A run directory as the viewer shows it."""
+
+    def __init__(self, path: Path) -> None:
+        self.run = RunDir.open(path)
+        self.plan = self.run.config()
+        self.results = LineIndex(self.run.results_path)
+        self.transcripts = LineIndex(self.run.path / TRANSCRIPTS_FILE)
+        self.rows: dict[int, list] = {}
+        self.conditions: dict[str, int] = {}
+        self.errors: dict[str, int] = {}
+        self.policies: dict[str, int] = {}
+
+    def refresh(self) -> None:
+        for game_id, line in self.results.refresh():
+            try:
+                record = decode_any_record(line)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                continue  # a damaged line: the run's --repair deals with it
+            self.rows[game_id] = self._row(record)
+        self.transcripts.refresh()
+
+    def _row(self, record: GameRecord) -> list:
+        spec = record.spec
+        condition = self.conditions.setdefault(spec.condition(), len(self.conditions))
+        error = -1 if record.error is None else self.errors.setdefault(record.error.kind, len(self.errors))
+        policies = sorted({self.policies.setdefault(str(p), len(self.policies)) for p in spec.agents.values()})
+        cost = None
+        if record.usage is not msgspec.UNSET:
+            costs = [u.cost_usd for u in record.usage.values()]
+            cost = None if None in costs else round(sum(costs), 6)
+        return [record.game_id, condition, OUTCOMES[record.outcome], error, record.turns, policies, cost]
+
+    def finished(self) -> bool:
+        return (self.run.path / SUMMARY_FILE).exists()
+
+    def data(self) -> dict[str, Any]:
+        """The run for the page: summary, conditions with their counts, and every game's row."""
+        rows = [self.rows[i] for i in sorted(self.rows)]
+        counts = [[0, 0, 0] for _ in self.conditions]
+        for row in rows:
+            counts[row[1]]["sfe".index(row[2])] += 1
+        costs = [row[6] for row in rows if row[6] is not None]
+        return {
+            "name": self.run.path.name, "path": str(self.run.path), "total": self.plan.total,
+            "recorded": len(rows), "finished": self.finished(),
+            "cost": round(sum(costs), 6) if costs else None,
+            "conditions": list(self.conditions), "counts": counts,
+            "errors": list(self.errors), "policies": list(self.policies), "rows": rows,
+            "transcripts": bool(self.transcripts.offsets),
+        }
+
+    def detail(self, game_id: int) -> dict | None:
+        """One game as the viewer shows it (``detail.game_detail``), or None if it is not recorded."""
+        line = self.results.line(game_id)
+        if line is None:
+            return None
+        record = decode_any_record(line)
+        transcript = None
+        kept = self.transcripts.line(game_id)
+        if kept is not None:
+            try:
+                transcript = msgspec.json.decode(kept, type=Transcript)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                transcript = None
+        return game_detail(record, transcript)

@@ -1,0 +1,58 @@
+"""The viewer served on 127.0.0.1, live: the page, the run as JSON (``/run.json``, read again as far
+as the run's files grew) and each game's detail (``/game/ID.json``), built when asked. The standard
+library's threading HTTP server is enough for one reader on this machine; the index is shared
+under a lock.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from .index import RunIndex
+from .page import detail_or_failure, page_html
+
+
+def make_server(index: RunIndex, port: int = 8000, host: str = "127.0.0.1") -> ThreadingHTTPServer:
+    lock = threading.Lock()
+
+    def run_data() -> dict:
+        with lock:
+            index.refresh()
+            return index.data()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the standard library's name
+            path = self.path.split("?", 1)[0]
+            if path in ("/", "/index.html"):
+                self._send(page_html(run_data(), {}, served=True).encode(), "text/html; charset=utf-8")
+            elif path == "/run.json":
+                self._json(run_data())
+            elif path.startswith("/game/") and path.endswith(".json") and path[6:-5].isdigit():
+                with lock:
+                    index.refresh()
+                    detail = detail_or_failure(index, int(path[6:-5]))
+                if detail is None:
+                    self.send_error(404, "no such game")
+                else:
+                    self._json(detail)
+            else:
+                self.send_error(404)
+
+        def _json(self, data: Any) -> None:
+            self._send(json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode(), "application/json")
+
+        def _send(self, body: bytes, kind: str) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet: the page polls
+            pass
+
+    return ThreadingHTTPServer((host, port), Handler)

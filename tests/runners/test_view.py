@@ -1,0 +1,154 @@
+"""The run viewer in a real headless browser (the OS's Chromium driven by Playwright): the page loads
+with no console error, the filters select the games they say, every registered game opens turn by
+turn, and a served page fetches games on demand. Skipped where Chromium or Playwright is missing."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from engine import RunDir
+from engine.records import ErrorInfo, encode_record
+from puzzles import GAMES
+from runners.concurrent import main as run_main
+from runners.sweep import main as sweep_main
+from runners.view.__main__ import main as view_main
+from runners.view.index import RunIndex
+from runners.view.serve import make_server
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+if not Path(CHROMIUM).exists():
+    pytest.skip("no Chromium (apt-get install chromium)", allow_module_level=True)
+
+
+ROSTERS = [(n, r) for n, g in GAMES.items() for r in g.rosters]
+
+
+@pytest.fixture(scope="module")
+def game_runs(tmp_path_factory) -> dict:
+    """A run of two games per registered game and roster, messages kept as by default."""
+    runs = {}
+    for name, roster in ROSTERS:
+        run = tmp_path_factory.mktemp("view") / f"{name}-{len(roster)}"
+        agents = [f"--agent={role}={GAMES[name].default_policy}" for role in roster]
+        assert run_main(["--game", name, "--games", "2", *agents, "--out", str(run), "--no-dashboard"]) == 0
+        assert view_main([str(run)]) == 0
+        runs[name, roster] = run
+    return runs
+
+
+@pytest.fixture(scope="module")
+def browser(mixed_run, game_runs):
+    # Set up after the runs: Playwright's synchronous API keeps an event loop running on this thread.
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    yield page
+    page.close()
+    assert errors == []
+
+
+def shown_ids(page) -> list[int]:
+    return [int(text) for text in page.locator("#games tbody a").all_inner_texts()]
+
+
+@pytest.fixture(scope="module")
+def mixed_run(tmp_path_factory) -> Path:
+    """Two conditions (one solves, one does not) on 30 seeds each; game 3 turned into an error."""
+    out = tmp_path_factory.mktemp("view") / "run"
+    grid = out.parent / "g.toml"
+    grid.write_text("seeds = 30\nagents = [['share_everything', 'one_piece'], ['noisy', 'ignore']]\nfeedback = ['none']\n")
+    assert sweep_main([str(grid), "--out", str(out), "--no-dashboard"]) == 0
+    records = RunDir.open(out).records()
+    records[3] = msgspec.structs.replace(records[3], outcome="error", error=ErrorInfo("agent_error", "ValueError", "boom", "agent:alice"))
+    (out / "results.jsonl").write_bytes(b"".join(encode_record(r) + b"\n" for r in records))
+    assert view_main([str(out), "--embed", "10"]) == 0
+    return out
+
+
+def test_the_page_lists_every_game_and_the_filters_select_what_they_say(page, mixed_run):
+    records = RunDir.open(mixed_run).records()
+    page.goto((mixed_run / "view.html").as_uri())
+    assert page.locator("#conditions tbody tr").count() == 2
+    assert page.inner_text("#count") == "60 games · page 1 of 2"
+    assert shown_ids(page) == list(range(50))
+    page.click("#next")
+    assert shown_ids(page) == list(range(50, 60))
+
+    page.select_option("#f-outcome", "f")
+    assert shown_ids(page) == [r.game_id for r in records if r.outcome == "failure"][:50]
+    page.select_option("#f-outcome", "")
+    page.select_option("#f-error", label="agent_error")
+    assert shown_ids(page) == [3]
+    page.select_option("#f-error", "")
+    condition = records[40].spec.condition()
+    page.select_option("#f-condition", label=condition)
+    assert shown_ids(page) == [r.game_id for r in records if r.spec.condition() == condition]
+    page.select_option("#f-condition", "")
+    page.select_option("#f-model", label="noisy")
+    assert shown_ids(page) == [r.game_id for r in records if "noisy" in r.spec.agents.values()]
+    page.select_option("#f-model", "")
+    page.fill("#f-min", "6")
+    page.fill("#f-max", "9")
+    expected = [r.game_id for r in records if 6 <= r.turns <= 9]
+    assert 0 < len(expected) < 50 and shown_ids(page) == expected
+
+
+def test_a_game_opens_turn_by_turn_and_one_not_in_the_file_says_how_to_see_it(page, mixed_run):
+    record = RunDir.open(mixed_run).records()[1]
+    page.goto((mixed_run / "view.html").as_uri())
+    page.click("#games tbody a >> text='1'")
+    page.wait_for_selector("#game .turn")
+    assert page.locator("#game .turn").count() == len(record.turn_log)
+    assert page.inner_text("#game h2") == f"Game 1: solved at turn {record.solved_turn}"
+    assert page.locator("#game table.board").count() == 2  # at the start and at the end
+    page.click("a.back")
+    page.wait_for_selector("#games", state="visible")
+    assert page.locator("#games tbody tr").count() == 50
+    page.goto((mixed_run / "view.html").as_uri() + "#game=45")
+    page.wait_for_selector("#game h2")
+    assert "not in this file" in page.inner_text("#game")
+
+
+@pytest.mark.parametrize("name, roster", ROSTERS, ids=[f"{n}-{len(r)}" for n, r in ROSTERS])
+def test_every_game_opens_through_its_own_board(page, game_runs, name, roster):
+    run = game_runs[name, roster]
+    for record in RunDir.open(run).records():
+        page.goto((run / "view.html").as_uri() + f"#game={record.game_id}")
+        page.wait_for_selector("#game h2")
+        assert page.locator("#game .turn").count() == len(record.turn_log)
+        state = GAMES[name].replay.board(GAMES[name].new(record.spec.params, record.spec.seed, roster, record.spec.max_turns))
+        headings = page.locator("#game table.board").first.locator("th").all_inner_texts()
+        assert headings == list(state.columns)
+        assert page.locator("#game .turn .message").count() == sum(1 for log in record.turn_log if log.message_chars)
+
+
+def test_a_served_page_fetches_any_game_and_follows_the_run(page, mixed_run):
+    server = make_server(RunIndex(mixed_run), port=0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        record = RunDir.open(mixed_run).records()[45]
+        page.goto(url + "#game=45")
+        page.wait_for_selector("#game .turn")
+        assert page.locator("#game .turn").count() == len(record.turn_log)
+        assert page.request.get(url + "game/999.json").status == 404
+        assert page.request.get(url + "run.json").json()["recorded"] == 60
+    finally:
+        server.shutdown()
+        server.server_close()
