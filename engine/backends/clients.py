@@ -49,6 +49,9 @@ class ModelHub:
         self._backends: dict[str, Backend] = {}
         self.loads: dict[str, ServerLoad] = {}
         self._shared: dict[str, tuple[Bucket, Bucket]] = {}  # provider -> its one limit's buckets
+        # A worker of a cluster draws on the cluster's limits: limit key -> its buckets, and
+        # ``leases.drawing(key, limiter)`` (``engine.executors.leases``); None in one process.
+        self.leases: Any = None
         self._task_group: anyio.abc.TaskGroup | None = None
         self.secrets = Secrets([self.environ.get(v, "") for v in KEY_ENV.values()])
 
@@ -109,11 +112,16 @@ class ModelHub:
                 shared = self._shared.get(provider)
                 if shared is None:
                     shared = self._shared[provider] = (Bucket(rpm, DEFAULT_BURST, time.monotonic), Bucket(tpm, DEFAULT_BURST, time.monotonic))
+            key = provider if provider in settings.shared_limits else name
+            if self.leases is not None:  # the limit is the cluster's
+                shared = self.leases(key)
             # With no limit given, start low and let the headers and the cap's growth find the limit.
             start = settings.max_in_flight if rpm is not None else min(settings.max_in_flight, 16)
             limiter = Limiter(
                 name, rpm=rpm, tpm=tpm, max_in_flight=settings.max_in_flight, initial_in_flight=start, shared=shared,
             )
+            if self.leases is not None:
+                self.leases.drawing(key, limiter)
         client = self._client(provider)
         parts = (model, limiter, settings.options, self.tokenizer, self.prices, self.secrets)
         if settings.client(provider) == "lean":

@@ -7,8 +7,8 @@ driver; each batch comes back as its records, encoded, which the driver decodes,
 A worker that dies mid-batch has its batch played again by the others: a batch's records arrive all
 together or not at all, so no game is lost or recorded twice.
 
-Model limits are divided among the workers (``--rpm``/``--tpm`` over the number of workers); a
-worker still learns limits from the headers on its own.
+Model limits are the cluster's: every worker draws on one budget per limit, held by a ledger actor
+(``leases``), which learns what any worker learns from the rate-limit headers and 429s.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from ..policies import PolicyFactory
 from ..records import GameRecord, decode_record, encode_record
 from ..results import Plan
 from ..run import run_games
+from .leases import Leases, LimitLedger
 
 BATCHES_PER_WORKER = 2  # outstanding, so that a worker has the next batch when one ends
 MAX_BATCH = 256
@@ -42,9 +43,10 @@ class GameWorker:
     """A Ray actor (made remote by ``RayExecutor``): plays the batches it is given, ``concurrency``
     games at a time, with one model hub for its life."""
 
-    def __init__(self, plan: bytes, settings: bytes, concurrency: int) -> None:
+    def __init__(self, plan: bytes, settings: bytes, concurrency: int, ledger: Any = None) -> None:
         self.plan = msgspec.json.decode(plan, type=Plan)
         self.factory = PolicyFactory(msgspec.json.decode(settings, type=BackendSettings))
+        self.ledger = ledger
         self.concurrency = concurrency
         self.batch_of: dict[int, _Batch] = {}
         self.failure: BaseException | None = None
@@ -53,8 +55,12 @@ class GameWorker:
 
     async def _serve(self) -> None:
         try:
-            async with self.factory:
-                await run_games(self._receive, factory=self.factory, concurrency=self.concurrency, on_record=self._record)
+            async with anyio.create_task_group() as leasing:
+                if self.ledger is not None:
+                    self.factory.hub.leases = Leases(self.ledger, self.factory.hub.settings, leasing)
+                async with self.factory:
+                    await run_games(self._receive, factory=self.factory, concurrency=self.concurrency, on_record=self._record)
+                leasing.cancel_scope.cancel()
         except BaseException as exc:  # every batch waiting learns of it
             self.failure = exc
             for batch in self.batch_of.values():
@@ -85,11 +91,6 @@ class GameWorker:
         return True
 
 
-def _per_worker(settings: BackendSettings, workers: int) -> BackendSettings:
-    share = lambda table: {k: v / workers for k, v in table.items()}  # noqa: E731
-    return msgspec.structs.replace(settings, rpm=share(settings.rpm), tpm=share(settings.tpm))
-
-
 class RayExecutor:
     name = "ray"
 
@@ -101,6 +102,7 @@ class RayExecutor:
         self.started_cluster = False
         self.worker_stats: dict[int, list[int]] = {}  # worker -> [batches, games]
         self.actors: list[Any] = []
+        self.ledger: Any = None
 
     def _ray(self):
         try:
@@ -121,9 +123,9 @@ class RayExecutor:
 
         per_call = max(1, math.ceil(concurrency / (self.workers * BATCHES_PER_WORKER)))
         batch_size = min(MAX_BATCH, 2 * per_call)
-        settings = _per_worker(factory.hub.settings, self.workers)
         actor_class = ray.remote(num_cpus=1, max_restarts=0)(GameWorker)
-        plan_bytes, settings_bytes = msgspec.json.encode(plan), msgspec.json.encode(settings)
+        plan_bytes, settings_bytes = msgspec.json.encode(plan), msgspec.json.encode(factory.hub.settings)
+        ledger = self.ledger = ray.remote(num_cpus=0)(LimitLedger).remote(settings_bytes)
         watchers = ([progress] if progress is not None else []) + list(observers)
         retry: deque[list[int]] = deque()  # batches of workers that died
         pending = iter(ids)
@@ -170,7 +172,7 @@ class RayExecutor:
                         w.game_finished(specs[record.game_id], record)
                     on_record(record)
 
-        actors = self.actors = [actor_class.remote(plan_bytes, settings_bytes, per_call) for _ in range(self.workers)]
+        actors = self.actors = [actor_class.remote(plan_bytes, settings_bytes, per_call, ledger) for _ in range(self.workers)]
         try:
             async with anyio.create_task_group() as tg:
                 for worker, actor in enumerate(actors):
@@ -181,3 +183,4 @@ class RayExecutor:
         finally:
             for actor in actors:
                 ray.kill(actor)
+            ray.kill(ledger)
