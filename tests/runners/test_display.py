@@ -16,6 +16,19 @@ from runners.replay import main as replay_main
 from tests.helpers import FailingFactory
 
 
+def table_rows(text: str, title: str) -> list[str]:
+    """The rows of a dashboard table: the lines after the rule under its header, up to a line that
+    is not a row (a blank line, a caption, the next section's title)."""
+    lines = text.split(title, 1)[1].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith("─")) + 1
+    rows = []
+    for line in lines[start:]:
+        if not line.strip() or line.strip().startswith("+") or "   " not in line.strip():
+            break
+        rows.append(line)
+    return rows
+
+
 def rendered(renderable, width=200) -> str:
     console = Console(record=True, width=width, file=io.StringIO(), force_terminal=True)
     console.print(renderable)
@@ -36,8 +49,8 @@ def test_dashboard_numbers_equal_the_records_of_a_mixed_run():
         row = next(line for line in text.split("by condition")[1].splitlines() if line.split()[:1] == [summary.fields["feedback"]])
         assert f"{100 * summary.success_rate:.1f}" in row
         assert f"{100 * summary.ci_low:.1f}-{100 * summary.ci_high:.1f}" in row
-    recent = [line for line in text.split("recently finished")[1].splitlines() if line.strip().startswith("│")]
-    assert recent[0].split("│")[1].strip() == str(records[-1].game_id)
+    recent = table_rows(text, "recently finished")
+    assert recent[0].split()[0] == str(records[-1].game_id)
 
 
 def test_dashboard_shows_the_games_in_flight():
@@ -70,8 +83,8 @@ def test_dashboard_shows_the_games_in_flight():
     anyio.run(main)
     text = snapshot["text"]
     assert "running games (3 of 3)" in text and "0/5 done" in text and "2 queued" in text
-    rows = [line for line in text.split("running games")[1].splitlines() if line.strip().startswith("│")]
-    assert [row.split("│")[1].strip() for row in rows] == ["0", "1", "2"]
+    rows = table_rows(text, "running games")
+    assert [row.split()[0] for row in rows] == ["0", "1", "2"]
     assert all("1/8" in row and "bob" in row and "alice: The puzzle has 4 positions" in row for row in rows)
     assert all("alice 0 bob" in row for row in rows)
     assert "done" in status_line(progress, 1.0)
@@ -147,7 +160,8 @@ def test_resumed_run_counts_what_was_recorded_before(tmp_path):
     expected = {s.condition: [s.successes, s.failures, s.errors] for s in summarize(kept)}
     assert progress.by_condition == expected
     text = rendered(render_dashboard(progress, elapsed=1.0))
-    assert "feedback=none" in text and "feedback=own_detailed" in text  # labels from the plan
+    labels = [row.split()[0] for row in table_rows(text, "by condition")]
+    assert labels == ["none", "own_detailed"] and text.split("by condition")[1].split()[0] == "feedback"  # from the plan
 
 
 def test_a_transcript_line_cut_short_is_dropped_and_skipped(tmp_path):
