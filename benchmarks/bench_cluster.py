@@ -20,6 +20,7 @@ sys.path.insert(0, str(ROOT))
 import anyio  # noqa: E402
 
 from engine import Grid, PolicyFactory, RunDir  # noqa: E402
+from engine.collector import tuned_collector  # noqa: E402
 from engine.executors import make_executor  # noqa: E402
 from engine.ids import IdSet  # noqa: E402
 from engine.session import play_plan  # noqa: E402
@@ -33,7 +34,8 @@ def play(plan: Grid, executor, concurrency: int) -> float:
             await play_plan(run, plan, PolicyFactory(), recorded=IdSet(), concurrency=concurrency, executor=executor)
 
         started = time.perf_counter()
-        anyio.run(main)
+        with tuned_collector():  # as the runner plays, in one process or as a cluster's driver
+            anyio.run(main)
         return time.perf_counter() - started
 
 

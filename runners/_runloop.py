@@ -23,7 +23,7 @@ from engine.ids import IdSet
 from engine.session import counted_keys, finish, models_play, new_progress, play_plan, read_usage, recorded_games
 
 from ._args import bounded
-from ._collector import tuned_collector
+from engine.collector import tuned_collector
 from ._display import ProgressDisplay, summary_table
 from ._models import add_model_arguments, settings_from_args
 from ._spending import add_spending_arguments, caps, check_prices, make_forecast, print_forecast, spending_line

@@ -22,6 +22,7 @@ import anyio
 import msgspec
 
 from ..backends.clients import BackendSettings
+from ..collector import tune_collector
 from ..policies import PolicyFactory
 from ..records import GameRecord, decode_record, encode_record
 from ..results import Plan
@@ -47,6 +48,7 @@ class GameWorker:
         self.plan = msgspec.json.decode(plan, type=Plan)
         self.factory = PolicyFactory(msgspec.json.decode(settings, type=BackendSettings))
         self.ledger = ledger
+        tune_collector()  # as the runner does in one process (``engine.collector``)
         self.concurrency = concurrency
         self.batch_of: dict[int, _Batch] = {}
         self.failure: BaseException | None = None
