@@ -1,5 +1,5 @@
-"""The report's tables in each output format: the terminal (rich), Markdown, LaTeX, CSV and one
-self-contained HTML page with the plots inlined."""
+"""The report's tables in each output format: the terminal (rich), Markdown, CSV and one
+self-contained HTML page with the plots inlined; LaTeX in ``latex``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,10 @@ from pathlib import Path
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from .latex import latex_escape, to_latex
 from .tables import Table
+
+__all__ = ["latex_escape", "to_csv", "to_html", "to_latex", "to_markdown", "to_rich"]
 
 TERMINAL_TURNS = 12  # K columns shown at most on the terminal
 
@@ -58,38 +61,6 @@ def to_markdown(tables: Sequence[Table], intro: Sequence[str], images: Sequence[
         lines.append("")
     if images:
         lines += ["## Plots", ""] + [f"![{p.stem.replace('_', ' ')}]({p.name})" for p in images] + [""]
-    return "\n".join(lines)
-
-
-_LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-}
-
-
-def latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
-
-
-def to_latex(tables: Sequence[Table]) -> str:
-    lines = ["% Tables of a run report. Needs \\usepackage{booktabs}.", ""]
-    for t in tables:
-        spec = "l" * t.labels + "r" * (len(t.header) - t.labels)
-        lines += [
-            "\\begin{table}[ht]",
-            "\\centering",
-            f"\\caption{{{latex_escape(t.title)}}}",
-            f"\\label{{tab:{t.name.replace('_', '-')}}}",
-            f"\\begin{{tabular}}{{{spec}}}",
-            "\\toprule",
-            " & ".join(latex_escape(h) for h in t.header) + " \\\\",
-            "\\midrule",
-        ]
-        lines += [" & ".join(latex_escape(c) for c in row) + " \\\\" for row in t.rows]
-        lines += ["\\bottomrule", "\\end{tabular}"]
-        if t.note:
-            lines.append(f"\\par\\smallskip\\footnotesize {latex_escape(t.note)}")
-        lines += ["\\end{table}", ""]
     return "\n".join(lines)
 
 

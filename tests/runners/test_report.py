@@ -422,8 +422,10 @@ def test_command_writes_every_output(tmp_path: Path, capsys):
 
     tex = (out / "tables.tex").read_text()
     assert "\\toprule" in tex and "\\midrule" in tex and "\\bottomrule" in tex
-    assert "share\\_everything & 75.0 [30.1-95.4] (4) & 83.3 [43.6-97.0] (6) \\\\" in tex
-    assert tex.count("\\begin{tabular}") == 6
+    stacked = "\\begin{tabular}[t]{@{}r@{}}%s\\\\{\\scriptsize %s}\\end{tabular}"
+    cells = [stacked % ("75.0", "[30.1--95.4] (4)"), stacked % ("83.3", "[43.6--97.0] (6)")]
+    assert "share\\_everything & " + " & ".join(cells) + " \\\\" in tex
+    assert tex.count("\\begin{tabular}{") == 6
 
     success = read_csv(out / "success.csv")
     row = next(r for r in success if r["agents"] == SHARE and r["feedback"] == "own")
