@@ -10,6 +10,7 @@ on; results files of every results format are read.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Sequence
@@ -23,7 +24,7 @@ from engine.session import INFRA_ERROR, is_infra_error
 from runners._runloop import OneLineParser
 
 from .formats import to_csv, to_html, to_latex, to_markdown, to_rich
-from .plots import PLOT_FILES, PLOTS_INSTALL, make_plots
+from .plots import PLOT_FILES, PLOT_FORMATS, PLOTS_INSTALL, make_plots
 from .tables import UNIT_NAMES, Table, build_tables, condition_columns
 
 PROG = "python -m runners.report"
@@ -42,7 +43,19 @@ def build_parser() -> OneLineParser:
         help="paired comparison of two values of one field, games paired by seed (e.g. feedback=own feedback=joint)",
     )
     p.add_argument("--no-plots", action="store_true", help="write no plots")
+    p.add_argument(
+        "--plot-format", type=plot_formats, default=PLOT_FORMATS, metavar="FMT[,FMT]",
+        help=f"file formats of the plots (default {','.join(PLOT_FORMATS)}); the HTML page shows the PNG",
+    )
     return p
+
+
+def plot_formats(text: str) -> tuple[str, ...]:
+    formats = tuple(dict.fromkeys(f.strip().lower().lstrip(".") for f in text.split(",") if f.strip()))
+    unknown = [f for f in formats if f not in PLOT_FORMATS]
+    if not formats or unknown:
+        raise argparse.ArgumentTypeError(f"{text!r}: give one or more of {', '.join(PLOT_FORMATS)}")
+    return formats
 
 
 def locate(path: Path) -> Path:
@@ -150,13 +163,13 @@ def main(argv: list[str] | None = None) -> int:
         out.mkdir(parents=True, exist_ok=True)
         images: list[Path] = []
         if not args.no_plots:
-            made = make_plots(records, out)
+            made = make_plots(records, out, args.plot_format)
             if made is None:
                 plots_note = f"Plots skipped: matplotlib is not installed (install it with: {PLOTS_INSTALL})"
             else:
                 images = made
         remove_stale(out, tables, images)
-        write_report(out, tables, intro, images, str(results_path.parent))
+        write_report(out, tables, intro, [p for p in images if p.suffix == ".png"], str(results_path.parent))
     except OSError as exc:
         parser.error(f"argument --out: cannot write {out}: {exc.strerror or exc}")
 
@@ -171,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
         if plots_note:
             console.print(plots_note, highlight=False, markup=False)
         console.print()
-        plots = f", plots: {', '.join(p.name for p in images)}" if images else ""
+        stems, kinds = (list(dict.fromkeys(getattr(p, a) for p in images)) for a in ("stem", "suffix"))
+        plots = f", plots: {', '.join(stems)} ({', '.join(k.lstrip('.') for k in kinds)})" if images else ""
         console.print(
             f"Report written to {out}: report.html, tables.md, tables.tex, "
             f"CSV: {', '.join(t.name + '.csv' for t in tables)}{plots}",

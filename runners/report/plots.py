@@ -1,5 +1,12 @@
-"""The report's plots, as PNG files: success at turn K, the games' numeric scores, and success
-against the game's size label when the run has several sizes."""
+"""The report's plots: success at turn K, the games' numeric scores, and success against the game's
+size label when the run has several sizes; each as PNG, PDF and SVG (or the formats asked for).
+
+Every success curve carries its Wilson 95% band. Many curves are drawn in panels, one per agent
+pair (or per value of the field with the fewest values), the other fields' values keeping one style
+in every panel. Styles combine ten colours with seven markers and four line styles, so no two of
+the first 70 series look alike. Series with the same numbers are drawn once, labelled with every
+name they stand for ("own = both"); points of different series at one size are set slightly apart.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +16,7 @@ from pathlib import Path
 
 from engine.records import GameRecord
 from engine.report import (
+    AGENTS,
     condition_fields,
     observed_values,
     score_keys,
@@ -17,104 +25,226 @@ from engine.report import (
     success_by_turn,
     success_series,
 )
+from engine.stats import wilson_interval
+
+from runners._widths import short_names
 
 from .tables import key_label, score_labels
 
 PLOTS_INSTALL = "pip install -e '.[plots]'"
-FIGURE_INCHES = (8, 5)
-FIGURE_DPI = 100  # 800 x 500 pixels
-PLOT_FILES = ("success_by_turn.png", "scores.png", "success_vs_size.png")
+PLOT_FORMATS = ("png", "pdf", "svg")
+PANEL_INCHES = (6.0, 4.0)  # one panel; a single-panel figure is 9 x 5.5 inches
+SINGLE_INCHES = (9.0, 5.5)
+FIGURE_DPI = 150  # PNG: 1350 x 825 pixels for one panel
+PLOT_NAMES = ("success_by_turn", "scores", "success_vs_size")
+PLOT_FILES = tuple(f"{name}.{fmt}" for name in PLOT_NAMES for fmt in PLOT_FORMATS)
+MAX_LINES = 8  # curves in one panel before the figure is split into panels
+MAX_PANELS = 12
+
+COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")  # seven, prime to ten: colour and marker pairs repeat after 70
+LINESTYLES = ("-", "--", ":", "-.")
 
 
-def make_plots(records: Sequence[GameRecord], out: Path) -> list[Path] | None:
-    """Write the PNG plots into ``out``; None when matplotlib is not installed."""
+def style(i: int) -> dict:
+    """The i-th series' colour, marker and line style."""
+    return {"color": COLORS[i % len(COLORS)], "marker": MARKERS[i % len(MARKERS)], "linestyle": LINESTYLES[(i // 70) % len(LINESTYLES)]}
+
+
+def merged(series: Sequence[tuple[str, object, int]]) -> list[tuple[str, object, int]]:
+    """Series (label, data, style index) with equal data drawn once, labelled "a = b"."""
+    groups: dict[object, list[tuple[str, object, int]]] = {}
+    for item in series:
+        groups.setdefault(repr(item[1]), []).append(item)
+    return [(" = ".join(label for label, _, _ in group), group[0][1], group[0][2]) for group in groups.values()]
+
+
+def panel_field(fields: Sequence[str], keys: Sequence[tuple[str, ...]]) -> str | None:
+    """The field that makes the panels when there are too many series for one: the agents, or
+    else the field with the fewest values; None when one panel will do."""
+    if len(keys) <= MAX_LINES or len(fields) < 2:
+        return None
+    values = {f: len({k[i] for k in keys}) for i, f in enumerate(fields)}
+    candidates = [f for f in fields if 1 < values[f] <= MAX_PANELS]
+    if not candidates:
+        return None
+    return AGENTS if AGENTS in candidates else min(candidates, key=lambda f: (values[f], fields.index(f)))
+
+
+def shortened(keys: Sequence[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """The keys with model names in their shortest unique forms (each of "X / Y" on its own)."""
+    short = short_names(name for key in keys for value in key for name in value.split(" / "))
+    return [tuple(" / ".join(short[n] for n in value.split(" / ")) for value in key) for key in keys]
+
+
+def make_plots(records: Sequence[GameRecord], out: Path, formats: Sequence[str] = PLOT_FORMATS) -> list[Path] | None:
+    """Write the plots into ``out`` in each of ``formats``; None when matplotlib is not installed."""
     try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-        from matplotlib.ticker import MaxNLocator
+        import matplotlib.figure
     except ImportError:
         return None
-
-    def figure():
-        fig = Figure(figsize=FIGURE_INCHES, dpi=FIGURE_DPI)
-        FigureCanvasAgg(fig)
-        return fig, fig.add_subplot()
-
-    def save(fig, name: str) -> Path:
+    del matplotlib
+    written = []
+    for name, fig in figures(records):
         fig.tight_layout()
-        path = out / name
-        fig.savefig(path, dpi=FIGURE_DPI, format="png")
-        return path
+        for fmt in formats:
+            path = out / f"{name}.{fmt}"
+            fig.savefig(path, dpi=FIGURE_DPI, format=fmt)
+            written.append(path)
+    return written
 
-    def legend(ax, entries: int, loc: str) -> None:
-        if entries <= 6:
-            ax.legend(fontsize="small", loc=loc)
-        else:  # many entries: the legend goes to the right of the plot
-            ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+
+def figures(records: Sequence[GameRecord]) -> list[tuple[str, object]]:
+    """The plots as matplotlib figures, by file stem."""
+    out = [("success_by_turn", turn_figure(records))]
+    scores = scores_figure(records)
+    if scores is not None:
+        out.append(("scores", scores))
+    if size_field(records) is not None:
+        out.append(("success_vs_size", size_figure(records)))
+    return out
+
+
+def _panels(count: int):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    cols = count if count <= 3 else min(3, math.ceil(math.sqrt(count)))
+    rows = math.ceil(count / cols)
+    size = SINGLE_INCHES if count == 1 else (PANEL_INCHES[0] * cols, PANEL_INCHES[1] * rows + 0.5)
+    fig = Figure(figsize=size, dpi=FIGURE_DPI)
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(rows, cols, squeeze=False, sharex=True, sharey=True).ravel().tolist()
+    for ax in axes[count:]:
+        ax.set_visible(False)
+    return fig, axes[:count]
+
+
+def _legend(ax, entries: int, panels: int) -> None:
+    if entries == 0 or not ax.get_legend_handles_labels()[0]:
+        return
+    if panels > 1 or entries <= 6:
+        ax.legend(fontsize="x-small" if panels > 1 or entries > 4 else "small", loc="best")
+    else:  # many entries in one panel: the legend goes to the right of the plot
+        ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+
+
+def _grouped(fields: list[str], keys: list[tuple[str, ...]]):
+    """The panels (title, indices of their series) and each series' label and style index."""
+    by = panel_field(fields, keys)
+    if by is None:
+        return [("", list(range(len(keys))))], [key_label(fields, k) for k in keys], list(range(len(keys)))
+    at = fields.index(by)
+    rest = [f for f in fields if f != by]
+    rest_keys = [tuple(v for i, v in enumerate(k) if i != at) for k in keys]
+    order = list(dict.fromkeys(rest_keys))  # the same other values keep one style in every panel
+    panels: dict[str, list[int]] = {}
+    for i, k in enumerate(keys):
+        panels.setdefault(key_label([by], [k[at]]), []).append(i)
+    return list(panels.items()), [key_label(rest, k) for k in rest_keys], [order.index(k) for k in rest_keys]
+
+
+def turn_figure(records: Sequence[GameRecord]):
+    from matplotlib.ticker import MaxNLocator
 
     fields = condition_fields(records)
-    written = []
-
-    fig, ax = figure()
     curves = success_by_turn(records, fields)
-    styles = ("-", "--", ":", "-.")
-    for i, curve in enumerate(curves):
-        ks = list(range(1, len(curve.solved_by) + 1))
-        ys = [100 * r if r is not None else math.nan for r in curve.rates]
-        # The default property cycle repeats after ten curves: the line style then changes.
-        ax.step(ks, ys, where="post", linestyle=styles[(i // 10) % len(styles)],
-                label=f"{key_label(fields, curve.key)} (n={curve.n})")
-    ax.set(xlabel="turn K", ylabel="solved within K turns (%)", title="Success rate at turn K", ylim=(-2, 102))
-    if curves and curves[0].solved_by:
-        ax.set_xlim(0.5, len(curves[0].solved_by) + 0.5)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.grid(alpha=0.3)
-    legend(ax, len(curves), "lower right")
-    written.append(save(fig, "success_by_turn.png"))
+    panels, labels, styles = _grouped(fields, shortened([c.key for c in curves]))
+    fig, axes = _panels(len(panels))
+    max_turn = len(curves[0].solved_by) if curves else 0
+    ks = list(range(1, max_turn + 1))
+    for ax, (title, members) in zip(axes, panels):
+        series = merged([(labels[i], (curves[i].n, tuple(curves[i].solved_by)), styles[i]) for i in members])
+        for label, (n, solved_by), s in series:
+            if not n:
+                continue
+            label = f"{label} (n={n})"
+            st = style(s)
+            ys = [100 * k / n for k in solved_by]
+            band = [wilson_interval(k, n) for k in solved_by]
+            ax.fill_between(ks, [100 * lo for lo, _ in band], [100 * hi for _, hi in band], step="post", alpha=0.12,
+                            color=st["color"], linewidth=0)
+            ax.step(ks, ys, where="post", label=label, color=st["color"], linestyle=st["linestyle"])
+            ax.plot(ks, ys, linestyle="none", marker=st["marker"], color=st["color"], markersize=3.5,
+                    markevery=max(1, len(ks) // 12))
+        ax.set(title=title or None, ylim=(-2, 102))
+        if max_turn:
+            ax.set_xlim(0.5, max_turn + 0.5)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.grid(alpha=0.3)
+        _legend(ax, len(series), len(panels))
+    _labels(fig, axes, "turn K", "solved within K turns (%)", "Success rate at turn K, Wilson 95% bands")
+    return fig
 
+
+def _labels(fig, axes, x: str, y: str, title: str) -> None:
+    if len(axes) == 1:
+        axes[0].set(xlabel=x, ylabel=y, title=title)
+    else:
+        fig.supxlabel(x)
+        fig.supylabel(y)
+        fig.suptitle(title)
+
+
+def scores_figure(records: Sequence[GameRecord]):
     numeric = [key for key, kind in score_keys(records).items() if kind == "mean"]
-    if numeric:
-        fig, ax = figure()
-        labels = score_labels(records)
-        rows = scores_per_condition(records, fields)
-        width = 0.8 / len(numeric)
-        for i, key in enumerate(numeric):
-            xs, ys, below, above = [], [], [], []
-            for j, row in enumerate(rows):
-                s = row.scores.get(key)
-                if s is None or s.n == 0:
-                    continue
-                xs.append(j + (i - (len(numeric) - 1) / 2) * width)
-                ys.append(s.value)
-                below.append(0.0 if math.isnan(s.low) else s.value - s.low)
-                above.append(0.0 if math.isnan(s.high) else s.high - s.value)
-            ax.bar(xs, ys, width, yerr=[below, above], capsize=2, label=labels[key], error_kw={"elinewidth": 1})
-        tilt = len(rows) > 4
-        ax.set_xticks(range(len(rows)), [key_label(fields, r.key) for r in rows], rotation=30 if tilt else 0,
-                      ha="right" if tilt else "center", fontsize="x-small" if len(rows) > 12 else "small")
-        ax.set(ylabel="mean, 95% interval", title="Scores, per condition")
-        ax.grid(axis="y", alpha=0.3)
-        legend(ax, len(numeric), "best")
-        written.append(save(fig, "scores.png"))
+    if not numeric:
+        return None
+    fields = condition_fields(records)
+    labels = score_labels(records)
+    rows = scores_per_condition(records, fields)
+    fig, (ax,) = _panels(1)
+    if len(rows) > 12:
+        fig.set_size_inches(max(SINGLE_INCHES[0], 0.45 * len(rows)), SINGLE_INCHES[1] + 1)
+    width = 0.8 / len(numeric)
+    for i, key in enumerate(numeric):
+        xs, ys, below, above = [], [], [], []
+        for j, row in enumerate(rows):
+            s = row.scores.get(key)
+            if s is None or s.n == 0:
+                continue
+            xs.append(j + (i - (len(numeric) - 1) / 2) * width)
+            ys.append(s.value)
+            below.append(0.0 if math.isnan(s.low) else s.value - s.low)
+            above.append(0.0 if math.isnan(s.high) else s.high - s.value)
+        ax.bar(xs, ys, width, yerr=[below, above], capsize=2, label=labels[key], color=COLORS[i % len(COLORS)],
+               hatch=(None, "//", "..", "xx")[(i // len(COLORS)) % 4], error_kw={"elinewidth": 1})
+    tilt = len(rows) > 4
+    ax.set_xticks(range(len(rows)), [key_label(fields, k) for k in shortened([r.key for r in rows])], rotation=30 if tilt else 0,
+                  ha="right" if tilt else "center", fontsize="x-small" if len(rows) > 12 else "small")
+    ax.set(ylabel="mean, 95% interval", title="Scores, per condition")
+    ax.grid(axis="y", alpha=0.3)
+    _legend(ax, len(numeric), 1)
+    return fig
 
+
+def size_figure(records: Sequence[GameRecord]):
     x_field = size_field(records)
-    if x_field is not None:
-        sizes = observed_values(records, x_field)
-        fig, ax = figure()
-        series_fields, series = success_series(records, x_field)
-        for s in series:
-            points = [(float(x), c) for x, c in s.points if c.n]
+    sizes = observed_values(records, x_field)
+    positions = {x: float(x) for x in sizes}
+    spread = (max(positions.values()) - min(positions.values())) or 1.0
+    series_fields, series = success_series(records, x_field)
+    panels, labels, styles = _grouped(series_fields, shortened([s.key for s in series])) if series_fields else ([("", [0])], [""], [0])
+    fig, axes = _panels(len(panels))
+    for ax, (title, members) in zip(axes, panels):
+        drawn = merged([
+            (labels[i] or "all", tuple((x, c.n, c.successes) for x, c in series[i].points if c.n), styles[i]) for i in members
+        ])
+        for j, (label, points, s) in enumerate(drawn):
             if not points:
                 continue
-            xs = [x for x, _ in points]
-            ys = [100 * c.rate for _, c in points]
-            below = [max(0.0, 100 * (c.rate - c.low)) for _, c in points]
-            above = [max(0.0, 100 * (c.high - c.rate)) for _, c in points]
-            ax.errorbar(xs, ys, yerr=[below, above], marker="o", capsize=3, label=key_label(series_fields, s.key))
-        ax.set_xticks([float(x) for x in sizes], sizes)
-        ax.set(xlabel=x_field, ylabel="success (%), Wilson 95% interval", title=f"Success rate by {x_field}",
-               ylim=(-2, 102))
+            st = style(s)
+            dodge = 0.012 * spread * (j - (len(drawn) - 1) / 2)  # points at one size set apart
+            xs = [positions[x] + dodge for x, _, _ in points]
+            ys = [100 * k / n for _, n, k in points]
+            bands = [wilson_interval(k, n) for _, n, k in points]
+            lows, highs = [100 * lo for lo, _ in bands], [100 * hi for _, hi in bands]
+            ax.fill_between(xs, lows, highs, alpha=0.10, color=st["color"], linewidth=0)
+            ax.errorbar(xs, ys, yerr=[[y - lo for y, lo in zip(ys, lows)], [hi - y for y, hi in zip(ys, highs)]],
+                        capsize=3, label=label, **st)
+        ax.set_xticks(list(positions.values()), sizes)
+        ax.set(title=title or None, ylim=(-2, 102))
         ax.grid(alpha=0.3)
-        legend(ax, len(series), "best")
-        written.append(save(fig, "success_vs_size.png"))
-    return written
+        _legend(ax, len(drawn), len(panels))
+    _labels(fig, axes, x_field, "success (%), Wilson 95% interval", f"Success rate by {x_field}")
+    return fig

@@ -386,6 +386,9 @@ def test_turn_limit_that_follows_size_is_not_a_column():
 # The command
 
 
+ONE_PANEL = (1350, 825)  # pixels of a plot of one panel: 9 x 5.5 inches at 150 dpi
+
+
 def png_size(path: Path) -> tuple[int, int]:
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
@@ -448,12 +451,13 @@ def test_command_writes_every_output(tmp_path: Path, capsys):
     paired = read_csv(out / "paired.csv")
     assert paired[0]["pairs"] == "4" and paired[0]["difference"] == "0.25"
 
-    for name in ("success_by_turn.png", "scores.png"):
-        assert png_size(out / name) == (800, 500)
+    for name in ("success_by_turn", "scores"):
+        assert png_size(out / f"{name}.png") == ONE_PANEL
+        assert (out / f"{name}.pdf").read_bytes()[:5] == b"%PDF-" and b"<svg" in (out / f"{name}.svg").read_bytes()[:500]
     assert not (out / "success_vs_size.png").exists()  # one size only
     from matplotlib.image import imread
 
-    assert imread(out / "success_by_turn.png").shape[:2] == (500, 800)
+    assert imread(out / "success_by_turn.png").shape[:2] == ONE_PANEL[::-1]
 
     page = (out / "report.html").read_text()
     assert page.count("data:image/png;base64,") == 2
@@ -469,7 +473,7 @@ def test_command_plots_success_by_size(tmp_path: Path, capsys):
     (run / "results.jsonl").write_bytes(b"".join(encode_record(r) + b"\n" for r in records))
     out = tmp_path / "elsewhere"
     assert main([str(run), "--out", str(out), "--rows", "N"]) == 0
-    assert png_size(out / "success_vs_size.png") == (800, 500)
+    assert png_size(out / "success_vs_size.png") == ONE_PANEL
     assert (out / "report.html").read_text().count("data:image/png;base64,") == 3
     md = (out / "tables.md").read_text()
     assert "T follows N: T=6 for N=3, T=10 for N=5, T=20 for N=10" in md
@@ -550,7 +554,7 @@ def test_command_on_games_lost_to_the_infrastructure(tmp_path: Path, capsys):
     md = (run / "report" / "tables.md").read_text()
     assert "| share_everything | - (0) |" in md
     assert "| all | 3 | 0 | 0 | 0 | 0 | 3 | 0 |" in md
-    assert png_size(run / "report" / "success_by_turn.png") == (800, 500)
+    assert png_size(run / "report" / "success_by_turn.png") == ONE_PANEL
 
 
 @pytest.mark.parametrize(
@@ -594,7 +598,7 @@ def test_report_on_a_real_run(tmp_path: Path, capsys):
     assert 0.0 <= rate <= 1.0
     turns = read_csv(run / "report" / "success_by_turn.csv")
     assert len(turns) == 10 and turns[-1]["success_rate"] == success[0]["success_rate"]
-    assert png_size(run / "report" / "success_by_turn.png") == (800, 500)
+    assert png_size(run / "report" / "success_by_turn.png") == ONE_PANEL
 
 
 def test_compare_sizes_when_the_turn_limit_follows_the_size(tmp_path):

@@ -1,0 +1,108 @@
+"""The report's plots, read back from the matplotlib figures: panels when there are many curves,
+a Wilson band under every curve, distinct styles, identical series drawn once and named together,
+and every file format."""
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from engine import PolicyFactory, run_games
+from engine.stats import wilson_interval
+from engine.sweep import Grid
+from runners.report.cli import main
+from runners.report.plots import figures, style
+
+pytest.importorskip("matplotlib")
+
+PAIRS = [["share_everything", "share_everything"], ["one_piece", "one_piece"], ["noisy", "noisy"], ["ignore", "share_everything"]]
+FEEDBACK = ["none", "own", "own_detailed", "joint", "both", "both_detailed"]
+
+
+def play(grid: Grid) -> list:
+    records = []
+    anyio.run(lambda: run_games(grid.specs_for(range(grid.total)), factory=PolicyFactory(), concurrency=16, on_record=records.append))
+    return sorted(records, key=lambda r: r.game_id)
+
+
+@pytest.fixture(scope="module")
+def records24():
+    return play(Grid(seeds=6, agents=PAIRS, feedback=FEEDBACK))
+
+
+def visible(fig) -> list:
+    return [ax for ax in fig.axes if ax.get_visible()]
+
+
+def curves(ax) -> list:
+    """The step lines of a panel (the markers are drawn apart, without a label)."""
+    return [line for line in ax.get_lines() if not line.get_label().startswith("_")]
+
+
+def test_24_curves_are_drawn_in_one_panel_per_agent_pair_with_bands(records24):
+    fig = dict(figures(records24))["success_by_turn"]
+    axes = visible(fig)
+    assert len(axes) == 4
+    assert [ax.get_title() for ax in axes] == ["share_everything", "one_piece", "noisy", "ignore / share_everything"]
+    for ax in axes:
+        lines = curves(ax)
+        assert 1 <= len(lines) <= 6
+        assert len(ax.collections) == len(lines)  # one band per curve
+        named = [name for line in lines for name in line.get_label().rsplit(" (n=", 1)[0].split(" = ")]
+        assert sorted(named) == sorted(FEEDBACK)  # every condition named once, identical ones together
+        colors = [line.get_color() for line in lines]
+        assert len(set(colors)) == len(colors)
+    # The same feedback keeps its colour in every panel where it is drawn alone.
+    colour = {}
+    for ax in axes:
+        for line in curves(ax):
+            name = line.get_label().rsplit(" (n=", 1)[0]
+            if " = " not in name:
+                colour.setdefault(name, set()).add(line.get_color())
+    assert len(colour) >= 2 and all(len(c) == 1 for c in colour.values())
+
+
+def test_a_band_is_the_wilson_interval(records24):
+    one = [r for r in records24 if r.spec.agents["alice"] == "noisy" and r.spec.condition_fields()["feedback"] == "own"]
+    fig = dict(figures(one))["success_by_turn"]
+    (ax,) = visible(fig)
+    (line,) = curves(ax)
+    ys = line.get_ydata()
+    n = len(one)
+    solved = round(ys[-1] * n / 100)
+    low, high = wilson_interval(solved, n)
+    band = ax.collections[0].get_paths()[0].vertices[:, 1]
+    assert min(band) <= 100 * low + 1e-9 and max(band) >= 100 * high - 1e-9
+    assert any(abs(v - 100 * low) < 1e-9 for v in band) and any(abs(v - 100 * high) < 1e-9 for v in band)
+
+
+def test_identical_series_are_merged_and_others_set_apart():
+    records = play(Grid(seeds=8, agents=[["share_everything", "share_everything"], ["one_piece", "one_piece"], ["noisy", "noisy"]],
+                        feedback=["joint"], params={"size": [3, 5, 10]}))
+    fig = dict(figures(records))["success_vs_size"]
+    (ax,) = visible(fig)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "share_everything = one_piece" in labels and "noisy" in labels and len(labels) == 2
+    xs = [tuple(line.get_xdata()) for line in ax.get_lines() if line.get_marker() not in (None, "None", "_", "")]
+    assert len(set(xs)) == len(xs)  # not on top of each other
+
+
+def test_styles_differ_for_many_series():
+    styles = [tuple(sorted(style(i).items())) for i in range(140)]
+    assert len(set(styles)) == 140
+
+
+def test_each_plot_is_written_in_each_format(tmp_path: Path, records24):
+    from engine.results import encode_record
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "results.jsonl").write_bytes(b"".join(encode_record(r) + b"\n" for r in records24))
+    assert main([str(run)]) == 0
+    for stem in ("success_by_turn", "scores"):
+        for fmt in ("png", "pdf", "svg"):
+            assert (run / "report" / f"{stem}.{fmt}").stat().st_size > 1000
+    assert main([str(run), "--out", str(tmp_path / "png"), "--plot-format", "png"]) == 0
+    assert sorted(p.suffix for p in (tmp_path / "png").glob("success_by_turn.*") if p.suffix != ".csv") == [".png"]
+    with pytest.raises(SystemExit):
+        main([str(run), "--plot-format", "gif"])
