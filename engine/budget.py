@@ -73,14 +73,15 @@ class Spending:
     # -- figures --
     @property
     def cost(self) -> float:
-        """Dollars spent by the run so far (models with a price)."""
-        return self.earlier_cost + sum(b.limiter.stats.cost_usd or 0.0 for b in self.hub.backends())
+        """Dollars spent by the run so far (models with a price): by this process's calls, or, where
+        the calls are made elsewhere (a cluster's workers), by the games finished."""
+        here = sum(b.limiter.stats.cost_usd or 0.0 for b in self.hub.backends())
+        return self.earlier_cost + max(here, self.finished_cost)
 
     @property
     def tokens(self) -> int:
-        return self.earlier_tokens + sum(
-            b.limiter.stats.prompt_tokens + b.limiter.stats.completion_tokens for b in self.hub.backends()
-        )
+        here = sum(b.limiter.stats.prompt_tokens + b.limiter.stats.completion_tokens for b in self.hub.backends())
+        return self.earlier_tokens + max(here, self.finished_tokens)
 
     def per_game(self) -> PerGame | None:
         if self.prior is None:

@@ -163,19 +163,21 @@ def play_place(plan: Plan) -> Callable[[int], int]:
     return lambda game_id: (game_id % seeds) * conditions + game_id // seeds
 
 
-def write_usage(path: Path, hub: Any, log: Any) -> None:
+def write_usage(path: Path, summaries: list[dict[str, Any]], log: Any) -> None:
     """Per model: calls, retries by cause, tokens and cost over every process of the run
-    (``usage.json``); nothing when no model played."""
-    if not hub.backends():
+    (``usage.json``), from the summaries of this run's processes (``ModelHub.summary``: this one, or
+    a cluster's workers); nothing when no model played."""
+    if not summaries:
         return
     file = path / USAGE_FILE
-    earlier = None
+    summary = None
     if file.exists():
         try:
-            earlier = msgspec.json.decode(file.read_bytes())
+            summary = msgspec.json.decode(file.read_bytes())
         except msgspec.DecodeError:
             log.warning("usage_unreadable", file=str(file))  # the earlier totals are lost, not the run
-    summary = merge_usage(earlier, hub.summary())
+    for process in summaries:
+        summary = merge_usage(summary, process)
     file.write_bytes(msgspec.json.format(msgspec.json.encode(summary)) + b"\n")
     log.info("model_usage", models=summary["models"])
 
@@ -232,8 +234,8 @@ async def play_plan(
         starts = None
         if models_play(plan) and executor.name == "local":
             starts = GameStarts(factory.hub, spending=spending)
-            if spending is not None:
-                watchers.append(spending)
+        if models_play(plan) and spending is not None:
+            watchers.append(spending)  # the local starts, or a cluster's batches, stop at its caps
         # True (or "full"): full transcripts; "messages": messages-only transcripts (``engine.transcripts``)
         transcript_writer = TranscriptWriter(run.path, full=transcripts != "messages") if transcripts else None
         if transcript_writer is not None:
@@ -246,7 +248,7 @@ async def play_plan(
                         progress=progress, observers=watchers, starts=starts, games=games,
                     )
                 finally:
-                    write_usage(run.path, factory.hub, log)
+                    write_usage(run.path, executor.summaries(factory), log)
             finished = True
         finally:
             if transcript_writer is not None:

@@ -145,17 +145,15 @@ class _Collector:
                 turn.delivered.append(Delivered(message.recipient, message.text))
 
 
-class TranscriptWriter:
-    """A game observer that appends each finished game's transcript to ``transcripts.jsonl``: full
-    (``full=True``) or messages only."""
+class TranscriptMaker:
+    """A game observer that makes each finished game's transcript, encoded as one JSON line: full
+    (``full=True``) or messages only. A Ray worker sends the lines to the driver with the records."""
 
-    def __init__(self, run_path: Path, full: bool = True) -> None:
+    def __init__(self, full: bool = True) -> None:
         self.full = full
-        self.path = Path(run_path) / TRANSCRIPTS_FILE
-        drop_partial_tail(self.path)  # a line a kill cut short
-        self._file: Any = open(self.path, "ab", buffering=0)
         self._collectors: dict[int, _Collector] = {}
         self._encode = msgspec.json.Encoder().encode
+        self.made: dict[int, bytes] = {}  # game id -> its line, until taken (``take``)
 
     def game_started(self, spec: GameSpec):
         collector = _Collector(spec, self.full)
@@ -163,9 +161,18 @@ class TranscriptWriter:
         return collector.tap
 
     def game_finished(self, spec: GameSpec, record: GameRecord) -> None:
+        line = self.line(spec, record)
+        if line is not None:
+            self.made[spec.game_id] = line
+
+    def take(self, game_id: int) -> bytes | None:
+        return self.made.pop(game_id, None)
+
+    def line(self, spec: GameSpec, record: GameRecord) -> bytes | None:
+        """The game's transcript as a JSON line, or None for a game this observer did not see start."""
         collector = self._collectors.pop(spec.game_id, None)
         if collector is None:
-            return
+            return None
         transcript = collector.transcript
         transcript.outcome = record.outcome
         logs = {(log.turn, log.role): log for log in record.turn_log}
@@ -184,7 +191,26 @@ class TranscriptWriter:
             encoded = self._encode(Transcript(game_id=transcript.game_id, spec=transcript.spec, instance=transcript.instance,
                                               outcome=f"{transcript.outcome} (turns not storable: {type(exc).__name__})",
                                               detail=transcript.detail))
-        data = memoryview(encoded + b"\n")
+        return encoded + b"\n"
+
+
+class TranscriptWriter(TranscriptMaker):
+    """A ``TranscriptMaker`` that appends each line to ``transcripts.jsonl`` as its game ends (or,
+    for games played elsewhere, as ``write`` is given their lines)."""
+
+    def __init__(self, run_path: Path, full: bool = True) -> None:
+        super().__init__(full)
+        self.path = Path(run_path) / TRANSCRIPTS_FILE
+        drop_partial_tail(self.path)  # a line a kill cut short
+        self._file: Any = open(self.path, "ab", buffering=0)
+
+    def game_finished(self, spec: GameSpec, record: GameRecord) -> None:
+        line = self.line(spec, record)
+        if line is not None:
+            self.write(line)
+
+    def write(self, line: bytes) -> None:
+        data = memoryview(line)
         while data:
             data = data[self._file.write(data):]
 

@@ -112,11 +112,7 @@ def open_run(
     with ``check_saved``; lock it and read what is recorded. The model settings (the flags, on a
     resume over the saved ones) configure ``factory`` and are saved with the run. Exits with status
     2 on any problem."""
-    if args.executor == "ray":
-        for flag, given in (("--transcripts", args.transcripts), ("--max-cost", args.max_cost), ("--max-tokens-total", args.max_tokens_total)):
-            if given:
-                parser.error(f"argument {flag}: not available with --executor ray yet")
-    elif args.ray_address is not None:
+    if args.executor == "local" and args.ray_address is not None:
         parser.error("argument --ray-address: give it with --executor ray")
     try:
         if args.resume is not None:
@@ -156,11 +152,10 @@ def open_run(
 
 
 def transcripts_kept(args: argparse.Namespace) -> bool | str:
-    """What ``play_plan`` keeps of each game: full transcripts, messages only (the default, in this
-    process; Ray workers keep none yet) or nothing."""
+    """What ``play_plan`` keeps of each game: full transcripts, messages only (the default) or nothing."""
     if args.transcripts:
         return True
-    return False if args.no_messages or args.executor != "local" else "messages"
+    return False if args.no_messages else "messages"
 
 
 def wide_console() -> Console:

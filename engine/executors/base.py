@@ -26,9 +26,16 @@ class Executor(Protocol):
         starts: GameStarts | None, games: Mapping[str, Game],
     ) -> None: ...
 
+    def summaries(self, factory: PolicyFactory) -> list[dict[str, Any]]:
+        """How the models were called, per process that called them (``ModelHub.summary``), after ``play``."""
+        ...
+
 
 class LocalExecutor:
     name = "local"
+
+    def summaries(self, factory: PolicyFactory) -> list[dict[str, Any]]:
+        return [factory.hub.summary()] if factory.hub.backends() else []
 
     async def play(self, plan, ids, *, factory, concurrency, on_record, progress, observers, starts, games) -> None:
         await run_games(

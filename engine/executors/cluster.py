@@ -5,7 +5,9 @@ fed) with its own model clients. The driver sends games in batches of ids (not o
 not one actor per game) and keeps two batches outstanding per worker, so a worker never waits for the
 driver; each batch comes back as its records, encoded, which the driver decodes, shows and writes.
 A worker that dies mid-batch has its batch played again by the others: a batch's records arrive all
-together or not at all, so no game is lost or recorded twice.
+together or not at all, so no game is lost or recorded twice. Transcripts are made where the games
+are played and come back with their records; the driver writes both. A spending cap is checked as
+each game is put in a batch, with the games in flight counted at the expected cost of a game.
 
 Model limits are the cluster's: every worker draws on one budget per limit, held by a ledger actor
 (``leases``), which learns what any worker learns from the rate-limit headers and 429s.
@@ -14,6 +16,7 @@ Model limits are the cluster's: every worker draws on one budget per limit, held
 from __future__ import annotations
 
 import asyncio
+import itertools
 import math
 from collections import deque
 from typing import Any
@@ -27,16 +30,18 @@ from ..policies import PolicyFactory
 from ..records import GameRecord, decode_record, encode_record
 from ..results import Plan
 from ..run import run_games
+from ..transcripts import TranscriptMaker, TranscriptWriter
 from .leases import Leases, LimitLedger
 
 BATCHES_PER_WORKER = 2  # outstanding, so that a worker has the next batch when one ends
 MAX_BATCH = 256
+USAGE_WAIT = 10.0  # seconds to wait for the workers' usage at the end
 
 
 class _Batch:
     def __init__(self, size: int) -> None:
         self.size = size
-        self.records: list[bytes] = []
+        self.records: list[tuple[bytes, bytes | None]] = []  # (record, transcript line)
         self.done = asyncio.Event()
 
 
@@ -44,10 +49,11 @@ class GameWorker:
     """A Ray actor (made remote by ``RayExecutor``): plays the batches it is given, ``concurrency``
     games at a time, with one model hub for its life."""
 
-    def __init__(self, plan: bytes, settings: bytes, concurrency: int, ledger: Any = None) -> None:
+    def __init__(self, plan: bytes, settings: bytes, concurrency: int, ledger: Any = None, transcripts: str | None = None) -> None:
         self.plan = msgspec.json.decode(plan, type=Plan)
         self.factory = PolicyFactory(msgspec.json.decode(settings, type=BackendSettings))
         self.ledger = ledger
+        self.transcripts = None if transcripts is None else TranscriptMaker(full=transcripts == "full")
         tune_collector()  # as the runner does in one process (``engine.collector``)
         self.concurrency = concurrency
         self.batch_of: dict[int, _Batch] = {}
@@ -61,7 +67,10 @@ class GameWorker:
                 if self.ledger is not None:
                     self.factory.hub.leases = Leases(self.ledger, self.factory.hub.settings, leasing)
                 async with self.factory:
-                    await run_games(self._receive, factory=self.factory, concurrency=self.concurrency, on_record=self._record)
+                    await run_games(
+                        self._receive, factory=self.factory, concurrency=self.concurrency, on_record=self._record,
+                        observers=[self.transcripts] if self.transcripts is not None else (),
+                    )
                 leasing.cancel_scope.cancel()
         except BaseException as exc:  # every batch waiting learns of it
             self.failure = exc
@@ -71,12 +80,13 @@ class GameWorker:
 
     def _record(self, record: GameRecord) -> None:
         batch = self.batch_of.pop(record.game_id)
-        batch.records.append(encode_record(record))
+        transcript = self.transcripts.take(record.game_id) if self.transcripts is not None else None
+        batch.records.append((encode_record(record), transcript))
         if len(batch.records) == batch.size:
             batch.done.set()
 
-    async def play(self, ids: list[int]) -> list[bytes]:
-        """The encoded records of the games ``ids``."""
+    async def play(self, ids: list[int]) -> list[tuple[bytes, bytes | None]]:
+        """The encoded records of the games ``ids``, each with its transcript line when asked for."""
         if self._serving is None:
             self._send, self._receive = anyio.create_memory_object_stream(math.inf)
             self._serving = asyncio.get_running_loop().create_task(self._serve())
@@ -92,6 +102,11 @@ class GameWorker:
     def ping(self) -> bool:
         return True
 
+    def usage(self) -> dict[str, Any] | None:
+        """How this worker called the models (``ModelHub.summary``), None if it called none."""
+        hub = self.factory.hub
+        return hub.summary() if hub.backends() else None
+
 
 class RayExecutor:
     name = "ray"
@@ -105,6 +120,7 @@ class RayExecutor:
         self.worker_stats: dict[int, list[int]] = {}  # worker -> [batches, games]
         self.actors: list[Any] = []
         self.ledger: Any = None
+        self.usage: list[dict[str, Any]] = []  # each worker's ``ModelHub.summary``, after ``play``
 
     def _ray(self):
         try:
@@ -129,36 +145,60 @@ class RayExecutor:
         plan_bytes, settings_bytes = msgspec.json.encode(plan), msgspec.json.encode(factory.hub.settings)
         ledger = self.ledger = ray.remote(num_cpus=0)(LimitLedger).remote(settings_bytes)
         watchers = ([progress] if progress is not None else []) + list(observers)
-        retry: deque[list[int]] = deque()  # batches of workers that died
+        # Transcripts are made by the workers, which see the games' buses; the driver writes them.
+        writer = next((w for w in watchers if isinstance(w, TranscriptWriter)), None)
+        watchers = [w for w in watchers if w is not writer]
+        transcripts = None if writer is None else "full" if writer.full else "messages"
+        caps = [w for w in watchers if hasattr(w, "allows_another")]  # spending caps (``engine.budget``)
+        retry: deque[list[Any]] = deque()  # batches (specs) of workers that died
         pending = iter(ids)
+        capped = False
         announced: set[int] = set()  # games shown as started (once, even when played again)
         outstanding = 0  # batches sent and not yet back
         changed = anyio.Event()
 
-        def next_batch() -> list[int]:
+        def next_batch() -> list[Any]:
+            """The specs of the next batch: one a dead worker left, or new games within the caps."""
+            nonlocal capped
             if retry:
                 return retry.popleft()
-            return [game_id for _, game_id in zip(range(batch_size), pending)]
+            if not caps:
+                batch = list(plan.specs_for(list(itertools.islice(pending, batch_size)), games))
+            else:
+                batch = []
+                while len(batch) < batch_size:
+                    if not all(cap.allows_another() for cap in caps):
+                        capped = True  # within the caps no more games start; those in flight finish
+                        break
+                    game_id = next(pending, None)
+                    if game_id is None:
+                        break
+                    batch.extend(plan.specs_for([game_id], games))
+                    announce(batch[-1:])  # counted in flight before the next game is weighed
+            announce(batch)
+            return batch
+
+        def announce(specs) -> None:
+            for spec in specs:
+                if spec.game_id not in announced:
+                    announced.add(spec.game_id)
+                    for w in watchers:
+                        w.game_started(spec)
 
         async def feed(worker: int, actor: Any) -> None:
             nonlocal outstanding, changed
             stats = self.worker_stats.setdefault(worker, [0, 0])
             while True:
-                batch = next_batch()
+                batch = [] if capped and not retry else next_batch()
                 if not batch:
                     if not outstanding:
                         return
                     await changed.wait()  # a batch may come back unplayed from a worker that died
                     continue
-                specs = {spec.game_id: spec for spec in plan.specs_for(batch, games)}
-                for game_id, spec in specs.items():
-                    if game_id not in announced:
-                        announced.add(game_id)
-                        for w in watchers:
-                            w.game_started(spec)
+                specs = {spec.game_id: spec for spec in batch}
                 outstanding += 1
                 try:
-                    encoded = await actor.play.remote(batch)
+                    encoded = await actor.play.remote(list(specs))
                 except RayActorError:
                     retry.append(batch)  # the worker is gone: another plays these games
                     return
@@ -168,13 +208,17 @@ class RayExecutor:
                     changed = anyio.Event()
                 stats[0] += 1
                 stats[1] += len(encoded)
-                for data in encoded:
+                for data, transcript in encoded:
                     record = decode_record(data)
                     for w in watchers:
                         w.game_finished(specs[record.game_id], record)
+                    if transcript is not None and writer is not None:
+                        writer.write(transcript)  # before its record, as in one process
                     on_record(record)
 
-        actors = self.actors = [actor_class.remote(plan_bytes, settings_bytes, per_call, ledger) for _ in range(self.workers)]
+        actors = self.actors = [
+            actor_class.remote(plan_bytes, settings_bytes, per_call, ledger, transcripts) for _ in range(self.workers)
+        ]
         try:
             async with anyio.create_task_group() as tg:
                 for worker, actor in enumerate(actors):
@@ -183,6 +227,17 @@ class RayExecutor:
             if retry:
                 raise RuntimeError(f"every worker stopped; {sum(map(len, retry))} games were not played")
         finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(USAGE_WAIT):
+                self.usage = await _usage(actors)
             for actor in actors:
                 ray.kill(actor)
             ray.kill(ledger)
+
+    def summaries(self, factory) -> list[dict[str, Any]]:
+        return self.usage
+
+
+async def _usage(actors: list[Any]) -> list[dict[str, Any]]:
+    """The model usage of every worker still alive (a dead worker's calls are in its games' records)."""
+    found = await asyncio.gather(*(actor.usage.remote() for actor in actors), return_exceptions=True)
+    return [summary for summary in found if isinstance(summary, dict)]

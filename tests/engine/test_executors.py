@@ -4,6 +4,8 @@ rate limit, learned from the headers, not on a copy each."""
 
 from __future__ import annotations
 
+import json
+
 import anyio
 import pytest
 
@@ -13,6 +15,9 @@ from engine.ids import IdSet
 from engine.session import finish, play_plan
 from engine.backends import BackendSettings
 from tests.engine.backends.helpers import FAST, KEYS, fake_server
+from runners.concurrent import main as run_main
+from tests.e2e.test_model_runs import _records, server_process
+from tests.e2e.test_spending import AGENTS, PRICES
 from tests.helpers import grid
 
 ray = pytest.importorskip("ray")
@@ -28,11 +33,14 @@ def cluster():
     ray.shutdown()
 
 
-def _play(path, plan, executor, observers=()) -> bytes:
+def _play(path, plan, executor, observers=(), transcripts=False) -> bytes:
     run = RunDir.create(path, plan)
 
     async def main():
-        await play_plan(run, plan, PolicyFactory(), recorded=IdSet(), concurrency=64, executor=executor, observers=observers)
+        await play_plan(
+            run, plan, PolicyFactory(), recorded=IdSet(), concurrency=64, executor=executor, observers=observers,
+            transcripts=transcripts,
+        )
 
     anyio.run(main)
     finish(run, plan, complete=True)
@@ -92,3 +100,44 @@ def test_workers_draw_on_one_limit_learned_from_the_headers(tmp_path):
     assert stats.requests > 500
     assert refused <= 0.02 * stats.requests, (refused, stats.requests)
     assert sum(executor.worker_stats[w][1] for w in (0, 1)) == 200 and min(executor.worker_stats[w][1] for w in (0, 1)) > 0
+    usage = json.loads((run.path / "usage.json").read_text())
+    assert len(usage["processes"]) == 2  # each worker's calls
+    assert sum(m["calls"] for m in usage["models"].values()) == stats.served
+
+
+@pytest.mark.parametrize("detail", [True, "messages"])
+def test_transcripts_made_by_the_workers_are_those_made_in_this_process(tmp_path, detail):
+    plan = grid(120, alice="noisy", bob="one_piece", feedback="both")
+    _play(tmp_path / "local", plan, make_executor("local"), transcripts=detail)
+    _play(tmp_path / "ray", plan, make_executor("ray", workers=2), transcripts=detail)
+    local, remote = (_transcripts(tmp_path / where / "transcripts.jsonl") for where in ("local", "ray"))
+    assert len(local) == 120 and remote == local
+
+
+def _transcripts(path) -> list[dict]:
+    """The transcripts by game, less the time each policy took."""
+    found = [json.loads(line) for line in path.read_bytes().splitlines()]
+    for transcript in found:
+        for turn in transcript["turns"]:
+            turn.pop("latency", None)
+    return sorted(found, key=lambda t: t["game_id"])
+
+
+def test_a_cost_cap_stops_the_cluster_and_the_workers_usage_is_the_runs(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", KEYS["OPENAI_API_KEY"])
+    run = tmp_path / "run"
+    with server_process() as url:
+        flags = [*AGENTS, *PRICES, "--openai-url", url + "/v1"]
+        code = run_main(["--games", "40", *flags, "--out", str(run), "--max-cost", "0.5", "--concurrency", "8",
+                         "--executor", "ray", "--workers", "2"])
+        printed = capsys.readouterr().out
+        assert code == 5, printed
+        first = _records(run)
+        spent = sum(u["cost_usd"] for r in first for u in r["usage"].values())
+        assert 0 < len(first) < 40 and spent <= 0.5
+        usage = json.loads((run / "usage.json").read_text())
+        assert 1 <= len(usage["processes"]) <= 2  # one per worker that called a model
+        assert sum(m["calls"] for m in usage["models"].values()) == sum(len(r["turn_log"]) for r in first)
+        assert round(sum(m["cost_usd"] for m in usage["models"].values()), 6) == round(spent, 6)
+        assert run_main([*flags, "--resume", str(run), "--max-cost", "100"]) == 0
+    assert sorted(r["game_id"] for r in _records(run)) == list(range(40))
