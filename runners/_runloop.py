@@ -24,7 +24,7 @@ from engine.session import counted_keys, finish, models_play, new_progress, play
 
 from ._args import bounded
 from engine.collector import tuned_collector
-from ._display import ProgressDisplay, summary_table
+from ._display import ProgressDisplay, counters_section, summary_table
 from ._models import add_model_arguments, settings_from_args
 from ._spending import add_spending_arguments, caps, check_prices, make_forecast, print_forecast, spending_line
 
@@ -151,6 +151,17 @@ def open_run(
     return Prepared(args, plan, run, lock, recorded, resume_command(parser.prog, args, run))
 
 
+def cluster_sections(executor) -> list:
+    """The dashboard's sections for a run on a cluster: each model summed over the workers, and a
+    row per worker."""
+    sections = []
+    models = executor.model_rows()
+    if models:
+        sections.append(counters_section("model", "Models (all workers)", models, priority=2))
+    sections.append(counters_section("worker", "Workers", executor.worker_rows(), priority=3))
+    return sections
+
+
 def transcripts_kept(args: argparse.Namespace) -> bool | str:
     """What ``play_plan`` keeps of each game: full transcripts, messages only (the default) or nothing."""
     if args.transcripts:
@@ -238,6 +249,9 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, 
     display = ProgressDisplay(console, progress, interactive=interactive)
     display.hub = factory.hub
     display.spending = spending
+    executor = make_executor(args.executor, workers=args.workers, address=args.ray_address)
+    if hasattr(executor, "worker_rows"):  # a cluster: its models' limiters and a row per worker
+        display.extra = lambda: cluster_sections(executor)
     async with anyio.create_task_group() as outer:
 
         async def watch_signals() -> None:
@@ -258,7 +272,7 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, 
             await play_plan(
                 run, plan, factory, recorded=prepared.recorded, concurrency=args.concurrency, progress=progress,
                 log_level=args.log_level, transcripts=transcripts_kept(args), observers=[SameFailure(give_up)],
-                spending=spending, executor=make_executor(args.executor, workers=args.workers, address=args.ray_address),
+                spending=spending, executor=executor,
             )
         except* OSError as group:  # a full disk, a run directory gone: every record before it is kept
             failure = first_leaf(group)

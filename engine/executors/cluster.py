@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import math
+import time
 from collections import deque
 from typing import Any
 
@@ -36,6 +37,7 @@ from .leases import Leases, LimitLedger
 BATCHES_PER_WORKER = 2  # outstanding, so that a worker has the next batch when one ends
 MAX_BATCH = 256
 USAGE_WAIT = 10.0  # seconds to wait for the workers' usage at the end
+SNAPSHOT_EVERY = 1.0  # seconds between the dashboard's reads of each worker
 
 
 class _Batch:
@@ -102,6 +104,19 @@ class GameWorker:
     def ping(self) -> bool:
         return True
 
+    def snapshot(self) -> dict[str, Any]:
+        """What the driver's dashboard shows of this worker: games in flight and each model's limiter."""
+        now = time.monotonic()
+        models = {}
+        for backend in self.factory.hub.backends():
+            limiter, stats = backend.limiter, backend.limiter.stats
+            models[limiter.name] = {
+                "in flight": limiter.running, "cap": limiter.cap, "rpm": round(stats.rate(now)),
+                "429": stats.rate_limited, "failed": stats.failed, "calls": stats.calls,
+                "cost": stats.cost_usd,
+            }
+        return {"in flight": len(self.batch_of), "models": models}
+
     def usage(self) -> dict[str, Any] | None:
         """How this worker called the models (``ModelHub.summary``), None if it called none."""
         hub = self.factory.hub
@@ -121,6 +136,8 @@ class RayExecutor:
         self.actors: list[Any] = []
         self.ledger: Any = None
         self.usage: list[dict[str, Any]] = []  # each worker's ``ModelHub.summary``, after ``play``
+        self.snapshots: dict[int, dict[str, Any]] = {}  # worker -> its last ``GameWorker.snapshot``
+        self.dead: set[int] = set()
 
     def _ray(self):
         try:
@@ -201,6 +218,7 @@ class RayExecutor:
                     encoded = await actor.play.remote(list(specs))
                 except RayActorError:
                     retry.append(batch)  # the worker is gone: another plays these games
+                    self.dead.add(worker)
                     return
                 finally:
                     outstanding -= 1
@@ -220,10 +238,13 @@ class RayExecutor:
             actor_class.remote(plan_bytes, settings_bytes, per_call, ledger, transcripts) for _ in range(self.workers)
         ]
         try:
-            async with anyio.create_task_group() as tg:
-                for worker, actor in enumerate(actors):
-                    for _ in range(BATCHES_PER_WORKER):
-                        tg.start_soon(feed, worker, actor)
+            async with anyio.create_task_group() as watching:
+                watching.start_soon(self._watch, actors, RayActorError)
+                async with anyio.create_task_group() as tg:
+                    for worker, actor in enumerate(actors):
+                        for _ in range(BATCHES_PER_WORKER):
+                            tg.start_soon(feed, worker, actor)
+                watching.cancel_scope.cancel()
             if retry:
                 raise RuntimeError(f"every worker stopped; {sum(map(len, retry))} games were not played")
         finally:
@@ -235,6 +256,43 @@ class RayExecutor:
 
     def summaries(self, factory) -> list[dict[str, Any]]:
         return self.usage
+
+    async def _watch(self, actors: list[Any], gone: type[Exception]) -> None:
+        """Keep each live worker's snapshot for the dashboard, once a second."""
+        while True:
+            for worker, actor in enumerate(actors):
+                if worker not in self.dead:
+                    try:
+                        self.snapshots[worker] = await actor.snapshot.remote()
+                    except gone:
+                        self.dead.add(worker)
+            await anyio.sleep(SNAPSHOT_EVERY)
+
+    def worker_rows(self) -> list[tuple[str, dict[str, object]]]:
+        """A row per worker: batches and games back, games in flight, and its calls over every model."""
+        rows = []
+        for worker in range(self.workers):
+            batches, games = self.worker_stats.get(worker, (0, 0))
+            snapshot = self.snapshots.get(worker, {})
+            models = snapshot.get("models", {}).values()
+            rows.append((f"worker {worker}", {
+                "state": "lost" if worker in self.dead else "up", "batches": batches, "games": games,
+                "in flight": snapshot.get("in flight", 0), "calls": sum(m["calls"] for m in models),
+                "rpm": sum(m["rpm"] for m in models), "429": sum(m["429"] for m in models),
+            }))
+        return rows
+
+    def model_rows(self) -> list[tuple[str, dict[str, object]]]:
+        """A row per model, summed over the workers: calls in flight and the caps, rate, refusals, cost."""
+        totals: dict[str, dict[str, Any]] = {}
+        for snapshot in self.snapshots.values():
+            for name, figures in snapshot.get("models", {}).items():
+                total = totals.setdefault(name, {"in flight": 0, "cap": 0, "rpm": 0, "429": 0, "failed": 0, "calls": 0, "cost": 0.0})
+                for key, value in figures.items():
+                    total[key] = None if value is None or total[key] is None else total[key] + value
+        for total in totals.values():
+            total["cost"] = "-" if total["cost"] is None else f"${total['cost']:.2f}"
+        return sorted(totals.items())
 
 
 async def _usage(actors: list[Any]) -> list[dict[str, Any]]:
