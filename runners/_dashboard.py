@@ -2,8 +2,8 @@
 terminal, each frame from the engine's counters only.
 
 A section has a priority and, if it is a table, a number of rows it would like to show. When the
-terminal is too short, sections of low priority are left out (and named on the last line) and
-tables show fewer rows with a "+N more" line; when it is too narrow, their columns give way (see
+terminal is too short, tables show fewer rows with a "+N more" line, and from the first section that
+does not fit, it and every section of lower priority are left out (and named on the last line); when it is too narrow, their columns give way (see
 ``_widths``). Rich's Live only cuts a tall frame at the bottom, so the fitting is done here; a
 caller can add sections of its own (``extra``), such as ``counters_section``, without relayout.
 """
@@ -73,7 +73,7 @@ class Dashboard:
             rows = min(section.rows, section.least) if section.rows else 0
             lines = _lines(console, options, section.build(width, rows))
             room = budget - sum(heights.values()) - 1  # a line kept for naming what is left out
-            if len(lines) > room:
+            if left_out or len(lines) > room:  # once a part is left out, so are those after it
                 left_out.append(section.name)
                 continue
             shown[section.name], heights[section.name], cache[section.name] = rows, len(lines), lines

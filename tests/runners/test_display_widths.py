@@ -139,15 +139,22 @@ def test_the_dashboard_at_160_columns_shows_every_condition_and_full_model_names
     assert all(r[2] == "3/12" or r[2].endswith("/10") for r in running)  # the turn column is whole
 
 
-@pytest.mark.parametrize("height", [12, 24, 40])
+@pytest.mark.parametrize("height", [12, 24, 40, 80])
 def test_a_short_terminal_hides_whole_sections_by_priority_and_names_them(run24, height):
     _, progress = run24
     text = text_of(render_dashboard(progress, 12.0, height=height), 100)
     assert len(text.rstrip("\n").splitlines()) <= height - 1
-    assert "done" in text.splitlines()[0]  # the progress line is always there
-    if "hidden" in text:
-        hidden = text.split("too short: ")[1].split(", ")
-        assert all(name.strip() not in text.split("hidden")[0] for name in hidden if name.strip() == "recently finished")
+    assert "done" in text.splitlines()[0] and "success so far" in text  # always there
+    by_priority = ["by condition", "running games", "scores", "recently finished"]
+    hidden = text.split("too short: ")[1].strip().split(", ") if "too short: " in text else []
+    titles = {"by condition": "by condition", "running games": "running games", "scores": "scores so far", "recently finished": "recently finished"}
+    body = text.split("hidden, the terminal")[0]
+    shown = [name for name in by_priority if titles[name] in body]
+    assert shown + hidden == by_priority  # what is hidden is what comes last by priority
+    if height == 80:
+        assert hidden == [] and "more conditions" not in text
+    if height == 12:
+        assert "running games" in hidden
 
 
 def test_an_extra_section_of_counters_is_shown_without_relayout(run24):
