@@ -1,21 +1,32 @@
 """Turning a policy name into a policy for one agent of one game.
 
 One ``PolicyFactory`` serves a whole run; shared resources (model clients, limiters) hang off it,
-never off module globals. Names are one of the game's scripted strategies (``share_everything``) or a
-model (``openai:gpt-4o``, ``anthropic:claude-sonnet-4-5``, ``vllm:MODEL``), which plays through the
-game's prompter. Use the factory as
-``async with factory:`` around the games when models play (it opens and closes their clients).
+never off module globals. A name is one of three things:
+
+- a scripted strategy of the game (``share_everything``);
+- a model, ``ENDPOINT:MODEL`` (``openai:gpt-4o``, ``anthropic:claude-sonnet-4-5``, ``vllm:MODEL``, or
+  a named endpoint: ``openrouter:meta-llama/llama-3.1-70b-instruct``), which plays through the game's
+  prompter;
+- a policy of the user's own, ``package.module:NAME``: a class or function called as a scripted
+  strategy is, ``NAME(role, rng)``, returning an object with ``async reply(context) -> str``. The
+  module path has a dot, which no endpoint name has; that is how the two are told apart.
+
+Use the factory as ``async with factory:`` around the games when models play (it opens and closes
+their clients).
 """
 
 from __future__ import annotations
 
+import inspect
 import random
+from importlib import import_module
+from typing import Any
 
 from puzzles import Game, Policy
 
 from .backends import BackendSettings, ModelHub, split_name
 
-MODEL_FORMS = ("openai:MODEL", "anthropic:MODEL", "vllm:MODEL")
+MODEL_FORMS = ("openai:MODEL", "anthropic:MODEL", "vllm:MODEL", "ENDPOINT:MODEL", "package.module:Policy")
 
 
 def _normal(name: str) -> str:
@@ -23,7 +34,46 @@ def _normal(name: str) -> str:
 
 
 def is_model(name: str) -> bool:
-    return ":" in name
+    return ":" in name and not is_import(name)
+
+
+def is_import(name: str) -> bool:
+    """``package.module:NAME``: a policy of the user's own."""
+    return "." in name.partition(":")[0] and ":" in name
+
+
+def _makes_policy(found: Any) -> bool:
+    """A class with an async ``reply``, or a plain function that takes (role, rng)."""
+    if inspect.isclass(found):
+        return inspect.iscoroutinefunction(getattr(found, "reply", None))
+    if not callable(found) or inspect.iscoroutinefunction(found):
+        return False
+    try:
+        inspect.signature(found).bind("role", random.Random(0))
+    except TypeError:
+        return False
+    except ValueError:  # no signature to read (a builtin): let the call decide
+        pass
+    return True
+
+
+def import_policy(name: str) -> Any:
+    """The object ``package.module:NAME`` names. ValueError with a one-line reason if it cannot be
+    imported or is not a policy."""
+    module_name, _, attribute = name.strip().partition(":")
+    try:
+        found: Any = import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"cannot import {module_name} for the policy {name!r}: {exc}") from None
+    except Exception as exc:  # the user's module failed while it was imported
+        raise ValueError(f"importing {module_name} for the policy {name!r} failed: {type(exc).__name__}: {exc}") from None
+    for part in attribute.split("."):
+        if not hasattr(found, part):
+            raise ValueError(f"{module_name} has no {attribute!r} (the policy {name!r})")
+        found = getattr(found, part)
+    if not _makes_policy(found):
+        raise ValueError(f"{name} is not a policy: give a class with 'async def reply(self, context)', or a function (role, rng) returning one")
+    return found
 
 
 def strategy_of(model: str) -> str:
@@ -41,6 +91,7 @@ def scripted_rng(seed: int, role: str) -> random.Random:
 class PolicyFactory:
     def __init__(self, backends: BackendSettings | None = None, environ=None) -> None:
         self.hub = ModelHub(backends, environ)
+        self._imported: dict[str, Any] = {}
 
     def configure(self, backends: BackendSettings) -> None:
         """Set how models are called (before any policy is made)."""
@@ -51,6 +102,8 @@ class PolicyFactory:
 
     def canonical(self, name: str) -> str:
         """The name as it is saved with a run: one spelling per policy (a model name keeps its case)."""
+        if is_import(name):
+            return name.strip()
         if is_model(name):
             provider, model = name.split(":", 1)
             return f"{provider.strip().lower()}:{model.strip()}"
@@ -59,13 +112,24 @@ class PolicyFactory:
     def check(self, name: str, game: Game) -> None:
         """Raise ValueError with a one-line reason if ``name`` is not a policy this factory can make
         for ``game``."""
+        if is_import(name):
+            self._policy_class(name)
+            return
         if is_model(name):
             self.hub.check(name)
             return
         if _normal(name) not in game.scripted:
             raise ValueError(f"unknown policy {name!r} for {game.name}; choose from {', '.join(self.names(game))}")
 
+    def _policy_class(self, name: str) -> Any:
+        found = self._imported.get(name)
+        if found is None:
+            found = self._imported[name] = import_policy(name)
+        return found
+
     def make(self, name: str, role: str, seed: int, game: Game) -> Policy:
+        if is_import(name):
+            return self._policy_class(name)(role, scripted_rng(seed, role))
         if is_model(name):
             from actors.llm import LLMPolicy
 

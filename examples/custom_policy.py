@@ -2,6 +2,14 @@
 
     .venv/bin/python examples/custom_policy.py
 
+The same policy from the command line, named by its module path (from the project's root):
+
+    asymgames run --agent alice=examples.custom_policy:HalfSharer --games 200
+    asymgames sweep examples/custom_policy.toml
+
+A policy named ``package.module:NAME`` is called as ``NAME(role, rng)`` (rng: a ``random.Random``
+seeded from the game and the role) and must return an object with ``async reply(context) -> str``.
+
 A policy gets a TurnContext (its view of the game, feedback, the recent conversation) and returns
 the raw reply text, in the game's reply format (for AsymPuzl: text ending with {"message": ...,
 "actions": [...]}). This one plays Alice like share_everything but only ever tells Bob the first

@@ -4,6 +4,10 @@ The settings are saved with the run (``models.json``) and used again on ``--resu
 sampling flag (temperature, top-p, max tokens, seed, structured output) that differs from the saved
 one is an error naming it, since it would change how the rest of the games are played; the pacing
 and connection flags (rates, URLs, clients, limits, timeouts, attempts, prices) replace the saved ones.
+Endpoints given on a resume are added to the saved ones (a name given again replaces its entry).
+
+Names of providers in ``--rpm``, ``--tpm``, ``--client`` and ``--shared-limit`` are checked once the
+whole command line is read, since ``--endpoint``/``--endpoints`` may name them after.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import argparse
 import msgspec
 
 from engine.backends import CLIENTS, PROVIDERS, BackendSettings, ModelOptions
+from engine.backends.endpoints import NAME, known, parse_endpoint, read_endpoints
 from engine.backends.prices import parse_price, price_numbers, read_prices
 
 from ._args import bounded
@@ -28,8 +33,8 @@ def _rate(text: str) -> tuple[str, float]:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected N, PROVIDER=N or PROVIDER:MODEL=N with N > 0, got {text!r}")
     provider = target.partition(":")[0].strip().lower()
-    if sep and provider not in PROVIDERS:
-        raise argparse.ArgumentTypeError(f"unknown provider {provider!r} in {text!r}; use {', '.join(PROVIDERS)}")
+    if sep and not NAME.fullmatch(provider):
+        raise argparse.ArgumentTypeError(f"unknown provider {provider!r} in {text!r}; use {', '.join(PROVIDERS)} or an endpoint's name")
     if sep and ":" in target:
         target = f"{provider}:{target.partition(':')[2].strip()}"
     return (target if sep else "*"), value
@@ -37,8 +42,8 @@ def _rate(text: str) -> tuple[str, float]:
 
 def _provider(text: str) -> str:
     provider = text.strip().lower()
-    if provider not in PROVIDERS:
-        raise argparse.ArgumentTypeError(f"expected one of {', '.join(PROVIDERS)}, got {text!r}")
+    if not NAME.fullmatch(provider):
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(PROVIDERS)} or an endpoint's name, got {text!r}")
     return provider
 
 
@@ -46,8 +51,8 @@ def _client(text: str) -> tuple[str, str]:
     """``PROVIDER=lean`` or ``PROVIDER=sdk``."""
     provider, _, client = text.partition("=")
     provider, client = provider.strip().lower(), client.strip().lower()
-    if provider not in PROVIDERS or client not in CLIENTS:
-        raise argparse.ArgumentTypeError(f"expected PROVIDER=lean or PROVIDER=sdk with PROVIDER one of {', '.join(PROVIDERS)}, got {text!r}")
+    if not NAME.fullmatch(provider) or client not in CLIENTS:
+        raise argparse.ArgumentTypeError(f"expected PROVIDER=lean or PROVIDER=sdk with PROVIDER one of {', '.join(PROVIDERS)} or an endpoint's name, got {text!r}")
     if provider == "anthropic" and client == "lean":
         raise argparse.ArgumentTypeError("the lean client speaks the OpenAI-compatible API only; anthropic=sdk")
     return provider, client
@@ -67,6 +72,20 @@ def _price(text: str):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _endpoint(text: str):
+    try:
+        return parse_endpoint(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _endpoint_file(text: str):
+    try:
+        return read_endpoints(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _price_file(text: str):
     try:
         return price_numbers(read_prices(text))
@@ -77,8 +96,11 @@ def _price_file(text: str):
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags; each defaults to None (not given), so that a resume can tell what was given."""
     g = parser.add_argument_group(
-        "model backends (policies openai:MODEL, anthropic:MODEL, vllm:MODEL; keys from OPENAI_API_KEY, ANTHROPIC_API_KEY)"
+        "model backends (policies openai:MODEL, anthropic:MODEL, vllm:MODEL or ENDPOINT:MODEL; keys from the environment: "
+        "OPENAI_API_KEY, ANTHROPIC_API_KEY, an endpoint's key_env)"
     )
+    g.add_argument("--endpoints", type=_endpoint_file, action="append", metavar="FILE", help="a TOML file of named endpoints over the built-in ones (engine/backends/endpoints.toml shows the form); saved with the run")
+    g.add_argument("--endpoint", type=_endpoint, action="append", metavar="NAME=KIND,URL[,KEY_ENV]", help="one named endpoint: KIND openai (any OpenAI-compatible server), anthropic or vllm; the key is read from the variable KEY_ENV; saved with the run")
     g.add_argument("--rpm", type=_rate, action="append", metavar="[PROVIDER[:MODEL]=]N", help="requests per minute (default: learned from the provider's rate-limit headers)")
     g.add_argument("--tpm", type=_rate, action="append", metavar="[PROVIDER[:MODEL]=]N", help="tokens per minute (default: learned from the headers)")
     g.add_argument("--openai-url", metavar="URL", help="OpenAI-compatible base URL (default: OPENAI_BASE_URL or api.openai.com)")
@@ -99,15 +121,22 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--price", type=_price, action="append", metavar="MODEL=IN,CACHED,OUT[,WRITE]", help="dollars per million tokens for one model (cache writes default to input)")
 
 
-def _per_provider(pairs: list[tuple[str, float]]) -> dict[str, float]:
+def _per_provider(pairs: list[tuple[str, float]], names: dict, flag: str) -> dict[str, float]:
     table: dict[str, float] = {}
     for target, value in pairs:
         if target == "*":
-            for provider in PROVIDERS:
+            for provider in names:
                 table.setdefault(provider, value)
         else:
+            _known(target.partition(":")[0], names, flag)
             table[target] = value
     return table
+
+
+def _known(provider: str, names: dict, flag: str) -> str:
+    if provider not in names:
+        raise ValueError(f"argument {flag}: unknown provider {provider!r}; use {', '.join(names)} (or define it with --endpoint)")
+    return provider
 
 
 # (flag, ModelOptions field, argparse dest): flags that change the replies, fixed for a run.
@@ -143,13 +172,25 @@ def settings_from_args(args: argparse.Namespace, saved: BackendSettings | None =
         if given is not None:
             changes[field] = given
     fields: dict = {"options": msgspec.structs.replace(options, **changes)}
+    endpoints = dict(base.endpoints)
+    for table in args.endpoints or []:
+        endpoints.update(table)
+    endpoints.update(dict(args.endpoint or []))
+    if endpoints != base.endpoints:
+        fields["endpoints"] = endpoints
+    names = known(endpoints)
     if args.rpm:
-        fields["rpm"] = _per_provider(args.rpm)
+        fields["rpm"] = _per_provider(args.rpm, names, "--rpm")
     if args.tpm:
-        fields["tpm"] = _per_provider(args.tpm)
+        fields["tpm"] = _per_provider(args.tpm, names, "--tpm")
     urls = {p: u for p, u in (("openai", args.openai_url), ("anthropic", args.anthropic_url), ("vllm", ",".join(args.vllm_url or ()))) if u}
     if urls:
         fields["urls"] = {**base.urls, **urls}
+    for provider in [*(args.shared_limit or []), *(p for p, _ in args.client or [])]:
+        _known(provider, names, "--shared-limit" if provider in (args.shared_limit or []) else "--client")
+    for provider, client in args.client or []:
+        if client == "lean" and names[provider].kind == "anthropic":
+            raise ValueError(f"argument --client: the lean client speaks the OpenAI-compatible API only; {provider}=sdk")
     if args.shared_limit:
         fields["shared_limits"] = sorted(set(base.shared_limits) | set(args.shared_limit))
     if args.client:

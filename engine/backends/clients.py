@@ -21,8 +21,10 @@ from .lean import LeanBackend, LeanClient
 from .limiter import DEFAULT_BURST, Bucket, Limiter
 from .prices import PriceTable
 from .sdk import AnthropicBackend, OpenAIBackend, SDKBackend, VLLMBackend, import_sdk, sdk_client
+from .endpoints import known
 from .settings import (
-    CALL_GAME, GAME_HEADER, KEY_ENV, PROVIDERS, URL_ENV, BackendSettings, History, ModelOptions, chat_turns, split_name,
+    CALL_GAME, GAME_HEADER, KEY_ENV, PROVIDERS, BackendSettings, History, ModelOptions, chat_turns,
+    endpoint_limits, split_name,
 )
 from .tokens import Tokenizer
 from .replicas import ReplicaSet, ReplicatedBackend, split_urls
@@ -41,7 +43,7 @@ class ModelHub:
     """
 
     def __init__(self, settings: BackendSettings | None = None, environ: Mapping[str, str] | None = None) -> None:
-        self.settings = settings or BackendSettings()
+        self.settings = endpoint_limits(settings or BackendSettings())
         self.environ = os.environ if environ is None else environ
         self.tokenizer = Tokenizer()
         self.prices = PriceTable(self.settings.prices)
@@ -53,22 +55,30 @@ class ModelHub:
         # ``leases.drawing(key, limiter)`` (``engine.executors.leases``); None in one process.
         self.leases: Any = None
         self._task_group: anyio.abc.TaskGroup | None = None
-        self.secrets = Secrets([self.environ.get(v, "") for v in KEY_ENV.values()])
+        keys = {*KEY_ENV.values(), *(e.key_env for e in known(self.settings.endpoints).values() if e.key_env)}
+        self.secrets = Secrets([self.environ.get(v, "") for v in sorted(keys)])
 
     def check(self, name: str) -> None:
         """Raise ValueError with a one-line reason if ``name`` cannot be played (unknown provider, no key)."""
         provider, _ = split_name(name)
-        if provider != "vllm" and not self.environ.get(KEY_ENV[provider]):
-            raise ValueError(f"{name} needs the environment variable {KEY_ENV[provider]} (the API key)")
+        endpoint = self.settings.endpoint(provider)
+        if endpoint.kind != "vllm" and endpoint.key_env and not self.environ.get(endpoint.key_env):
+            raise ValueError(f"{name} needs the environment variable {endpoint.key_env} (the API key)")
         if provider == "vllm" and not self.base_url("vllm"):
             raise ValueError(f"{name} needs the server's address: --vllm-url http://HOST:8000/v1")
+        if provider not in PROVIDERS and not self.base_url(provider):
+            raise ValueError(f"{name}: the endpoint {provider} has no url")
         if provider == "vllm" and len(split_urls(self.base_url("vllm"))) > 1 and self.settings.client("vllm") != "lean":  # replicas
             raise ValueError("several vLLM servers are spread over by the lean client only; drop --client vllm=sdk")
         if self.settings.client(provider) == "sdk":
-            import_sdk(provider)
+            import_sdk(endpoint.kind)
+        if provider not in PROVIDERS and provider not in self.settings.endpoints:  # a built-in entry: saved with the run
+            self.settings = msgspec.structs.replace(self.settings, endpoints={**self.settings.endpoints, provider: endpoint})
 
     def base_url(self, provider: str) -> str | None:
-        return self.settings.urls.get(provider) or self.environ.get(URL_ENV[provider]) or None
+        endpoint = self.settings.endpoint(provider)
+        from_env = self.environ.get(endpoint.url_env) if endpoint.url_env else None
+        return self.settings.urls.get(provider) or from_env or endpoint.url or None
 
     def _limit(self, table: dict[str, float], provider: str, model: str) -> float | None:
         return table.get(f"{provider}:{model}", table.get(provider))
@@ -77,12 +87,14 @@ class ModelHub:
         client = self._clients.get(provider)
         if client is None:
             connections = max(self.settings.max_in_flight, self.settings.vllm_max_seqs * 2) + 16
-            key = self.environ.get(KEY_ENV[provider]) or ("EMPTY" if provider == "vllm" else None)
+            endpoint = self.settings.endpoint(provider)
+            key = self.environ.get(endpoint.key_env) if endpoint.key_env else None
+            key = key or ("EMPTY" if endpoint.kind == "vllm" or not endpoint.key_env else None)
             url = self.base_url(provider)
             if self.settings.client(provider) == "lean":
                 client = LeanClient(url or _DEFAULT_URL["openai"], key, connections, self.settings.options.timeout)
             else:
-                client = sdk_client(provider, key, url, connections)
+                client = sdk_client(endpoint.kind, key, url, connections)
             self._clients[provider] = client
         return client
 
@@ -92,14 +104,15 @@ class ModelHub:
             return backend
         provider, model = split_name(name)
         settings = self.settings
-        if provider == "vllm":
+        kind = settings.endpoint(provider).kind
+        if kind == "vllm":
             seqs = settings.vllm_max_seqs
             limiter = Limiter(
                 name, rpm=self._limit(settings.rpm, provider, model), tpm=self._limit(settings.tpm, provider, model),
                 max_in_flight=seqs * 2, initial_in_flight=seqs + vllm_headroom(seqs), learn_limits=False,
                 adaptive=False,
             )
-            urls = split_urls(self.base_url("vllm"))
+            urls = split_urls(self.base_url(provider))
             if len(urls) > 1:  # replicas: the model's calls spread over its servers
                 return self._replicated(name, model, limiter, urls)
             self._watch_vllm(name, limiter)
@@ -124,10 +137,14 @@ class ModelHub:
                 self.leases.drawing(key, limiter)
         client = self._client(provider)
         parts = (model, limiter, settings.options, self.tokenizer, self.prices, self.secrets)
+        # OpenAI's own API caps a reply with max_completion_tokens; vLLM and the other OpenAI-compatible
+        # servers (every named endpoint of kind openai) take max_tokens, which the vLLM backends send.
+        form = "vllm" if kind == "openai" and provider not in PROVIDERS else kind
         if settings.client(provider) == "lean":
-            backend: Backend = LeanBackend(client, None, *parts, provider=provider, stream=settings.stream)
+            backend: Backend = LeanBackend(client, None, *parts, provider=form, stream=settings.stream)
         else:
-            backend = _SDK_BACKENDS[provider](client, import_sdk(provider), *parts, stream=settings.stream)
+            backend = _SDK_BACKENDS[form](client, import_sdk(kind), *parts, stream=settings.stream)
+        backend.provider = provider  # the name the run knows the model by: usage, prices, errors
         self._backends[name] = backend
         return backend
 
@@ -147,7 +164,7 @@ class ModelHub:
         return list(self._backends.values())
 
     def _watch_vllm(self, name: str, limiter: Limiter) -> None:
-        url = self.base_url("vllm")
+        url = self.base_url(split_name(name)[0])
         load = self.loads.setdefault(name, ServerLoad())
         if self._task_group is not None and url:
             self._task_group.start_soon(poll_vllm, metrics_url(url), limiter, load, self.settings.vllm_max_seqs)

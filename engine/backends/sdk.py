@@ -89,9 +89,9 @@ class SDKBackend(Backend):
         response = await self.client.post(self.path, cast_to=httpx2.Response, content=body, options=options, stream=stream)
         try:
             if stream:
-                reply = await (anthropic_stream if self.provider == "anthropic" else openai_stream)(response.aiter_lines())
+                reply = await (anthropic_stream if isinstance(self, AnthropicBackend) else openai_stream)(response.aiter_lines())
             else:
-                reply = (anthropic_reply if self.provider == "anthropic" else openai_reply)(response.content)
+                reply = (anthropic_reply if isinstance(self, AnthropicBackend) else openai_reply)(response.content)
         except httpx2.TransportError as exc:  # the body was cut short
             raise self.sdk.APIConnectionError(request=response.request) from exc
         finally:

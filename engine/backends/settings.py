@@ -8,11 +8,13 @@ from typing import Any, Literal
 
 import msgspec
 
-PROVIDERS = ("openai", "anthropic", "vllm")
+from .endpoints import NAME, Endpoint, known
+
+PROVIDERS = ("openai", "anthropic", "vllm")  # the engine's own; named endpoints add more (endpoints.py)
 KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "vllm": "VLLM_API_KEY"}
 URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL", "vllm": "VLLM_BASE_URL"}
 CLIENTS = ("lean", "sdk")
-DEFAULT_CLIENT = {"openai": "sdk", "anthropic": "sdk", "vllm": "lean"}
+DEFAULT_CLIENT = {"openai": "sdk", "anthropic": "sdk", "vllm": "lean"}  # by kind of API
 LEAN_PROVIDERS = ("openai", "vllm")  # the lean client speaks the OpenAI-compatible API only
 
 GAME_HEADER = "X-Game-Id"
@@ -54,15 +56,42 @@ class BackendSettings(msgspec.Struct, frozen=True, kw_only=True):
     vllm_max_seqs: int = 256  # the server's --max-num-seqs
     shared_limits: list[str] = []  # providers whose models draw on one limit (the account's), not one each
     prices: dict[str, tuple[float, ...]] = {}  # model -> (input, cached input, output[, cache write]) $/M tokens, over prices.toml
-    clients: dict[str, Literal["lean", "sdk"]] = {}  # provider -> its client, over DEFAULT_CLIENT
+    clients: dict[str, Literal["lean", "sdk"]] = {}  # provider -> its client, over the endpoint's and DEFAULT_CLIENT
     stream: bool = False  # receive replies as server-sent events
+    endpoints: dict[str, Endpoint] = {}  # named endpoints given to the run or named by it, over the built-in ones
+
+    def endpoint(self, provider: str) -> Endpoint:
+        """The endpoint ``provider`` names. ValueError with a one-line reason if there is none."""
+        table = known(self.endpoints)
+        found = table.get(provider)
+        if found is None:
+            raise ValueError(
+                f"unknown model provider or endpoint {provider!r}; known: {', '.join(table)} "
+                "(define one with --endpoint NAME=KIND,URL[,KEY_ENV] or --endpoints FILE)"
+            )
+        return found
 
     def client(self, provider: str) -> str:
         """"lean" or "sdk": the client that speaks to ``provider``. ValueError for a lean Anthropic."""
-        client = self.clients.get(provider, DEFAULT_CLIENT[provider])
-        if client == "lean" and provider not in LEAN_PROVIDERS:
+        endpoint = self.endpoint(provider)
+        client = self.clients.get(provider) or endpoint.client or DEFAULT_CLIENT[endpoint.kind]
+        if client == "lean" and endpoint.kind not in LEAN_PROVIDERS:
             raise ValueError(f"the lean client speaks the OpenAI-compatible API only; {provider} needs --client {provider}=sdk")
         return client
+
+
+def endpoint_limits(settings: BackendSettings) -> BackendSettings:
+    """``settings`` with the named endpoints' own rpm and tpm as their providers' limits, where
+    ``--rpm``/``--tpm`` set none (so they are saved, and divided among workers, like the flags)."""
+    rpm, tpm = dict(settings.rpm), dict(settings.tpm)
+    for name, endpoint in settings.endpoints.items():
+        if endpoint.rpm is not None:
+            rpm.setdefault(name, endpoint.rpm)
+        if endpoint.tpm is not None:
+            tpm.setdefault(name, endpoint.tpm)
+    if rpm == settings.rpm and tpm == settings.tpm:
+        return settings
+    return msgspec.structs.replace(settings, rpm=rpm, tpm=tpm)
 
 
 History = tuple[tuple[str, str], ...]
@@ -84,12 +113,14 @@ def chat_turns(history: History, cache_last: bool = False) -> list[dict[str, Any
 
 
 def split_name(name: str) -> tuple[str, str]:
-    """``provider:model`` -> (provider, model); the model keeps its spelling. Raises ValueError."""
+    """``provider:model`` -> (provider, model); the model keeps its spelling. Raises ValueError. The
+    provider is the engine's (openai, anthropic, vllm) or a named endpoint; whether it is known is
+    for ``BackendSettings.endpoint`` to say."""
     provider, sep, model = name.partition(":")
     provider = provider.strip().lower()
     model = model.strip()
-    if not sep or provider not in PROVIDERS:
-        raise ValueError(f"unknown model provider in {name!r}; use openai:MODEL, anthropic:MODEL or vllm:MODEL")
+    if not sep or not NAME.fullmatch(provider):
+        raise ValueError(f"unknown model provider in {name!r}; use openai:MODEL, anthropic:MODEL, vllm:MODEL or ENDPOINT:MODEL")
     if not model:
         raise ValueError(f"{name!r} names no model; use {provider}:MODEL")
     return provider, model

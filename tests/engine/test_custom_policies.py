@@ -1,0 +1,90 @@
+"""A policy of the user's own named on the command line (``package.module:Class``), in a run, a sweep
+and their resumes; a name that cannot be imported or is not a policy is one line and status 2."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine import RunDir
+from engine.policies import is_import, is_model
+from runners.concurrent import main as run_main
+from runners.sweep import main as sweep_main
+
+ROOT = Path(__file__).resolve().parents[2]
+HALF = "examples.custom_policy:HalfSharer"
+
+
+def test_a_dotted_module_is_a_policy_and_an_endpoint_name_a_model():
+    assert is_import(HALF) and not is_model(HALF)
+    assert is_model("openrouter:meta-llama/llama-3.1-70b") and not is_import("openrouter:meta-llama/llama-3.1-70b")
+    assert is_model("vllm:Qwen/Qwen2.5-7B") and not is_model("share_everything")
+
+
+def test_a_run_plays_the_policy_saves_its_path_and_resumes_byte_identical(tmp_path):
+    run = tmp_path / "run"
+    assert run_main(["--games", "40", "--agent", f"alice={HALF}", "--out", str(run), "--no-dashboard"]) == 0
+    assert RunDir.open(run).config().agents == [[HALF, "share_everything"]]
+    records = RunDir.open(run).records()
+    success = sum(r.outcome == "success" for r in records) / len(records)
+    assert success < 0.5  # half the shapes are never told (share_everything alone solves every game)
+    full = (run / "results.jsonl").read_bytes()
+    lines = full.splitlines(keepends=True)
+    (run / "results.jsonl").write_bytes(b"".join(lines[:25]))
+    assert run_main(["--resume", str(run), "--no-dashboard"]) == 0
+    assert (run / "results.jsonl").read_bytes() == full
+
+
+def test_a_sweep_compares_the_policy_with_a_scripted_one(tmp_path):
+    out = tmp_path / "run"
+    assert sweep_main([str(ROOT / "examples" / "custom_policy.toml"), "--seeds", "30", "--out", str(out), "--no-dashboard"]) == 0
+    rates = {}
+    for record in RunDir.open(out).records():
+        rates.setdefault(record.spec.agents["alice"], []).append(record.outcome == "success")
+    assert set(rates) == {HALF, "share_everything"}
+    assert sum(rates[HALF]) < sum(rates["share_everything"]) == 30
+
+
+@pytest.mark.parametrize("policy, message", [
+    ("examples.no_such_module:Policy", "cannot import examples.no_such_module for the policy"),
+    ("examples.custom_policy:Nobody", "examples.custom_policy has no 'Nobody'"),
+    ("examples.custom_policy:main", "examples.custom_policy:main is not a policy"),
+    ("examples.custom_policy:Factory", "examples.custom_policy:Factory is not a policy"),
+])
+def test_a_policy_that_cannot_be_used_is_one_line_and_status_2(tmp_path, capsys, policy, message):
+    with pytest.raises(SystemExit) as exit_info:
+        run_main(["--games", "2", "--agent", f"bob={policy}", "--out", str(tmp_path / "r")])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "argument --agent" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "r").exists()
+
+
+def test_the_command_finds_a_policy_in_the_working_directory(tmp_path):
+    """The command imports its own packages first, then still finds the user's modules."""
+    (tmp_path / "engine.py").write_text("raise ImportError('the user engine')\n")
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "__init__.py").write_text("")
+    (tmp_path / "mine" / "quiet.py").write_text(
+        "class Quiet:\n"
+        "    def __init__(self, role, rng):\n"
+        "        self.role = role\n"
+        "    async def reply(self, context):\n"
+        "        return '{\"message\": \"nothing to say\", \"actions\": []}'\n"
+    )
+    command = shutil.which("asymgames", path=str(Path(sys.executable).parent))
+    assert command, "the asymgames command is not installed: pip install -e ."
+    out = tmp_path / "run"
+    done = subprocess.run(
+        [command, "run", "--games", "3", "--agent", "alice=mine.quiet:Quiet", "--out", str(out), "--no-dashboard"],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": ""}, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    records = RunDir.open(out).records()
+    assert [r.outcome for r in records] == ["failure"] * 3
+    assert {r.spec.agents["alice"] for r in records} == {"mine.quiet:Quiet"}
