@@ -148,6 +148,12 @@ def _score_label(progress: RunProgress):
     return game.score_label if game is not None else (lambda key: key)
 
 
+def _take(items: Sequence, shown: int) -> list:
+    """The first ``shown`` items, or all of them when only one would be left out: its row takes the
+    line a "+1 more" would."""
+    return list(items[:shown]) if shown < len(items) - 1 else list(items)
+
+
 def _caption(hidden: int, what: str, dropped: Sequence[str]) -> Text | None:
     """One line under a table: the rows and the columns it has no room for."""
     parts = [f"+{hidden} more {what}"] if hidden > 0 else []
@@ -167,7 +173,7 @@ def counters_section(name: str, title: str, rows: Sequence[tuple[str, dict[str, 
     keys = list(dict.fromkeys(k for _, counters in rows for k in counters))
 
     def build(width: int, shown: int) -> Table:
-        part = rows[:shown]
+        part = _take(rows, shown)
         columns = [Column(name, [n for n, _ in part], justify="left", squeeze=12)]
         columns += [Column(k, [str(c.get(k, "")) for _, c in part], priority=1 + i) for i, k in enumerate(keys)]
         return fitted(columns, width, title, len(rows) - len(part), name + "s")
@@ -263,7 +269,7 @@ def _models(frame: _Frame) -> Section | None:
     priorities = (0, 0, 1, 2, 1, 3, 3, 2, 4, 5, 2, 3)
 
     def build(width: int, shown: int) -> Table:
-        part = rows[:shown]
+        part = _take(rows, shown)
         columns = []
         for i, (head, priority) in enumerate(zip(heads, priorities)):
             cells = [r[i] for r in part]
@@ -290,7 +296,7 @@ def _conditions(frame: _Frame) -> Section | None:
     order = [c for c in active if c in p.by_condition] + [c for c in p.by_condition if c not in active]
 
     def build(width: int, shown: int) -> Table:
-        part = order[:shown]
+        part = _take(order, shown)
         columns = []
         if frame.varying:
             for i, key in enumerate(frame.varying):
@@ -321,7 +327,7 @@ def _running(frame: _Frame) -> Section | None:
     games = list(itertools.islice(p.live.values(), SHOWN_RUNNING))
 
     def build(width: int, shown: int) -> Table:
-        part = games[:shown]
+        part = _take(games, shown)
         columns = [Column("game", [str(g.game_id) for g in part])]
         labels = [frame.label(g.condition) for g in part]
         if any(labels):
@@ -345,7 +351,7 @@ def _recent(frame: _Frame) -> Section | None:
     records = list(p.recent)[-SHOWN_RECENT:][::-1]
 
     def build(width: int, shown: int) -> Table:
-        part = records[:shown]
+        part = _take(records, shown)
         columns = [Column("game", [str(r.game_id) for r in part])]
         labels = [frame.label(r.spec.condition()) for r in part]
         if any(labels):
