@@ -3,7 +3,7 @@ size label when the run has several sizes; each as PNG, PDF and SVG (or the form
 
 Every success curve carries its Wilson 95% band. Many curves are drawn in panels, one per agent
 pair (or per value of the field with the fewest values), the other fields' values keeping one style
-in every panel. Styles combine ten colours with seven markers and four line styles, so no two of
+in every panel. Styles combine ten hues with seven markers and four line styles, so no two of
 the first 70 series look alike. Series with the same numbers are drawn once, labelled with every
 name they stand for ("own = both"); points of different series at one size are set slightly apart.
 """
@@ -41,14 +41,14 @@ PLOT_FILES = tuple(f"{name}.{fmt}" for name in PLOT_NAMES for fmt in PLOT_FORMAT
 MAX_LINES = 8  # curves in one panel before the figure is split into panels
 MAX_PANELS = 12
 
-COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
-MARKERS = ("o", "s", "^", "D", "v", "P", "X")  # seven, prime to ten: colour and marker pairs repeat after 70
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")  # seven, prime to ten: hue and marker pairs repeat after 70
 LINESTYLES = ("-", "--", ":", "-.")
 
 
 def style(i: int) -> dict:
-    """The i-th series' colour, marker and line style."""
-    return {"color": COLORS[i % len(COLORS)], "marker": MARKERS[i % len(MARKERS)], "linestyle": LINESTYLES[(i // 70) % len(LINESTYLES)]}
+    """The i-th series' hue (``c``), marker and line style."""
+    return {"c": PALETTE[i % len(PALETTE)], "marker": MARKERS[i % len(MARKERS)], "linestyle": LINESTYLES[(i // 70) % len(LINESTYLES)]}
 
 
 def merged(series: Sequence[tuple[str, object, int]]) -> list[tuple[str, object, int]]:
@@ -163,9 +163,9 @@ def turn_figure(records: Sequence[GameRecord]):
             ys = [100 * k / n for k in solved_by]
             band = [wilson_interval(k, n) for k in solved_by]
             ax.fill_between(ks, [100 * lo for lo, _ in band], [100 * hi for _, hi in band], step="post", alpha=0.12,
-                            color=st["color"], linewidth=0)
-            ax.step(ks, ys, where="post", label=label, color=st["color"], linestyle=st["linestyle"])
-            ax.plot(ks, ys, linestyle="none", marker=st["marker"], color=st["color"], markersize=3.5,
+                            fc=st["c"], linewidth=0)
+            ax.step(ks, ys, where="post", label=label, c=st["c"], linestyle=st["linestyle"])
+            ax.plot(ks, ys, linestyle="none", marker=st["marker"], c=st["c"], markersize=3.5,
                     markevery=max(1, len(ks) // 12))
         ax.set(title=title or None, ylim=(-2, 102))
         if max_turn:
@@ -207,8 +207,8 @@ def scores_figure(records: Sequence[GameRecord]):
             ys.append(s.value)
             below.append(0.0 if math.isnan(s.low) else s.value - s.low)
             above.append(0.0 if math.isnan(s.high) else s.high - s.value)
-        ax.bar(xs, ys, width, yerr=[below, above], capsize=2, label=labels[key], color=COLORS[i % len(COLORS)],
-               hatch=(None, "//", "..", "xx")[(i // len(COLORS)) % 4], error_kw={"elinewidth": 1})
+        ax.bar(xs, ys, width, yerr=[below, above], capsize=2, label=labels[key], fc=PALETTE[i % len(PALETTE)],
+               hatch=(None, "//", "..", "xx")[(i // len(PALETTE)) % 4], error_kw={"elinewidth": 1})
     tilt = len(rows) > 4
     ax.set_xticks(range(len(rows)), [key_label(fields, k) for k in shortened([r.key for r in rows])], rotation=30 if tilt else 0,
                   ha="right" if tilt else "center", fontsize="x-small" if len(rows) > 12 else "small")
@@ -221,8 +221,8 @@ def scores_figure(records: Sequence[GameRecord]):
 def size_figure(records: Sequence[GameRecord]):
     x_field = size_field(records)
     sizes = observed_values(records, x_field)
-    positions = {x: float(x) for x in sizes}
-    spread = (max(positions.values()) - min(positions.values())) or 1.0
+    places = {x: float(x) for x in sizes}
+    spread = (max(places.values()) - min(places.values())) or 1.0
     series_fields, series = success_series(records, x_field)
     panels, labels, styles = _grouped(series_fields, shortened([s.key for s in series])) if series_fields else ([("", [0])], [""], [0])
     fig, axes = _panels(len(panels))
@@ -235,14 +235,14 @@ def size_figure(records: Sequence[GameRecord]):
                 continue
             st = style(s)
             dodge = 0.012 * spread * (j - (len(drawn) - 1) / 2)  # points at one size set apart
-            xs = [positions[x] + dodge for x, _, _ in points]
+            xs = [places[x] + dodge for x, _, _ in points]
             ys = [100 * k / n for _, n, k in points]
             bands = [wilson_interval(k, n) for _, n, k in points]
             lows, highs = [100 * lo for lo, _ in bands], [100 * hi for _, hi in bands]
-            ax.fill_between(xs, lows, highs, alpha=0.10, color=st["color"], linewidth=0)
+            ax.fill_between(xs, lows, highs, alpha=0.10, fc=st["c"], linewidth=0)
             ax.errorbar(xs, ys, yerr=[[y - lo for y, lo in zip(ys, lows)], [hi - y for y, hi in zip(ys, highs)]],
                         capsize=3, label=label, **st)
-        ax.set_xticks(list(positions.values()), sizes)
+        ax.set_xticks(list(places.values()), sizes)
         ax.set(title=title or None, ylim=(-2, 102))
         ax.grid(alpha=0.3)
         _legend(ax, len(drawn), len(panels))
