@@ -119,9 +119,17 @@ class RunDir:
                 return upgrade_plan(msgspec.json.decode(meta.config))
             if meta.format != FORMAT:
                 raise RunDirError(f"{self.config_path} has format {meta.format}, this version reads 1 and {FORMAT}")
-            return upgrade_saved_plan(msgspec.json.decode(meta.config, type=Plan))
+            return upgrade_saved_plan(msgspec.json.decode(meta.config, type=Plan), self._first_record())
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise RunDirError(f"{self.config_path} cannot be read: {exc}") from None
+
+    def _first_record(self) -> bytes | None:
+        """The first line of the results, or None."""
+        try:
+            with self.results_path.open("rb") as f:
+                return f.readline() or None
+        except FileNotFoundError:
+            return None
 
     def upgrade(self) -> bool:
         """Rewrite a format-1 directory as format 2 (results first, then the config); True if it

@@ -95,8 +95,25 @@ def upgrade_plan(old: dict[str, Any]) -> Grid:
     return msgspec.convert(grid, Grid)
 
 
-def upgrade_saved_plan(plan: Grid) -> Grid:
+def upgrade_saved_plan(plan: Grid, first_record: bytes | None) -> Grid:
     """A saved format-2 plan with the parameters its game added since (``Game.saved_before``), at
-    the values its games were played with."""
-    added = {k: [v] for k, v in get_game(plan.game).saved_before.items() if k not in plan.params}
+    the values its games were played with: added when the plan lacks one and the run's first record
+    (a line of results, None if none) was written before it existed. A plan that lacks one and
+    whose records have it (a grid that left it at its default) is left as it is."""
+    if first_record is None:
+        return plan
+    try:
+        played = msgspec.json.decode(first_record, type=_Played).spec.params
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return plan
+    saved_before = get_game(plan.game).saved_before
+    added = {k: [v] for k, v in saved_before.items() if k not in plan.params and k not in played}
     return msgspec.structs.replace(plan, params={**plan.params, **added}) if added else plan
+
+
+class _PlayedSpec(msgspec.Struct):
+    params: dict[str, Any] = {}
+
+
+class _Played(msgspec.Struct):
+    spec: _PlayedSpec

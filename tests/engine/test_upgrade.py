@@ -5,7 +5,9 @@ with the guided prompt, their figures as writes."""
 
 import json
 
-from engine import RunDir
+import anyio
+
+from engine import Grid, PolicyFactory, RunDir, play_game
 from engine.records import encode_record
 from engine.results import decode_any_record
 from runners.concurrent import main as run_main
@@ -92,9 +94,28 @@ def test_a_format_2_run_saved_before_the_prompt_was_a_parameter_resumes_with_the
     saved = json.loads((old / "config.json").read_text())
     del saved["config"]["params"]["prompt"]  # as a run saved before the prompt was a parameter
     (old / "config.json").write_text(json.dumps(saved))
-    lines = (old / "results.jsonl").read_bytes().splitlines(keepends=True)
-    (old / "results.jsonl").write_bytes(b"".join(lines[:3]))
+    kept = []
+    for line in (old / "results.jsonl").read_bytes().splitlines(keepends=True)[:3]:
+        record = json.loads(line)
+        del record["spec"]["params"]["prompt"]  # recorded before the prompt was a parameter
+        kept.append(json.dumps(record, separators=(",", ":")).encode() + b"\n")
+    (old / "results.jsonl").write_bytes(b"".join(kept))
     run = RunDir.open(old)
     assert run.config().params["prompt"] == ["guided"]
     assert run_main(["--resume", str(old), "--no-dashboard"]) == 0
-    assert run.results_path.read_bytes() == (made_now / "results.jsonl").read_bytes()
+    now = (made_now / "results.jsonl").read_bytes().splitlines(keepends=True)
+    assert run.results_path.read_bytes().splitlines(keepends=True)[3:] == now[3:]  # played on with the guided prompt
+
+
+def test_a_grid_that_left_the_prompt_at_its_default_resumes_with_it(tmp_path):
+    plan = Grid(game="asympuzl", seeds=4, agents=[["share_everything", "share_everything"]], params={"size": [4]})
+    run = RunDir.create(tmp_path / "grid", plan)
+    assert run.config().params == {"size": [4]}  # nothing recorded yet
+    with run.writer() as writer:
+        for spec in plan.specs_for(range(1)):
+            writer.write(play_spec(spec))
+    assert run.config().params == {"size": [4]}  # its records have the prompt: played with the default
+
+
+def play_spec(spec):
+    return anyio.run(play_game, spec, PolicyFactory())
