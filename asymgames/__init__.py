@@ -26,7 +26,7 @@ _EXPORTS = {
     "Grid": "engine", "GameSpec": "engine", "GameRecord": "engine", "PolicyFactory": "engine",
     "load_grid": "engine", "play_game": "engine", "run_games": "engine", "summarize": "engine",
     "BackendSettings": "engine.backends", "ModelOptions": "engine.backends",
-    "AECEnv": "engine.aec", "env": "engine.aec",
+    "GameEnv": "engine.aec", "env": "engine.aec",
 }
 
 __all__ = ["__version__", *_EXPORTS]
