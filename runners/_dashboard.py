@@ -1,23 +1,17 @@
-"""The live dashboard: sections (the progress line, success so far, the tables) laid out to fit the
-terminal, each frame from the engine's counters only.
-
-A section has a priority and, if it is a table, a number of rows it would like to show. When the
-terminal is too short, tables show fewer rows with a "+N more" line, and from the first section that
-does not fit, it and every section of lower priority are left out (and named on the last line); when it is too narrow, their columns give way (see
-``_widths``). Rich's Live only cuts a tall frame at the bottom, so the fitting is done here; a
-caller can add sections of its own (``extra``), such as ``counters_section``, without relayout.
+"""The live dashboard's content: the progress line, success so far, the scores, and the tables of
+models, conditions, running and recently finished games, each a section with a priority, each
+frame from the engine's counters only. ``_dashboard_layout`` fits them to the terminal; a caller
+can add sections of its own (``extra``), such as a ``counters_section``, without relayout.
 """
 
 from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
-from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.console import RenderableType
 from rich.progress_bar import ProgressBar
-from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -26,73 +20,15 @@ from engine.run import RunProgress
 from engine.stats import ScoreSummary, wilson_interval
 from puzzles import GAMES
 
+from ._dashboard_layout import LEAST_ROWS, Dashboard, Section, counters_section, fitted, take
 from ._spending import spending_line
-from ._widths import Column, fitted_table, short_names
+from ._widths import Column, short_names
+
+__all__ = ["Dashboard", "Section", "counters_section", "render_dashboard", "score_cell", "short_labels"]
 
 SHOWN_RUNNING = 8
 SHOWN_RECENT = 6
 SHOWN_SCORES = 3  # score columns in the per-condition table
-LEAST_ROWS = 3  # rows a table keeps, with its "+N more" line, when the terminal is short
-
-
-@dataclass
-class Section:
-    """Part of the dashboard. ``build(width, rows)`` draws it; ``rows`` is how many table rows it
-    would like to show (0 for a fixed part), ``least`` how few it may show when room is short."""
-
-    name: str
-    priority: int  # lower numbers stay longest on a short terminal
-    build: Callable[[int, int], RenderableType]
-    rows: int = 0
-    least: int = 0
-
-
-def _lines(console: Console, options: ConsoleOptions, renderable: RenderableType) -> list[list[Segment]]:
-    return console.render_lines(renderable, options.update(height=None), pad=False)
-
-
-class Dashboard:
-    """The sections of one frame, fitted to the width and to ``height`` lines (None: every row)."""
-
-    def __init__(self, sections: Sequence[Section], height: int | None = None) -> None:
-        self.sections = list(sections)
-        self.height = height
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        width = options.max_width
-        if self.height is None:
-            for section in self.sections:
-                yield section.build(width, section.rows)
-            return
-        budget = self.height - 1  # Live keeps the last line for the cursor
-        shown: dict[str, int] = {}
-        heights: dict[str, int] = {}
-        cache: dict[str, list[list[Segment]]] = {}
-        left_out: list[str] = []
-        for section in sorted(self.sections, key=lambda s: s.priority):
-            rows = min(section.rows, section.least) if section.rows else 0
-            lines = _lines(console, options, section.build(width, rows))
-            room = budget - sum(heights.values()) - 1  # a line kept for naming what is left out
-            if left_out or len(lines) > room:  # once a part is left out, so are those after it
-                left_out.append(section.name)
-                continue
-            shown[section.name], heights[section.name], cache[section.name] = rows, len(lines), lines
-        spare = budget - sum(heights.values()) - (1 if left_out else 0)
-        for section in sorted(self.sections, key=lambda s: s.priority):
-            if section.name in shown and section.rows > shown[section.name] and spare > 0:
-                more = min(spare, section.rows - shown[section.name])
-                lines = _lines(console, options, section.build(width, shown[section.name] + more))
-                while len(lines) - heights[section.name] > spare and more > 0:  # rows that wrap
-                    more -= 1
-                    lines = _lines(console, options, section.build(width, shown[section.name] + more))
-                spare -= len(lines) - heights[section.name]
-                heights[section.name], cache[section.name] = len(lines), lines
-        for section in self.sections:
-            for line in cache.get(section.name, ()):
-                yield from line
-                yield Segment.line()
-        if left_out:
-            yield Text(f"hidden, the terminal is too short: {', '.join(left_out)}", style="dim", no_wrap=True, overflow="ellipsis")
 
 
 def _clock(seconds: float | None) -> str:
@@ -146,39 +82,6 @@ def _score_label(progress: RunProgress):
     games = {f.get("game") for f in progress.condition_fields.values()}
     game = GAMES.get(next(iter(games))) if len(games) == 1 else None
     return game.score_label if game is not None else (lambda key: key)
-
-
-def _take(items: Sequence, shown: int) -> list:
-    """The first ``shown`` items, or all of them when only one would be left out: its row takes the
-    line a "+1 more" would."""
-    return list(items[:shown]) if shown < len(items) - 1 else list(items)
-
-
-def _caption(hidden: int, what: str, dropped: Sequence[str]) -> Text | None:
-    """One line under a table: the rows and the columns it has no room for."""
-    parts = [f"+{hidden} more {what}"] if hidden > 0 else []
-    if dropped:
-        parts.append(f"{len(dropped)} column{'s' * (len(dropped) > 1)} left out: " + ", ".join(dropped))
-    return Text("; ".join(parts), style="dim", no_wrap=True, overflow="ellipsis") if parts else None
-
-
-def fitted(columns: list[Column], width: int, title: str, hidden: int = 0, what: str = "") -> Table:
-    table, dropped = fitted_table(columns, width, title=title)
-    table.caption = _caption(hidden, what, dropped)
-    return table
-
-
-def counters_section(name: str, title: str, rows: Sequence[tuple[str, dict[str, object]]], priority: int = 3) -> Section:
-    """A table of one row per name with its counters (the same keys in every row), as a section."""
-    keys = list(dict.fromkeys(k for _, counters in rows for k in counters))
-
-    def build(width: int, shown: int) -> Table:
-        part = _take(rows, shown)
-        columns = [Column(name, [n for n, _ in part], justify="left", squeeze=12)]
-        columns += [Column(k, [str(c.get(k, "")) for _, c in part], priority=1 + i) for i, k in enumerate(keys)]
-        return fitted(columns, width, title, len(rows) - len(part), name + "s")
-
-    return Section(name, priority, build, rows=len(rows), least=min(len(rows), LEAST_ROWS))
 
 
 class _Frame:
@@ -269,7 +172,7 @@ def _models(frame: _Frame) -> Section | None:
     priorities = (0, 0, 1, 2, 1, 3, 3, 2, 4, 5, 2, 3)
 
     def build(width: int, shown: int) -> Table:
-        part = _take(rows, shown)
+        part = take(rows, shown)
         columns = []
         for i, (head, priority) in enumerate(zip(heads, priorities)):
             cells = [r[i] for r in part]
@@ -296,7 +199,7 @@ def _conditions(frame: _Frame) -> Section | None:
     order = [c for c in active if c in p.by_condition] + [c for c in p.by_condition if c not in active]
 
     def build(width: int, shown: int) -> Table:
-        part = _take(order, shown)
+        part = take(order, shown)
         columns = []
         if frame.varying:
             for i, key in enumerate(frame.varying):
@@ -327,7 +230,7 @@ def _running(frame: _Frame) -> Section | None:
     games = list(itertools.islice(p.live.values(), SHOWN_RUNNING))
 
     def build(width: int, shown: int) -> Table:
-        part = _take(games, shown)
+        part = take(games, shown)
         columns = [Column("game", [str(g.game_id) for g in part])]
         labels = [frame.label(g.condition) for g in part]
         if any(labels):
@@ -351,7 +254,7 @@ def _recent(frame: _Frame) -> Section | None:
     records = list(p.recent)[-SHOWN_RECENT:][::-1]
 
     def build(width: int, shown: int) -> Table:
-        part = _take(records, shown)
+        part = take(records, shown)
         columns = [Column("game", [str(r.game_id) for r in part])]
         labels = [frame.label(r.spec.condition()) for r in part]
         if any(labels):
