@@ -192,7 +192,8 @@ def game_detail(record: GameRecord, transcript: Transcript | None, game: Game | 
         if msgspec.json.decode(msgspec.json.encode(game.instance(state))) != transcript.instance:
             notes.append("the game rebuilt from its seed is not the one the transcript recorded")
     detail: dict[str, Any] = {
-        "id": record.game_id, "game": spec.game, "condition": spec.condition(), "seed": spec.seed,
+        # The seed as text: a 64-bit seed is past what a JavaScript number holds exactly.
+        "id": record.game_id, "game": spec.game, "condition": spec.condition(), "seed": str(spec.seed),
         "agents": {role_name(role): str(policy) for role, policy in spec.agents.items()},
         "outcome": record.outcome, "outcome_text": outcome_text(record), "turns": record.turns,
         "error": plain(record.error), "usage": plain(record.usage) if record.usage is not msgspec.UNSET else None,

@@ -116,6 +116,7 @@ def test_a_game_opens_turn_by_turn_and_one_not_in_the_file_says_how_to_see_it(pa
     assert page.locator("#game .turn").count() == len(record.turn_log)
     assert page.inner_text("#game h2") == f"Game 1: solved at turn {record.solved_turn}"
     assert page.locator("#game table.board").count() == 2  # at the start and at the end
+    assert f"seed={record.spec.seed}" in page.inner_text("#game")  # all 64 bits, not a float's
     page.click("a.back")
     page.wait_for_selector("#games", state="visible")
     assert page.locator("#games tbody tr").count() == 50
