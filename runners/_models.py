@@ -65,32 +65,22 @@ def _positive(kind):
 _temperature = bounded(float, 0.0, 2.0, what="a temperature between 0 and 2")
 
 
-def _price(text: str):
-    try:
-        return parse_price(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+def _arg_type(parse):
+    """``parse`` as an argparse type: its ValueError becomes the flag's one-line error."""
+
+    def convert(text: str):
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return convert
 
 
-def _endpoint(text: str):
-    try:
-        return parse_endpoint(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _endpoint_file(text: str):
-    try:
-        return read_endpoints(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _price_file(text: str):
-    try:
-        return price_numbers(read_prices(text))
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+_price = _arg_type(parse_price)
+_endpoint = _arg_type(parse_endpoint)
+_endpoint_file = _arg_type(read_endpoints)
+_price_file = _arg_type(lambda text: price_numbers(read_prices(text)))
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:

@@ -19,6 +19,8 @@ from typing import Literal
 
 import msgspec
 
+from .tomlfile import read_toml
+
 BUILT_IN = Path(__file__).with_name("endpoints.toml")
 KINDS = ("openai", "anthropic", "vllm")
 NAME = re.compile(r"[a-z][a-z0-9_-]*")  # no dot: a dotted name before ":" is a module (a policy class)
@@ -90,13 +92,7 @@ def built_in() -> dict[str, Endpoint]:
 
 def read_endpoints(path: str | Path) -> dict[str, Endpoint]:
     """An endpoint file's ``[NAME]`` tables. Raises ValueError naming the file and the entry."""
-    try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"cannot read the endpoint file {path}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"the endpoint file {path} is not TOML: {exc}") from None
-    return _entries(data, f"the endpoint file {path}")
+    return _entries(read_toml(path, "endpoint file"), f"the endpoint file {path}")
 
 
 def parse_endpoint(text: str) -> tuple[str, Endpoint]:

@@ -7,9 +7,10 @@ A model with no price costs ``None`` (shown as ``-``, never as 0) and is added t
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 import msgspec
+
+from .tomlfile import read_toml
 
 BUILT_IN = Path(__file__).with_name("prices.toml")
 
@@ -36,12 +37,7 @@ class Price(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 def read_prices(path: str | Path) -> dict[str, Price]:
     """A price file's ``[models."NAME"]`` tables. Raises ValueError naming the file and the entry."""
-    try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"cannot read the price file {path}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"the price file {path} is not TOML: {exc}") from None
+    data = read_toml(path, "price file")
     models = data.get("models")
     if not isinstance(models, dict) or set(data) - {"models"}:
         raise ValueError(f"the price file {path} must hold [models.\"NAME\"] tables and nothing else")
