@@ -16,7 +16,7 @@ import argparse
 
 import msgspec
 
-from engine.backends import CLIENTS, PROVIDERS, BackendSettings, ModelOptions
+from engine.backends import CLIENTS, PROVIDERS, BackendSettings
 from engine.backends.endpoints import NAME, known, parse_endpoint, read_endpoints
 from engine.backends.prices import parse_price, price_numbers, read_prices
 
