@@ -112,6 +112,7 @@ class AgentActor(Actor):
             "usage": usage,
             "prompt": getattr(self.policy, "last_prompt", None),
             "context": context,
+            "human": getattr(self.policy, "last_human", None),
         }
 
     def _recipients(self, reply: ParsedReply, partners: tuple[str, ...]) -> tuple[str, ...]:

@@ -57,7 +57,7 @@ class Environment(Actor):
             Turn(
                 turn=message.turn, role=message.role, message=message.message, actions=tuple(message.actions),
                 rejected=tuple(message.rejected), format_error=message.format_error,
-                reply_chars=message.reply_chars, usage=message.usage,
+                reply_chars=message.reply_chars, usage=message.usage, human=message.human,
             )
         )
         for said in following.say:

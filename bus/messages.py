@@ -98,6 +98,14 @@ class Candidate(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     format_error: str | None = None
 
 
+class HumanTurn(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
+    """A turn a person played: the seconds from the turn being shown to the answer, and whether the
+    person gave no answer in time (the turn is then played with no message and no action)."""
+
+    seconds: float
+    timed_out: bool = False
+
+
 class Act(Message, tag="act"):
     """Agent -> Environment: what the agent did this turn.
 
@@ -119,6 +127,7 @@ class Act(Message, tag="act"):
     latency: float | None = None  # seconds the policy took to reply
     candidates: tuple[Candidate, ...] = ()  # on a best-of-n turn: every sampled reply, as read
     chosen: int | None = None  # which of them was played
+    human: HumanTurn | None = None  # a person played the turn: how long it took
 
 
 class Candidates(Message, tag="candidates"):

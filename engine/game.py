@@ -20,6 +20,7 @@ from feedback.actor import FeedbackActor
 from puzzles import GAMES, Game, GameResult, Referee, get_game
 
 from .audit import LeakAudit, PhraseAudit
+from .human import HumanPolicy
 from .policies import PolicyFactory, is_model
 from .records import ErrorInfo, GameRecord, usage_totals
 from .spec import GameSpec
@@ -150,6 +151,19 @@ async def _play(
     spec: GameSpec, factory: PolicyFactory, taps: Iterable[Tap], games: Mapping[str, Game],
     preparing: anyio.CapacityLimiter | None,
 ) -> GameRecord:
+    actors: list[Actor] = []
+    record = await _played(spec, factory, taps, games, preparing, actors)
+    seats = {a.role: a.policy.record for a in actors if isinstance(a, AgentActor) and isinstance(a.policy, HumanPolicy)}
+    if seats:
+        record.humans = seats
+    return record
+
+
+async def _played(
+    spec: GameSpec, factory: PolicyFactory, taps: Iterable[Tap], games: Mapping[str, Game],
+    preparing: anyio.CapacityLimiter | None, actors: list[Actor],
+) -> GameRecord:
+    """The game's record; ``actors`` gets the game's actors as soon as they are built."""
     channel_log: list[Delivery] | None = None
     environment: Environment | None = None
     try:
@@ -164,7 +178,8 @@ async def _play(
         if game.prepare is not None:  # slow set-up (planning, say) off the event loop
             preparing = preparing or anyio.CapacityLimiter(1)
             await anyio.to_thread.run_sync(game.prepare, spec.params, spec.seed, limiter=preparing)
-        environment, actors = build_game(spec, bus, factory, game)
+        environment, built = build_game(spec, bus, factory, game)
+        actors.extend(built)
         await run_actors(actors)
     except Exception as exc:  # one game's failure never ends the run
         record = GameRecord(game_id=spec.game_id, spec=spec, outcome="error", error=error_info(exc))

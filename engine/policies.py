@@ -7,6 +7,8 @@ never off module globals. A name is one of three things:
 - a model, ``ENDPOINT:MODEL`` (``openai:gpt-4o``, ``anthropic:claude-sonnet-4-5``, ``vllm:MODEL``, or
   a named endpoint: ``openrouter:meta-llama/llama-3.1-70b-instruct``), which plays through the game's
   prompter;
+- ``human``: a person plays the seat, through the front end of the factory's ``seats`` (the
+  terminal, a browser page; ``engine.human``);
 - a policy of the user's own, ``package.module:NAME``: a class or function called as a scripted
   strategy is, ``NAME(role, rng)``, returning an object with ``async reply(context) -> str``. The
   module path has a dot, which no endpoint name has; that is how the two are told apart.
@@ -25,6 +27,7 @@ from typing import Any
 from puzzles import Game, Policy
 
 from .backends import BackendSettings, ModelHub, split_name
+from .human import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, HUMAN, HumanPolicy
 
 MODEL_FORMS = ("openai:MODEL", "anthropic:MODEL", "vllm:MODEL", "ENDPOINT:MODEL", "package.module:Policy")
 
@@ -35,6 +38,11 @@ def _normal(name: str) -> str:
 
 def is_model(name: str) -> bool:
     return ":" in name and not is_import(name)
+
+
+def is_human(name: str) -> bool:
+    """A seat a person plays."""
+    return _normal(name) == HUMAN
 
 
 def is_import(name: str) -> bool:
@@ -89,16 +97,22 @@ def scripted_rng(seed: int, role: str) -> random.Random:
 
 
 class PolicyFactory:
+    """``seats``, ``turn_seconds`` and ``absent_after``: where people sit and how long a turn waits
+    for them (``engine.human``); a run with a human seat sets them before its games start."""
+
     def __init__(self, backends: BackendSettings | None = None, environ=None) -> None:
         self.hub = ModelHub(backends, environ)
         self._imported: dict[str, Any] = {}
+        self.seats: Any = None
+        self.turn_seconds = DEFAULT_TURN_SECONDS
+        self.absent_after = DEFAULT_ABSENT_AFTER
 
     def configure(self, backends: BackendSettings) -> None:
         """Set how models are called (before any policy is made)."""
         self.hub = ModelHub(backends, self.hub.environ)
 
     def names(self, game: Game) -> list[str]:
-        return sorted(game.scripted) + list(MODEL_FORMS)
+        return sorted(game.scripted) + [HUMAN] + list(MODEL_FORMS)
 
     def canonical(self, name: str) -> str:
         """The name as it is saved with a run: one spelling per policy (a model name keeps its case)."""
@@ -118,6 +132,8 @@ class PolicyFactory:
         if is_model(name):
             self.hub.check(name)
             return
+        if is_human(name):
+            return
         if _normal(name) not in game.scripted:
             raise ValueError(f"unknown policy {name!r} for {game.name}; choose from {', '.join(self.names(game))}")
 
@@ -136,6 +152,11 @@ class PolicyFactory:
             split_name(name)
             backend = self.hub.backend(self.canonical(name))
             return LLMPolicy(backend, game.prompter, structured=self.hub.settings.options.structured)
+        if is_human(name):
+            if self.seats is None:
+                raise ValueError(f"{role} is played by a person, but this run has no seat for one (the terminal, a page)")
+            front = self.seats.front(role, seed)
+            return HumanPolicy(game, front, seconds=self.turn_seconds, absent_after=self.absent_after)
         self.check(name, game)
         return game.scripted[_normal(name)](role, scripted_rng(seed, role))
 

@@ -14,6 +14,7 @@ from msgspec import UNSET, UnsetType
 from bus.channel import Delivery
 from puzzles.referee import TurnLog
 
+from .human import HumanSeat
 from .spec import GameSpec
 
 Outcome = Literal["success", "failure", "error"]
@@ -81,6 +82,9 @@ class GameRecord(msgspec.Struct, kw_only=True):
     channel_log: list[Delivery] | UnsetType = UNSET
     # Written only when a model played: per agent, its calls, tokens, latency and cost.
     usage: dict[str, UsageTotals] | UnsetType = UNSET
+    # Written only when a person played a seat: per role, the participant id, the front end, the
+    # turns, timeouts and response time (``engine.human.HumanSeat``; each turn's is in the turn log).
+    humans: dict[str, HumanSeat] | UnsetType = UNSET
     # Written only when a model played: how its calls were made (temperature, top_p, max_tokens, seed, structured).
     sampling: dict[str, Any] | UnsetType = UNSET
 

@@ -164,9 +164,9 @@ class Reply(msgspec.Struct, frozen=True, gc=False):
 class Policy(Protocol):
     """Decides what an agent says and does. Returns the raw reply text, in the game's reply format;
     the agent actor parses it exactly as it would parse a model's reply. A policy may also set
-    ``last_usage`` (a ``bus.Usage``) and ``last_prompt`` after each reply; they go into the
-    transcripts and the record with the turn. A policy with ``count_tokens(text)`` gets the sent
-    message's tokens counted into its usage."""
+    ``last_usage`` (a ``bus.Usage``), ``last_prompt`` and, when a person played, ``last_human`` (a
+    ``bus.HumanTurn``) after each reply; they go into the transcripts and the record with the turn.
+    A policy with ``count_tokens(text)`` gets the sent message's tokens counted into its usage."""
 
     async def reply(self, context: TurnContext) -> str: ...
 
@@ -259,6 +259,10 @@ class Game:
     - ``instance(state)``: what a third party needs to check a game's transcript on its own (the
       truth, each role's private information), JSON-encodable, from the game as it starts; written
       once per game in transcripts. None: transcripts carry no instance.
+    - ``seat``: what a person in a seat is shown and the forms they act through (``puzzles.seat``);
+      None: a stand-in built from the prompt and ``Action``.
+    - ``human_study``: the scores the game's papers report for games with a person in a seat, each
+      with its label (the reports' table of human seats); empty: the success rate alone.
     - ``saved_before``: parameters added after runs of the game were first saved, each with the
       value the games of a run saved before it existed were played with; a saved plan that lacks
       one is read with that value, so that ``--resume`` plays on as the run began.
@@ -283,6 +287,8 @@ class Game:
     upgrade: Callable[[Any, dict, dict], tuple[Any, dict, dict]] | None = None
     instance: Callable[[Any], Any] | None = None
     saved_before: Mapping[str, Any] = field(default_factory=dict)
+    seat: Any = None
+    human_study: Mapping[str, str] = field(default_factory=dict)
     description: str = ""
 
     @property

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from bus.messages import Usage
+from bus.messages import HumanTurn, Usage
 
 from .base import GameState, Rejected, Say, Step
 
@@ -43,6 +43,7 @@ class TurnLog(msgspec.Struct, frozen=True, gc=False):
     usage: Usage | msgspec.UnsetType = msgspec.UNSET  # the model call behind the turn, if any
     candidates: int | msgspec.UnsetType = msgspec.UNSET  # best of n: how many replies were sampled
     chosen: int | msgspec.UnsetType = msgspec.UNSET  # and which of them the game played
+    human: HumanTurn | msgspec.UnsetType = msgspec.UNSET  # a person played the turn: response time, timeout
 
     @property
     def reply_tokens(self) -> int | None:
@@ -66,6 +67,7 @@ class Turn(msgspec.Struct, frozen=True, gc=False):
     format_error: str | None = None
     reply_chars: int = 0
     usage: Any = None
+    human: HumanTurn | None = None
 
 
 class GameResult(msgspec.Struct):
@@ -218,6 +220,7 @@ class Referee:
                 usage=turn.usage if isinstance(turn.usage, Usage) else msgspec.UNSET,
                 candidates=candidates,
                 chosen=chosen,
+                human=turn.human if turn.human is not None else msgspec.UNSET,
             )
         )
         return step

@@ -7,7 +7,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 OUTSIDE = ("bus", "actors", "feedback", "engine", "runners", "asymgames")
 GAME_WORDS = re.compile(r"asympuzl|alice|bob|carol|dave|\bsolo\b|shape|colou?r|hypothes|\bpositions?\b", re.I)
-GAME_IMPORT = re.compile(r"^\s*(from|import) puzzles\.(?!base\b|referee\b|registry\b|testing\b)\w+", re.M)
+GAME_IMPORT = re.compile(r"^\s*(from|import) puzzles\.(?!base\b|referee\b|registry\b|seat\b|testing\b)\w+", re.M)
 
 
 def sources(*packages):
