@@ -59,6 +59,7 @@ class TranscriptTurn(msgspec.Struct, kw_only=True):
     latency: float | None = None  # seconds the policy took to reply
     candidates: list[Any] = []  # best of n: every sampled reply, as read
     chosen: int | None = None  # and the one played (its reply, message and actions are the turn's)
+    human: Any = None  # a person played the turn: response seconds, timed out (``bus.HumanTurn``)
     heard: list[str] = []  # messages only: who received the message as sent (``delivered`` holds the changed ones)
 
     def recipients(self) -> list[Delivered]:
@@ -135,6 +136,7 @@ class _Collector:
             turn.latency = message.latency if self.full or message.latency is None else round(message.latency, 6)
             turn.candidates = list(message.candidates) if self.full else [msgspec.structs.replace(c, reply="") for c in message.candidates]
             turn.chosen = message.chosen
+            turn.human = message.human
             self._last = turn
         elif isinstance(message, Chat):
             # An agent's message is delivered before its Act reaches the Environment.
