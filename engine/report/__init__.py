@@ -14,12 +14,14 @@ Conventions used throughout:
 
 - ``reading``: the results file. ``conditions``: fields, their order, the table layout.
   ``measures``: success, scores, sizes, errors, model calls and cost. ``paired``: two values of a field compared by seed.
+  ``humans``: the games with a person in a seat, with the game's human-study scores and the turns they took.
 """
 
 from .conditions import (
     AGENTS, Group, Layout, ReportError, ValueOrder, agents_label, condition_fields, field_names, field_values,
     group_by, label_fields, layout, observed_values, roles_of, size_field,
 )
+from .humans import HumanRow, StudyColumn, has_human, human_seats
 from .measures import (
     SIZE_UNITS, ErrorsRow, ScoresRow, SizesRow, SuccessCell, SuccessSeries, SuccessTable, TurnCurve, TurnSizes,
     UsageRow, completed, error_counts, score_keys, scores_per_condition, size_units, sizes_per_turn,
@@ -29,10 +31,10 @@ from .paired import PairedComparison, PairedRow, paired_comparison, paired_diffe
 from .reading import Results, read_results
 
 __all__ = [
-    "AGENTS", "SIZE_UNITS", "ErrorsRow", "Group", "Layout", "PairedComparison", "PairedRow",
-    "ReportError", "Results", "ScoresRow", "SizesRow", "SuccessCell", "SuccessSeries", "SuccessTable",
+    "AGENTS", "SIZE_UNITS", "ErrorsRow", "Group", "HumanRow", "Layout", "PairedComparison", "PairedRow",
+    "ReportError", "Results", "ScoresRow", "SizesRow", "StudyColumn", "SuccessCell", "SuccessSeries", "SuccessTable",
     "TurnCurve", "TurnSizes", "UsageRow", "ValueOrder", "agents_label", "completed", "condition_fields", "error_counts",
-    "field_names", "field_values", "group_by", "label_fields", "layout", "observed_values",
+    "field_names", "field_values", "group_by", "has_human", "human_seats", "label_fields", "layout", "observed_values",
     "paired_comparison", "paired_difference_interval", "read_results", "roles_of", "score_keys",
     "scores_per_condition", "size_field", "size_units", "sizes_per_turn", "success_by_turn", "success_cell",
     "success_series", "success_table", "usage_per_condition",

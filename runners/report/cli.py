@@ -119,7 +119,7 @@ def write_report(out: Path, tables: Sequence[Table], intro: Sequence[str], image
 def remove_stale(out: Path, tables: Sequence[Table], images: Sequence[Path]) -> None:
     """Remove files an earlier report wrote here that this one does not write (such as paired.csv)."""
     keep = {f"{t.name}.csv" for t in tables} | {p.name for p in images}
-    known = {"success.csv", "success_by_turn.csv", "scores.csv", "errors.csv", "paired.csv"}
+    known = {"success.csv", "success_by_turn.csv", "scores.csv", "humans.csv", "errors.csv", "paired.csv"}
     known |= {f"{unit}_per_turn.csv" for unit in UNIT_NAMES} | set(PLOT_FILES)
     for name in known - keep:
         (out / name).unlink(missing_ok=True)

@@ -346,6 +346,11 @@ def build_tables(records: Sequence[GameRecord], rows: Sequence[str], compare: tu
     scores = scores_table(records, fields)
     if scores is not None:
         tables.append(scores)
+    from .humans import humans_table  # here, not at the top: ``humans`` builds on this module's Table
+
+    people = humans_table(records, rows)
+    if people is not None:
+        tables.append(people)
     tables += [sizes_table(records, fields, unit) for unit in size_units(records)]
     tables.append(errors_table(records, fields))
     usage = usage_table(records, fields)
