@@ -11,6 +11,7 @@ from .prompter import TspPrompter
 from .replay import REPLAY
 from .rules import TspAction, TspGame
 from .scripted import SCRIPTED
+from .seat import SEAT
 
 MAX_MESSAGES = 15  # per player (spec §2.3)
 
@@ -62,6 +63,9 @@ GAME = Game(
     },
     replay=REPLAY,
     invalid_examples=invalid_examples,
+    seat=SEAT,
+    # The paper's human study (Table 3): Completed is both players submitting the identical path (§3.5).
+    human_study={"identical": "Completed", "s90": "Score >= 90", "optimal": "Optimal"},
     description="Traveling Adventurers: agree on the round trip that collects the most coins together",
 )
 

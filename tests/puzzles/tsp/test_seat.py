@@ -1,0 +1,189 @@
+"""Traveling Adventurers with a person in a seat: whole games through the policy 'human' in which
+the "person" reads only what the seat shows (its coin table, the conversation) and acts only through
+its forms; the forms write the action text the game reads; a wrong filling says why; what a seat
+shows never holds the partner's coins."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import anyio
+import msgspec
+import pytest
+
+from engine import PolicyFactory
+from engine.game import play_game
+from engine.human import ChosenAction, SeatAnswer, SeatTurn
+from engine.spec import GameSpec, Options
+from puzzles import TurnContext, get_game
+from puzzles.tsp.board import GHOST, LIGHT, Board
+from puzzles.tsp.rules import TspAction, TspGame
+
+GAME = get_game("tsp")
+SEAT = GAME.seat
+FINAL = re.compile(r"final: ([A-Z](?: [A-Z])+)")
+
+
+class Person:
+    """Tells its coins as read off the seat's table, then submits the round trip the partner names
+    as final (in state-tracking games it first visits the trip's rooms, through the visit form)."""
+
+    kind = "terminal"
+    participant = "P03"
+
+    def __init__(self) -> None:
+        self.turns: list[SeatTurn] = []
+
+    async def play(self, turn: SeatTurn):
+        self.turns.append(turn)
+        prompt = turn.prompt
+        said = [line.text for line in prompt.conversation if line.sender != prompt.role]
+        final = next((m.group(1).split() for text in reversed(said) if (m := FINAL.search(text))), None)
+        if final is None:
+            return turn.reply(SeatAnswer(message="My coins: " + ", ".join(_coins(prompt))))
+        forms = {form.kind for form in prompt.forms}
+        actions = [ChosenAction("visit", {"room": room}) for room in final[1:] if "visit" in forms]
+        actions.append(ChosenAction("end", {"rooms": final[1:-1]}))
+        return turn.reply(SeatAnswer(message="Agreed: " + " ".join(final), actions=tuple(actions)))
+
+    def timed_out(self, turn: SeatTurn) -> None:
+        raise AssertionError("the person answered every turn")
+
+
+def _coins(prompt) -> list[str]:
+    """``A-B: w`` for every hallway, read off the coin table (rows and columns are rooms)."""
+    table = next(section.board for section in prompt.sections if section.board is not None)
+    rooms = table.columns[1:]
+    out = []
+    for row in table.rows:
+        here = row[0].text
+        for room, cell in zip(rooms, row[1:]):
+            if cell.text and rooms.index(room) > rooms.index(here):
+                out.append(f"{here}-{room}: {cell.text}")
+    return out
+
+
+class Seats:
+    def __init__(self, person: Person) -> None:
+        self.person = person
+
+    def front(self, role: str, seed: int) -> Person:
+        return self.person
+
+
+def _play(params, seed: int = 5):
+    person = Person()
+    factory = PolicyFactory()
+    factory.seats = Seats(person)
+    spec = GameSpec(
+        game_id=0, seed=seed, params=params, agents={LIGHT: "human", GHOST: GAME.default_policy},
+        options=Options(feedback=GAME.default_feedback, max_turns=15),
+    )
+    return anyio.run(lambda: play_game(spec, factory)), person
+
+
+def test_a_person_and_the_scripted_partner_submit_the_identical_optimal_trip():
+    record, person = _play(GAME.Params())
+    assert record.error is None and record.format_errors[LIGHT] == 0
+    assert record.outcome == "success"
+    assert record.scores["identical"] is True and record.scores["optimal"] is True
+    assert record.scores["s90"] is True
+    submitted = record.metrics["submitted"]
+    assert submitted[LIGHT] == submitted[GHOST] and submitted[LIGHT][0] == submitted[LIGHT][-1] == "L"
+    assert len(person.turns) == 2 and record.humans[LIGHT].turns == 2
+    # The report's human-study columns name scores the game records.
+    assert set(GAME.human_study) <= set(record.scores)
+
+
+def test_visits_chosen_in_the_form_move_the_players_own_visited_rooms():
+    record, person = _play(GAME.Params(variant="state_tracking"), seed=8)
+    assert record.outcome == "success" and record.format_errors[LIGHT] == 0
+    assert record.metrics["visited"][LIGHT] == record.metrics["submitted"][LIGHT]
+    first = {form.kind for form in person.turns[0].prompt.forms}
+    assert {"visit", "end", "suggest"} <= first and "solve" not in first
+
+
+def _context(params=None, role: str = LIGHT, state: TspGame | None = None) -> TurnContext:
+    state = state or GAME.new(params or GAME.Params(), 1, (LIGHT, GHOST), 15)
+    return TurnContext(
+        game_id=0, role=role, turn=1, max_turns=15, view=state.view(role), feedback=None, conversation=(),
+        partners=(GHOST if role == LIGHT else LIGHT,),
+    )
+
+
+@pytest.mark.parametrize(
+    "kind, values, written",
+    [
+        ("end", {"rooms": "E K B C A"}, TspAction("end", '["L", "E", "K", "B", "C", "A", "L"]')),
+        ("suggest", {"path": ["L", "E"]}, TspAction("suggest", '["L", "E"]')),
+        ("agree-inner", {"path": "l e k b c a l"}, TspAction("agree-inner", '["L", "E", "K", "B", "C", "A", "L"]')),
+        ("reject", {"path": "C K"}, TspAction("reject", '["C", "K"]')),
+        ("ask", {"text": 'your coins (from "L")?'}, TspAction("ask", '"your coins (from \\"L\\")?"')),
+    ],
+)
+def test_each_form_writes_the_action_text_the_game_reads(kind, values, written):
+    context = _context()
+    turn = SeatTurn(context, SEAT, 10)
+    action = turn.action(ChosenAction(kind, values))
+    assert action == written
+    reply = GAME.prompter.parse(GAME.prompter.format(turn.reply(SeatAnswer("hi", actions=(ChosenAction(kind, values),)))), context)
+    assert reply.actions == (written,) and reply.message == "hi" and not reply.rejected
+    state = GAME.new(GAME.Params(), 1, (LIGHT, GHOST), 15)
+    assert state.step(LIGHT, reply.actions).applied == 1
+
+
+def test_describe_draws_a_path_with_arrows():
+    assert SEAT.describe(TspAction("suggest", '["L", "Z", "K", "L"]')) == "suggest L → Z → K → L"
+    assert SEAT.describe(TspAction("visit", '"E"')) == "visit E"
+    assert SEAT.describe(TspAction("ask", '"coins?"')) == 'ask "coins?"'
+
+
+@pytest.mark.parametrize(
+    "kind, values, reason",
+    [
+        ("end", {"rooms": "E K B C"}, "give 5 to 5 items"),
+        ("end", {"rooms": "E E K B C"}, "named twice"),
+        ("end", {"rooms": "L E K B C"}, "not one of"),
+        ("suggest", {"path": "L Z"}, "'Z' is not one of"),
+        ("suggest", {"path": "L L"}, "twice in a row"),
+        ("suggest", {"path": "L E K E"}, "entered twice"),
+        ("suggest", {"path": "L"}, "give 2 to 7 items"),
+        ("ask", {"text": "see [Message]: x"}, "square-bracketed"),
+        ("visit", {"room": "E"}, "no action 'visit'"),  # the baseline variant keeps no visits
+        ("fly", {}, "no action 'fly'"),
+    ],
+)
+def test_a_wrong_filling_says_why(kind, values, reason):
+    turn = SeatTurn(_context(), SEAT, 10)
+    with pytest.raises(ValueError, match=re.escape(reason)):
+        turn.action(ChosenAction(kind, values))
+
+
+def _shown(context: TurnContext) -> str:
+    return json.dumps(msgspec.to_builtins((SEAT.rules(context), SEAT.show(context), SEAT.forms(context))))
+
+
+@pytest.mark.parametrize("role", [LIGHT, GHOST])
+def test_the_seat_shows_its_own_coins_and_never_the_partners(role):
+    state = GAME.new(GAME.Params(), 1, (LIGHT, GHOST), 15)
+    partner = GHOST if role == LIGHT else LIGHT
+    # The same game but for the partner's coins, every one changed: what the seat shows is the same.
+    board = state.board
+    changed = Board(board.rooms, {**board.weights, partner: tuple((a, b, w + 40) for a, b, w in board.weights[partner])}, board.source)
+    other = TspGame(changed, state.params, state.max_turns)
+    assert _shown(_context(role=role, state=state)) == _shown(_context(role=role, state=other))
+    table = next(s.board for s in SEAT.show(_context(role=role, state=state)) if s.board is not None)
+    rooms = table.columns[1:]
+    for a, b, w in state.private(role):
+        assert table.rows[rooms.index(a)][1 + rooms.index(b)].text == str(w)
+    assert "ghost coins" in SEAT.rules(_context(role=role, state=state))
+
+
+def test_the_state_tracking_seat_shows_its_visited_rooms():
+    state = GAME.new(GAME.Params(variant="state_tracking"), 1, (LIGHT, GHOST), 15)
+    state.step(LIGHT, (TspAction("visit", '"K"'),))
+    sections = {s.title: s for s in SEAT.show(_context(state=state))}
+    assert "Visited so far: L → K" in sections["What you have done"].lines
+    visit = next(f for f in SEAT.forms(_context(state=state)) if f.kind == "visit")
+    assert visit.fields[0].choices == ("E", "B", "C", "A", "L")
