@@ -9,7 +9,9 @@ a note says so. Without a transcript, the record's turn log is all there is.
 
 Everything returned is JSON data: lines are lists of ``[text, mark]`` spans (``puzzles.common.replay``),
 a board is ``{"columns": [...], "rows": [[[text, mark], ...], ...]}``, drawn at the start and the end
-(each turn's ``after`` lines say what the turn changed).
+(each turn's ``after`` lines say what the turn changed). The seats a person played are in ``humans``
+(role name -> front end, participant id, turns, timeouts, seconds), and each of their turns has its
+``human``: ``{"seconds", "timed_out"}`` (None for an agent's turn).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 import msgspec
 
 from engine import GameRecord
+from engine.policies import is_human
 from engine.transcripts import DETAIL_FULL, Transcript, TranscriptTurn
 from puzzles import Game, Rejected, get_game
 
@@ -82,6 +85,24 @@ def usage_of(usage: Any) -> dict | None:
     return plain(usage)
 
 
+def humans_of(record: GameRecord) -> dict[str, dict]:
+    """The seats a person played, by role name: the front end, the participant id (never a name),
+    turns, timeouts and response seconds; a seat whose policy is ``human`` with no summary gets an empty one."""
+    seats = {role_name(role): plain(seat) for role, seat in (record.humans or {}).items()}
+    for role, policy in record.spec.agents.items():
+        if is_human(str(policy)):
+            seats.setdefault(role_name(role), {})
+    return seats
+
+
+def human_of(value: Any) -> dict | None:
+    """A person's turn: ``{"seconds": ..., "timed_out": ...}``; None for a turn no person played."""
+    if value is None or value is msgspec.UNSET:
+        return None
+    data = plain(value)
+    return {"seconds": data.get("seconds"), "timed_out": bool(data.get("timed_out", False))}
+
+
 def outcome_text(record: GameRecord) -> str:
     if record.outcome == "success":
         return f"solved at turn {record.solved_turn}"
@@ -119,6 +140,7 @@ def _turn(game: Game, replay: Any, turn: TranscriptTurn, state: Any, view: Any, 
         "delivered": [[role_name(d.recipient), d.text] for d in turn.recipients() if d.text != turn.message],
         "heard": [role_name(d.recipient) for d in turn.recipients() if d.text == turn.message],
         "prompt": plain(turn.prompt), "reply": turn.reply or None, "usage": usage_of(turn.usage), "latency": turn.latency,
+        "human": human_of(turn.human),
     }
     step["candidates"] = _candidates(game, replay, turn, state, notes)
     try:
@@ -151,7 +173,11 @@ def _turns(game: Game, replay: Any, record: GameRecord, transcript: Transcript, 
     at_once = spec.option("turn_order") == "simultaneous"
     kept = transcript.detail == DETAIL_FULL
     steps, round_views, round_turn = [], {}, None
+    # A person's response time, from the turn log where the transcript does not carry it.
+    logged = {(log.turn, log.role): log.human for log in record.turn_log if log.human is not msgspec.UNSET}
     for turn in transcript.turns:
+        if turn.human is None and (turn.turn, turn.role) in logged:
+            turn = msgspec.structs.replace(turn, human=logged[turn.turn, turn.role])
         if kept:
             view = turn.view
         else:
@@ -175,7 +201,7 @@ def _log(record: GameRecord, replay: Any, state: Any) -> list[dict]:
         {
             "turn": log.turn, "role": log.role, "name": role_name(log.role), "message_chars": log.message_chars,
             "applied": log.applied, "rejected": rejected_of(log.rejected), "format_error": log.format_error,
-            "progress": replay.progress(state, log.progress), "usage": usage_of(log.usage),
+            "progress": replay.progress(state, log.progress), "usage": usage_of(log.usage), "human": human_of(log.human),
         }
         for log in record.turn_log
     ]
@@ -194,7 +220,7 @@ def game_detail(record: GameRecord, transcript: Transcript | None, game: Game | 
     detail: dict[str, Any] = {
         # The seed as text: a 64-bit seed is past what a JavaScript number holds exactly.
         "id": record.game_id, "game": spec.game, "condition": spec.condition(), "seed": str(spec.seed),
-        "agents": {role_name(role): str(policy) for role, policy in spec.agents.items()},
+        "agents": {role_name(role): str(policy) for role, policy in spec.agents.items()}, "humans": humans_of(record),
         "outcome": record.outcome, "outcome_text": outcome_text(record), "turns": record.turns,
         "error": plain(record.error), "usage": plain(record.usage) if record.usage is not msgspec.UNSET else None,
         "header": [spans(line) for line in replay.header(state)], "board": board_of(replay, state), "notes": notes,

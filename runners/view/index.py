@@ -3,9 +3,11 @@ and where each game's record and transcript lie in their files, read again only 
 (so a live run is followed without reading it all again, and a 100,000-game run costs a few bytes
 per game in memory).
 
-A row is ``[id, condition, outcome, error kind, turns, policies, cost]``: ``condition`` indexes
+A row is ``[id, condition, outcome, error kind, turns, policies, cost, people]``: ``condition`` indexes
 ``conditions``, ``error kind`` indexes ``errors`` (-1: none), ``policies`` indexes ``policies``,
-``outcome`` is "s", "f" or "e", ``cost`` is in dollars (None: no model played, or a price unknown).
+``outcome`` is "s", "f" or "e", ``cost`` is in dollars (None: no model played, or a price unknown),
+``people`` names the seats a person played ("" for none): each seat's participant id, or "person"
+where none was recorded.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from engine import GameRecord, RunDir
 from engine.results import decode_any_record
 from engine.transcripts import TRANSCRIPTS_FILE, Transcript
 
-from .detail import game_detail
+from .detail import game_detail, humans_of
 
 SUMMARY_FILE = "summary.json"
 OUTCOMES = {"success": "s", "failure": "f", "error": "e"}
@@ -79,6 +81,12 @@ def _game_id(line: bytes) -> int | None:
         return None
 
 
+def people_of(record: GameRecord) -> str:
+    """The seats a person played, for the list: participant ids, "person" where none was recorded."""
+    seats = humans_of(record)
+    return ", ".join(seat.get("participant") or "person" for seat in seats.values())
+
+
 class RunIndex:
     """A run directory as the viewer shows it."""
 
@@ -110,7 +118,7 @@ class RunIndex:
         if record.usage is not msgspec.UNSET:
             costs = [u.cost_usd for u in record.usage.values()]
             cost = None if None in costs else round(sum(costs), 6)
-        return [record.game_id, condition, OUTCOMES[record.outcome], error, record.turns, policies, cost]
+        return [record.game_id, condition, OUTCOMES[record.outcome], error, record.turns, policies, cost, people_of(record)]
 
     def finished(self) -> bool:
         return (self.run.path / SUMMARY_FILE).exists()

@@ -6,7 +6,7 @@
   let run = JSON.parse(document.getElementById("run").textContent);
   const PAGE = 50;
   const OUT = { s: "success", f: "failure", e: "error" };
-  const filter = { condition: "", outcome: "", error: "", model: "", min: "", max: "" };
+  const filter = { condition: "", outcome: "", error: "", model: "", person: "", min: "", max: "" };
   let page = 0;
   let drawnChoices = null;
   const $ = (id) => document.getElementById(id);
@@ -43,11 +43,12 @@
   }
 
   function matches(row) {
-    const [, cond, outcome, error, turns, policies] = row;
+    const [, cond, outcome, error, turns, policies, , people] = row;
     if (filter.condition !== "" && cond !== +filter.condition) return false;
     if (filter.outcome !== "" && outcome !== filter.outcome) return false;
     if (filter.error !== "" && error !== +filter.error) return false;
     if (filter.model !== "" && !policies.includes(+filter.model)) return false;
+    if (filter.person !== "" && (filter.person === "yes") !== !!people) return false;
     if (filter.min !== "" && turns < +filter.min) return false;
     if (filter.max !== "" && turns > +filter.max) return false;
     return true;
@@ -71,7 +72,9 @@
     const pages = Math.max(1, Math.ceil(rows.length / PAGE));
     page = Math.min(page, pages - 1);
     // The filters are drawn again only when a live run brings new choices, so typing keeps its focus.
-    const choices = JSON.stringify([run.conditions, run.errors, run.policies]);
+    // Games with a person in a seat get a filter and a column, in runs that have any.
+    const people = run.rows.some((row) => row[7]);
+    const choices = JSON.stringify([run.conditions, run.errors, run.policies, people]);
     if (choices !== drawnChoices) {
       drawnChoices = choices;
       $("filters").replaceChildren(
@@ -79,15 +82,17 @@
         select("f-outcome", "outcome", Object.entries(OUT)),
         select("f-error", "error kind", run.errors.map((e, i) => [i, e])),
         select("f-model", "model", run.policies.map((p, i) => [i, p])),
+        people ? select("f-person", "seats", [["yes", "with a person"], ["no", "agents only"]]) : null,
         number("f-min", "turns from"), number("f-max", "to"));
     }
-    const table = el("table", { id: "games" }, el("thead", {}, el("tr", {},
-      ...["game", "condition", "outcome", "error", "turns", "cost"].map((h) => el("th", {}, h)))));
+    const heads = ["game", "condition", "outcome", "error", "turns", "cost"].concat(people ? ["person"] : []);
+    const table = el("table", { id: "games" }, el("thead", {}, el("tr", {}, ...heads.map((h) => el("th", {}, h)))));
     const body = el("tbody");
-    for (const [id, cond, outcome, error, turns, , cost] of rows.slice(page * PAGE, (page + 1) * PAGE)) {
+    for (const [id, cond, outcome, error, turns, , cost, who] of rows.slice(page * PAGE, (page + 1) * PAGE)) {
       body.append(el("tr", { class: OUT[outcome] },
         el("td", {}, el("a", { href: "#game=" + id }, id)), el("td", { class: "cond" }, run.conditions[cond]),
-        el("td", {}, OUT[outcome]), el("td", {}, error >= 0 ? run.errors[error] : ""), el("td", {}, turns), el("td", {}, money(cost))));
+        el("td", {}, OUT[outcome]), el("td", {}, error >= 0 ? run.errors[error] : ""), el("td", {}, turns), el("td", {}, money(cost)),
+        people ? el("td", { class: "person" }, who || "") : null));
     }
     table.append(body);
     const pager = el("div", { class: "pager" },
@@ -125,6 +130,22 @@
     return parts.join(", ");
   }
 
+  // A person's turn: how long they took to answer, or that their time ran out.
+  function humanText(human) {
+    if (!human) return "";
+    const seconds = human.seconds === null || human.seconds === undefined ? "" : human.seconds.toFixed(1) + " s";
+    return human.timed_out ? `timed out${seconds ? " after " + seconds : ""}` : seconds;
+  }
+
+  // "Bob · person P07 · browser · 2 timeouts" for a seat a person played, "Alice: policy" for the others.
+  function seatText(role, policy, seat) {
+    if (!seat) return `${role}: ${policy}`;
+    const parts = [role, "person" + (seat.participant ? " " + seat.participant : "")];
+    if (seat.front) parts.push(seat.front);
+    if (seat.timeouts) parts.push(`${seat.timeouts} timeout${seat.timeouts === 1 ? "" : "s"}`);
+    return parts.join(" · ");
+  }
+
   function folded(label, text) {
     return el("details", {}, el("summary", {}, label), el("pre", {}, text));
   }
@@ -149,6 +170,7 @@
     for (const note of step.notes) card.append(el("div", { class: "wrong strong" }, note));
     const usage = usageText(step.usage, step.latency);
     if (usage) card.append(el("div", { class: "usage dim" }, usage));
+    if (step.human) card.append(el("div", { class: "human" + (step.human.timed_out ? " wrong" : "") }, "person: " + humanText(step.human)));
     if (step.prompt !== null && step.prompt !== undefined) {
       const text = typeof step.prompt === "object" ? Object.entries(step.prompt).map(([k, v]) => `[${k}]\n${v}`).join("\n") : String(step.prompt);
       card.append(folded("prompt", text));
@@ -159,10 +181,10 @@
 
   function logTable(log) {
     const table = el("table", { class: "log" }, el("caption", {}, "turn log (the run kept no transcripts)"),
-      el("thead", {}, el("tr", {}, ...["turn", "agent", "message chars", "applied", "rejected", "format error", "progress", "model call"].map((h) => el("th", {}, h)))));
+      el("thead", {}, el("tr", {}, ...["turn", "agent", "message chars", "applied", "rejected", "format error", "progress", "model call or person"].map((h) => el("th", {}, h)))));
     const body = el("tbody");
     for (const t of log) body.append(el("tr", {}, el("td", {}, t.turn), el("td", {}, t.name), el("td", {}, t.message_chars), el("td", {}, t.applied),
-      el("td", {}, t.rejected.map((r) => r[1]).join("; ")), el("td", {}, t.format_error || ""), el("td", {}, t.progress), el("td", {}, usageText(t.usage, null))));
+      el("td", {}, t.rejected.map((r) => r[1]).join("; ")), el("td", {}, t.format_error || ""), el("td", {}, t.progress), el("td", {}, t.human ? "person: " + humanText(t.human) : usageText(t.usage, null))));
     table.append(body);
     return table;
   }
@@ -176,7 +198,7 @@
     if (d.failed) return [back, el("h2", {}, `Game ${id}`), el("p", { class: "wrong" }, "cannot be shown: " + d.failed)];
     const parts = [back, el("h2", {}, `Game ${d.id}: `, el("span", { class: d.outcome === "success" ? "right" : "wrong" }, d.outcome_text)),
       el("div", { class: "cond" }, `${d.condition}  seed=${d.seed}`),
-      el("div", { class: "dim" }, Object.entries(d.agents).map(([r, p]) => `${r}: ${p}`).join(", "))];
+      el("div", { class: "dim seats" }, Object.entries(d.agents).map(([r, p]) => seatText(r, p, (d.humans || {})[r])).join(", "))];
     if (d.error) parts.push(el("div", { class: "wrong strong" }, `error (${d.error.kind}) in ${d.error.actor}: ${d.error.type}: ${d.error.message}`));
     for (const [name, u] of Object.entries(d.usage || {})) {
       parts.push(el("div", { class: "dim" }, `${name}: ${u.calls || 0} calls, ${u.prompt_tokens || 0} prompt + ${u.completion_tokens || 0} reply tokens, ` +
