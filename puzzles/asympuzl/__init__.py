@@ -16,6 +16,7 @@ from .prompt import AsymPuzlPrompter
 from .replay import REPLAY
 from .rules import ROLES, SOLO, AsymPuzlGame, Replace, generate
 from .scripted import SCRIPTED
+from .seat import SEAT
 
 
 def new_game(params: AsymPuzlParams, seed: int, roles: tuple[str, ...], max_turns: int) -> AsymPuzlGame:
@@ -57,6 +58,7 @@ GAME = Game(
     format_1=Format1(("size", "distractors", "distractors_in"), played_with={"prompt": "guided"}),
     upgrade=position_upgrade(prompt="guided"),
     saved_before={"prompt": "guided"},
+    seat=SEAT,
     instance=AsymPuzlGame.instance,
     description="two agents, shapes and colors (or one agent with both views)",
 )

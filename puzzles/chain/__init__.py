@@ -10,6 +10,7 @@ from .prompt import ChainPrompter
 from .replay import REPLAY
 from .rules import CHAIN_ROLES, ChainGame, ChainReplace, generate_chain
 from .scripted import SCRIPTED
+from .seat import SEAT
 
 
 def new_game(params: ChainParams, seed: int, roles: tuple[str, ...], max_turns: int) -> ChainGame:
@@ -50,6 +51,7 @@ GAME = Game(
     invalid_examples=invalid_examples,
     format_1=Format1(("size",)),
     upgrade=position_upgrade(),
+    seat=SEAT,
     instance=ChainGame.instance,
     description="2 to 4 agents, each holding one link of a chain of attributes",
 )
