@@ -14,6 +14,7 @@ from .prompt import EinsteinPrompter
 from .replay import REPLAY
 from .rules import EinsteinGame
 from .scripted import SCRIPTED
+from .seat import SEAT
 
 DEFAULT_ROUNDS = 15  # 30 steps: rounds of (player1, player2)
 
@@ -63,6 +64,9 @@ GAME = Game(
     replay=REPLAY,
     invalid_examples=invalid_examples,
     prepare=prepare,
+    seat=SEAT,
+    # The paper's human study (Table 4) reports the success rate and the step ratio.
+    human_study={"success": "SR", "step_ratio": "StepR"},
     description="two players sort blocks into bins from split constraints, moving, sharing and asking",
 )
 
