@@ -45,13 +45,15 @@ def model_line(hub, now: float) -> str:
 
 
 class ProgressDisplay:
-    """The live dashboard on a terminal; a status line every few seconds elsewhere. ``extra``
-    returns sections to add to each frame (such as a ``counters_section``)."""
+    """The live dashboard on a terminal; a status line every few seconds elsewhere; nothing at all
+    when ``quiet`` (a person's form is on the terminal). ``extra`` returns sections to add to each
+    frame (such as a ``counters_section``)."""
 
-    def __init__(self, console: Console, progress: RunProgress, *, interactive: bool) -> None:
+    def __init__(self, console: Console, progress: RunProgress, *, interactive: bool, quiet: bool = False) -> None:
         self.console = console
         self.progress = progress
-        self.interactive = interactive
+        self.interactive = interactive and not quiet
+        self.quiet = quiet
         self._started = time.perf_counter()
         self._live: Live | None = None
         self.hub = None  # the run's model clients, once open
@@ -73,6 +75,8 @@ class ProgressDisplay:
             self.console.print(f"(display stopped: {type(exc).__name__}: {exc})", highlight=False)
 
     async def _run(self) -> None:
+        if self.quiet:
+            return
         if not self.interactive:
             while True:
                 await anyio.sleep(LINE_INTERVAL)

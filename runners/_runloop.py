@@ -15,6 +15,8 @@ import anyio
 from rich.console import Console
 
 from engine import PolicyFactory, RunDir, RunDirError
+from engine.human import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, participant_id
+from engine.policies import is_human
 from engine.giveup import SameFailure
 from engine.results import Plan, StorageError
 from engine.budget import Spending
@@ -27,6 +29,7 @@ from engine.collector import tuned_collector
 from ._display import ProgressDisplay, counters_section, summary_table
 from ._models import add_model_arguments, settings_from_args
 from ._spending import add_spending_arguments, caps, check_prices, make_forecast, print_forecast, spending_line
+from .terminal_seat import TerminalSeats
 
 EXIT_INTERRUPTED = 130
 EXIT_LOST_GAMES = 3  # the run finished, but some games were lost to the infrastructure
@@ -64,7 +67,7 @@ def choice(choices: list[str]) -> Callable[[str], str]:
 
 def add_running_arguments(parser: argparse.ArgumentParser) -> None:
     run = parser.add_argument_group("running")
-    run.add_argument("--concurrency", type=integer(1), default=DEFAULT_CONCURRENCY, metavar="C", help=f"games in flight at once (default {DEFAULT_CONCURRENCY})")
+    run.add_argument("--concurrency", type=integer(1), metavar="C", help=f"games in flight at once (default {DEFAULT_CONCURRENCY}; 1 when a person plays a seat)")
     run.add_argument("--out", type=Path, metavar="RUN_DIR", help="run directory (default runs/<UTC time>)")
     run.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR, skipping recorded games")
     run.add_argument("--repair", action="store_true", help="with --resume: move damaged lines and records of games outside the plan aside (results.damaged.jsonl) first")
@@ -75,8 +78,52 @@ def add_running_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--executor", type=choice(["local", "ray"]), default="local", metavar="KIND", help="local (this process, default) or ray (workers on a Ray cluster: pip install -e '.[ray]')")
     run.add_argument("--workers", type=integer(1), default=2, metavar="W", help="with --executor ray: worker processes (default 2)")
     run.add_argument("--ray-address", metavar="ADDR", help="with --executor ray: an existing cluster (auto, or HOST:PORT); default: a local cluster started for the run")
+    run.add_argument("--human-timeout", type=bounded(float, 0, above=True, what="a number of seconds > 0"), metavar="SECONDS", help=f"a person's seat (ROLE=human, answered on this terminal's stdin): seconds for a turn (default {DEFAULT_TURN_SECONDS:g})")
+    run.add_argument("--human-absent-after", type=integer(1), metavar="N", help=f"a person's seat: turns in a row with no answer that end the game as human_absent (default {DEFAULT_ABSENT_AFTER})")
+    run.add_argument("--participant", type=_participant, metavar="ID", help="a person's seat: the participant's study code (such as P07, never a name), written with each record")
     add_model_arguments(parser)
     add_spending_arguments(parser)
+
+
+def _participant(text: str) -> str:
+    try:
+        return participant_id(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+HUMAN_FLAGS = {"human_timeout": "--human-timeout", "human_absent_after": "--human-absent-after", "participant": "--participant"}
+
+
+def humans_play(plan: Plan) -> bool:
+    """Some seat of the plan is played by a person."""
+    return any(is_human(name) for names in plan.agents for name in names)
+
+
+def concurrency(args: argparse.Namespace, plan: Plan) -> int:
+    """Games in flight: as given, else one at a time when a person plays (a terminal shows one form)."""
+    if args.concurrency is not None:
+        return args.concurrency
+    return 1 if humans_play(plan) else DEFAULT_CONCURRENCY
+
+
+def check_humans(parser: OneLineParser, args: argparse.Namespace, plan: Plan) -> None:
+    """The flags of a person's seat go with a plan that has one, and such a plan runs here."""
+    if not humans_play(plan):
+        for field, name in HUMAN_FLAGS.items():
+            if getattr(args, field) is not None:
+                parser.error(f"argument {name}: no seat of this run is played by a person (--agent ROLE=human)")
+    elif args.executor != "local":
+        parser.error("argument --executor: a person plays a seat of this run at this terminal; use --executor local")
+
+
+def seats_for(args: argparse.Namespace, factory: PolicyFactory, console: Console) -> TerminalSeats:
+    """The people of the run at this terminal, set up in ``factory``."""
+    seats = TerminalSeats(console, participant=args.participant)
+    factory.seats = seats
+    factory.turn_seconds = args.human_timeout if args.human_timeout is not None else DEFAULT_TURN_SECONDS
+    factory.absent_after = args.human_absent_after if args.human_absent_after is not None else DEFAULT_ABSENT_AFTER
+    return seats
 
 
 def default_out(name: str = "") -> Path:
@@ -122,6 +169,7 @@ def open_run(
             factory.configure(settings_from_args(args, run.model_settings()))
             plan = run.config()
             check_saved(plan)
+            check_humans(parser, args, plan)
             check_prices(parser, args, plan, factory.hub)
             if args.dry_run:
                 dry_run(plan, recorded_games(run, plan.total), factory, args, read_usage(run))
@@ -129,6 +177,7 @@ def open_run(
             assert new_plan is not None
             factory.configure(settings_from_args(args))
             plan = new_plan()
+            check_humans(parser, args, plan)
             check_prices(parser, args, plan, factory.hub)
             if args.dry_run:
                 dry_run(plan, IdSet(), factory, args, None)
@@ -189,8 +238,11 @@ def resume_command(prog: str, args: argparse.Namespace, run: RunDir) -> str:
         parts.append("--transcripts")
     if args.no_messages:
         parts.append("--no-messages")
-    if args.concurrency != DEFAULT_CONCURRENCY:
+    if args.concurrency is not None:
         parts += ["--concurrency", str(args.concurrency)]
+    for field, name in HUMAN_FLAGS.items():
+        if getattr(args, field) is not None:
+            parts += [name, f"{getattr(args, field):g}" if field == "human_timeout" else str(getattr(args, field))]
     if args.log_level != "info":
         parts += ["--log-level", args.log_level]
     if args.no_dashboard:
@@ -241,12 +293,14 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, 
     stopped at a cap: ``spending.stopped``), False if it was interrupted; Stopped if its files
     could not be written."""
     args, plan, run = prepared.args, prepared.plan, prepared.run
-    interactive = console.is_terminal and not args.no_dashboard
+    # A person's form owns the terminal: no dashboard, no summary lines, until the run ends.
+    seats = seats_for(args, factory, console) if humans_play(plan) else None
+    interactive = console.is_terminal and not args.no_dashboard and seats is None
     progress = new_progress(plan, counted_keys(run), track_live=interactive)
     interrupted = False
     stopped: str | None = None
     gave_up: list[str] = []
-    display = ProgressDisplay(console, progress, interactive=interactive)
+    display = ProgressDisplay(console, progress, interactive=interactive, quiet=seats is not None)
     display.hub = factory.hub
     display.spending = spending
     executor = make_executor(args.executor, workers=args.workers, address=args.ray_address)
@@ -270,8 +324,9 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, 
         outer.start_soon(display.run)
         try:
             await play_plan(
-                run, plan, factory, recorded=prepared.recorded, concurrency=args.concurrency, progress=progress,
-                log_level=args.log_level, transcripts=transcripts_kept(args), observers=[SameFailure(give_up)],
+                run, plan, factory, recorded=prepared.recorded, concurrency=concurrency(args, plan), progress=progress,
+                log_level=args.log_level, transcripts=transcripts_kept(args),
+                observers=[SameFailure(give_up), *([seats] if seats is not None else [])],
                 spending=spending, executor=executor,
             )
         except* OSError as group:  # a full disk, a run directory gone: every record before it is kept
