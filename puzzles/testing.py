@@ -204,7 +204,7 @@ def _check_read_back(game: Game, params: Any, roles: tuple[str, ...], seed: int)
 # ---- The seat a person plays ----
 
 _WORD = re.compile(r"[a-z0-9]+")
-_CLAUSE = re.compile(r"[\n;.!?]")
+_CLAUSE = re.compile(r"[\n;.!?\[\]{}]")  # brackets too: an entry of a list written as JSON is a unit
 NOT_A_CHOICE = "\x00not one of the choices"
 
 
@@ -236,11 +236,12 @@ def check_seat(game: Game, params: Any = None, seeds: Iterable[int] = (0, 1, 2))
                 _check_sections(sections, where)
                 _check_forms(forms, where)
                 assert forms == tuple(seat.forms(context)), f"{where}: the forms of one context differ from call to call"
-                shown = "\n".join([rules, *_texts_of(sections), *(f"{f.label} {f.help}" for f in forms)])
-                leaks(role, shown, where)
+                shown = "\n".join([*_texts_of(sections), *(f"{f.label} {f.help}" for f in forms)])
+                leaks(role, shown, where)  # the rules are not looked at: a prompt's rules show an example game
                 for form in forms:
                     _check_form(game, seat, context, form, lambda: game.new(params, seed, roles, turns), where)
-                choices[role].append(({(f.kind, x.name): x.choices for f in forms for x in f.fields if x.choices}, shown.lower()))
+                lists = {(f.kind, x.name): x.choices for f in forms for x in f.fields if x.choices}
+                choices[role].append((lists, f"{rules}\n{shown}".lower()))
         for role, seen in choices.items():
             _check_choices_follow_the_view(seen, f"{game.name} seat of {role}")
 
@@ -325,47 +326,60 @@ def _check_choices_follow_the_view(seen: list[tuple[dict, str]], where: str) -> 
 
 
 # What another role knows privately, in what a seat shows (a small version of ``engine.audit``): the
-# game's secret phrases where it names them; otherwise pairs of words that stand together in one
-# entry of a role's private information (with the entry's number), looked for in each clause.
+# game's secret phrases where it names them; otherwise the entries of a role's private information
+# (``msgspec.to_builtins`` of ``GameState.private``), each entry the words that stand together in it,
+# looked for in each clause of the text. ``engine.audit`` pairs words up; a whole entry is looked for
+# here, because a seat drawn for a person writes many small words together (room letters beside coin
+# counts) and a pair of them turns up by chance. An entry of one word says where it stands in its
+# list, so it goes with its number ("square" at 1).
 
 
 def _leak_check(state: Any, roles: tuple[str, ...]) -> Any:
     secrets = getattr(state, "secrets", None)
     if secrets is not None:
-        own = {role: set(secrets(role)) for role in roles}
+        phrases = {role: set(secrets(role)) for role in roles}
     else:
-        own = {role: _facts(_units(msgspec.to_builtins(state.private(role)))) for role in roles}
+        entries = {role: _entries(msgspec.to_builtins(state.private(role))) for role in roles}
+        known = {role: _entries(msgspec.to_builtins(state.private(role)), numbered=True) for role in roles}
 
     def check(role: str, shown: str, where: str) -> None:
-        others = set().union(*(own[r] for r in roles if r != role)) - own[role]
         if secrets is not None:
+            others = set().union(*(phrases[r] for r in roles if r != role)) - phrases[role]
             leaked = sorted(p for p in others if p in shown)
         else:
-            units = _units(shown)
-            leaked = sorted(" & ".join(sorted(f)) for f in others if any(f <= unit for unit in units))
+            others = {e for r in roles if r != role for e in entries[r] if not any(e <= m for m in known[role])}
+            units = _clauses(shown)
+            leaked = sorted(" ".join(sorted(e)) for e in others if any(e <= unit for unit in units))
         assert not leaked, f"{where}: shows what another role knows privately: {leaked[:3]}"
 
     return check
 
 
-def _units(value: Any) -> list[set[str]]:
-    """Words that stand together: a clause of text; an entry of a list (with its 1-based number)."""
-    out: list[set[str]] = []
+def _clauses(text: str) -> list[set[str]]:
+    return [set(_WORD.findall(part)) for part in _CLAUSE.split(text.lower())]
+
+
+def _entries(value: Any, numbered: bool = False) -> list[frozenset]:
+    """The entries of private information: each a list (or dict) of single words, found at any depth;
+    ``numbered``: every entry of a list with its number (what a role knows of its own entries)."""
+    out: list[frozenset] = []
     stack = [value]
     while stack:
         item = stack.pop()
-        if isinstance(item, str):
-            out.extend(set(_WORD.findall(part)) for part in _CLAUSE.split(item.lower()))
-        elif isinstance(item, (list, tuple, dict)) and _is_entry(item):
-            out.append(_words(item))
-        elif isinstance(item, (list, tuple)) and item and all(isinstance(x, (list, tuple, dict)) and _is_entry(x) for x in item):
-            out.extend(_words(x) | {str(i)} for i, x in enumerate(item, start=1))
+        if isinstance(item, (list, tuple)) and item and all(_is_entry(x) for x in item):
+            for number, entry in enumerate(item, start=1):
+                words = _words(entry)
+                out.append(frozenset(words | {str(number)} if numbered or len(words) == 1 else words))
+        elif _is_entry(item):
+            out.append(frozenset(_words(item)))
         elif isinstance(item, (list, tuple, dict)):
             stack.extend(item.values() if isinstance(item, dict) else item)
-    return [unit for unit in out if len(unit) >= 2]
+    return [entry for entry in out if len(entry) >= 2]
 
 
 def _is_entry(item: Any) -> bool:
+    if not isinstance(item, (list, tuple, dict)):
+        return False
     values = item.values() if isinstance(item, dict) else item
     return all(isinstance(v, (str, int, type(None))) and not (isinstance(v, str) and " " in v) for v in values)
 
@@ -373,11 +387,6 @@ def _is_entry(item: Any) -> bool:
 def _words(item: Any) -> set[str]:
     values = item.values() if isinstance(item, dict) else item
     return {str(v).lower() for v in values if v is not None and not isinstance(v, bool)}
-
-
-def _facts(units: list[set[str]]) -> set[frozenset]:
-    """Pairs of words of a unit; two numbers alone say nothing (a count beside an entry's number)."""
-    return {frozenset((a, b)) for unit in units for a in unit for b in unit if a < b and not (a.isdigit() and b.isdigit())}
 
 
 def _texts_of(sections: tuple[Section, ...]) -> list[str]:
