@@ -23,8 +23,8 @@ from .view import EinsteinView, history_line, inferred, marks, partner_asked
 
 _PLACES = {
     "top_left_bin": "top left", "bottom_left_bin": "bottom left", "top_right_bin": "top right",
-    "bottom_right_bin": "bottom right", "player1_bin": "player 1's start bin (bottom)",
-    "player2_bin": "player 2's start bin (top)", "commonbin": "the common bin, between you",
+    "bottom_right_bin": "bottom right", "player1_bin": "start bin (bottom)",
+    "player2_bin": "start bin (top)", "commonbin": "the common bin, between you",
 }
 
 
@@ -73,9 +73,9 @@ class EinsteinSeat:
             f"({BIN_NAMES[START[role]]}) and the common bin between you; your partner reaches the other side's bins "
             "and the common bin, so a block for the far side goes through the common bin.\n"
             "Each of you knows some constraints on where the blocks go, and neither sees the other's. "
-            "'(block0, in, top_left_bin)' says where a block goes; '(block1, block2, same, row)' says two blocks "
-            "are in the same row but different bins (likewise column and diagonal); '(block1, block2, same, bin)' "
-            "says they share a bin. The table refuses a block put into a wrong corner bin, so a block in a corner "
+            "'(blockX, in, top_left_bin)' says where a block goes; '(blockX, blockY, same, row)' says two blocks "
+            "are in the same row but different bins (likewise column and diagonal); '(blockX, blockY, same, bin)' "
+            "says they share a bin. (X and Y stand for block numbers.) The table refuses a block put into a wrong corner bin, so a block in a corner "
             "bin is where it belongs.\n"
             f"You take turns, one action a turn: {actions}. There are no messages: you tell each other things only "
             f"by sharing and asking. You win together when every block is in its bin, within {2 * context.max_turns} "
@@ -90,8 +90,11 @@ class EinsteinSeat:
         for b in BOARD_ORDER:
             name = BIN_NAMES[b]
             who = "you and your partner" if name in reach and name in partner_reach else "you" if name in reach else "your partner"
+            where = _PLACES[name]
+            if b in START.values():
+                where = ("your " if b == START[context.role] else "your partner's ") + where
             rows.append((
-                Span(name, "strong" if name in reach else ""), Span(_PLACES[name]),
+                Span(name, "strong" if name in reach else ""), Span(where),
                 Span(" ".join(f"block{x}" for x in view.bins[b])), Span(who),
             ))
         table = Section(

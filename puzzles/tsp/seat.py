@@ -47,7 +47,7 @@ class TspSeat:
         n = len(view.rooms)
         return (
             f"You and a partner are trapped in the same house, you in the {mine} world and your partner in the "
-            f"{other} world. The house has {n} rooms, and every two rooms are joined by a hallway with coins in it. "
+            f"{other} world. The house has {n} rooms. Every two rooms are joined by a hallway with coins in it. "
             f"Each hallway holds your own {mine} coins and, separately, your partner's {other} coins; you see only "
             "your own, your partner sees only theirs, and you can talk only by messages.\n"
             f"Together you must pick one round trip: start in {_room(start)}, visit every other room exactly once, "
@@ -57,9 +57,9 @@ class TspSeat:
             "To finish, each of you submits the final round trip (the action 'end'); the game is over when both "
             "have submitted, and it is completed only if you both submitted the identical trip, rooms in the same "
             f"order. You have {context.max_turns} turns each; you may submit again to change your path until your "
-            "partner has submitted too. The other actions are notes for yourself (suggest, agree, reject"
-            + (", visit" if view.variant in STATE_VARIANTS else "")
-            + "); only your messages reach your partner."
+            "partner has submitted too. The other actions are notes for yourself (what you suggested, agreed, "
+            + ("visited, " if view.variant in STATE_VARIANTS else "")
+            + "asked...): only your messages reach your partner."
         )
 
     def show(self, context: TurnContext) -> tuple[Section, ...]:

@@ -17,6 +17,7 @@ from engine.game import play_game
 from engine.human import ChosenAction, SeatAnswer, SeatTurn
 from engine.spec import GameSpec, Options
 from puzzles import TurnContext, get_game
+from puzzles.testing import check_seat
 from puzzles.einstein.actions import Ask, Grounding, Move, Pass, Relation, Share, item_text, read_action
 from puzzles.einstein.seat import plain
 
@@ -260,3 +261,8 @@ def test_the_seat_never_shows_the_partners_constraints(seed, role):
         assert plain(item) not in shown
     for item in state.private(role):
         assert item_text(item) in shown
+
+
+@pytest.mark.parametrize("params", [{"blocks": 5, "actions": "ask/share"}, {"blocks": 8, "actions": "none"}, {"blocks": 6}])
+def test_the_seat_passes_the_seat_conformance_check(params):
+    check_seat(GAME, GAME.Params(**params), seeds=range(4))

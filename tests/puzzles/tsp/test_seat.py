@@ -17,6 +17,7 @@ from engine.game import play_game
 from engine.human import ChosenAction, SeatAnswer, SeatTurn
 from engine.spec import GameSpec, Options
 from puzzles import TurnContext, get_game
+from puzzles.testing import check_seat
 from puzzles.tsp.board import GHOST, LIGHT, Board
 from puzzles.tsp.rules import TspAction, TspGame
 
@@ -187,3 +188,14 @@ def test_the_state_tracking_seat_shows_its_visited_rooms():
     assert "Visited so far: L → K" in sections["What you have done"].lines
     visit = next(f for f in SEAT.forms(_context(state=state)) if f.kind == "visit")
     assert visit.fields[0].choices == ("E", "B", "C", "A", "L")
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"variant": "grounding"}, {"variant": "state_tracking"}, {"variant": "problem_solving"}, {"board": "4"},
+        {"board": "generated", "rooms": 3}, {"board": "generated", "rooms": 8},
+    ],
+)
+def test_the_seat_passes_the_seat_conformance_check(params):
+    check_seat(GAME, GAME.Params(**params), seeds=range(4))
