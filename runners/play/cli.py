@@ -1,0 +1,196 @@
+"""The command line of ``runners.play``: which game, which seats people take, who plays the other
+roles, and the run directory, checked before anything is served.
+
+    python -m runners.play --game tsp --seat light --partner openai:gpt-4o
+    python -m runners.play --game NAME --seat ROLE --seat ROLE2          (two people, two pages)
+    python -m runners.play --game NAME --seat ROLE --games 5 --participant P07   (a study: 5 games in a row)
+    python -m runners.play --resume runs/play-20261121-101500
+
+The plan is a normal run's (``runners.concurrent`` builds it; the seats are the policy ``human``),
+so reports and the viewer read the run and ``--resume`` continues it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from engine import PolicyFactory, RunDir, RunDirError
+from engine.human import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, HUMAN, participant_id
+from engine.results import Plan
+from puzzles import DEFAULT_GAME, GAMES, Game, InvalidParameter, get_game
+from runners._args import bounded
+from runners._models import add_model_arguments
+from runners._runloop import DEFAULT_CONCURRENCY, OneLineParser, Prepared, choice, integer, open_run
+from runners._spending import add_spending_arguments
+from runners.concurrent import CHANNEL_FLAGS, EXTENSION_FLAGS, add_game_parameters, check_saved, config_from_args
+
+PROG = "python -m runners.play"
+DEFAULT_PORT = 8765
+
+
+class Setup(NamedTuple):
+    prepared: Prepared
+    seats: tuple[str, ...]  # the roles people play
+    participants: dict[str, str]  # role -> participant id given on the command line
+    port: int
+    command: str  # the command that continues the run
+
+
+def _assignment(text: str) -> tuple[str, str]:
+    role, sep, policy = text.partition("=")
+    if not sep or not role.strip() or not policy.strip():
+        raise argparse.ArgumentTypeError(f"expected ROLE=POLICY, got {text!r}")
+    return role.strip().lower(), policy.strip()
+
+
+def build_parser(factory: PolicyFactory, game: Game) -> OneLineParser:
+    roles = list(game.roles)
+    p = OneLineParser(prog=PROG, description="A person plays a seat of a game in the browser (a page on 127.0.0.1).")
+    g = p.add_argument_group("games (saved with the run)")
+    g.add_argument("--game", type=choice(list(GAMES)), metavar="NAME", help=f"the game: {', '.join(GAMES)} (default {DEFAULT_GAME})")
+    g.add_argument("--seat", type=choice(roles), action="append", default=[], metavar="ROLE", help=f"a role a person plays at a page; repeat for two people (roles: {', '.join(roles)})")
+    g.add_argument("--partner", metavar="POLICY", help=f"the policy of every other role: {', '.join(factory.names(game))} (default {game.default_policy})")
+    g.add_argument("--agent", type=_assignment, action="append", default=[], metavar="ROLE=POLICY", help="the policy of one other role, over --partner")
+    g.add_argument("--games", type=integer(1), metavar="N", help="games played one after another, by the same people (a study; default 1)")
+    g.add_argument("--seed", type=int, metavar="S", help="run seed; game i gets a seed derived from it and i (default 0)")
+    modes = list(game.feedback)
+    g.add_argument("--feedback", type=choice(modes), metavar="MODE", help=f"feedback mode: {', '.join(modes)} (default {game.default_feedback})")
+    g.add_argument("--max-turns", type=integer(1), metavar="T", help="turn limit T (default: the game's)")
+    g.add_argument("--history", type=integer(0), metavar="H", help="latest messages of each sender shown to a model partner (default 1); a person sees the whole conversation")
+    add_game_parameters(p, game)
+    people = p.add_argument_group("people (not saved with the run)")
+    people.add_argument("--participant", action="append", default=[], metavar="[ROLE=]ID", help="the participant id (a study code, never a name) of every seat, or of one; default: the page asks for it")
+    people.add_argument("--port", type=integer(0), default=DEFAULT_PORT, metavar="P", help=f"the pages' port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free port)")
+    people.add_argument("--human-timeout", type=bounded(float, 0, above=True, what="seconds > 0"), default=DEFAULT_TURN_SECONDS, metavar="S", help=f"seconds a person has for a turn; then the turn is played without them and recorded as timed out (default {DEFAULT_TURN_SECONDS:g})")
+    people.add_argument("--human-absent-after", type=integer(1), default=DEFAULT_ABSENT_AFTER, metavar="N", help=f"timeouts in a row that end the game as 'human_absent' (default {DEFAULT_ABSENT_AFTER})")
+    run = p.add_argument_group("running")
+    run.add_argument("--out", type=Path, metavar="RUN_DIR", help="run directory (default runs/play-<UTC time>)")
+    run.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR, skipping recorded games")
+    run.add_argument("--repair", action="store_true", help="with --resume: move damaged lines aside first")
+    run.add_argument("--transcripts", action="store_true", help="full transcripts: every turn's view, prompt and raw reply too")
+    run.add_argument("--no-messages", action="store_true", help="keep no transcripts at all (by default the messages and actions)")
+    run.add_argument("--log-level", type=choice(["debug", "info", "warning", "error"]), default="info", metavar="LEVEL", help="level of the run's JSON log (default info)")
+    add_model_arguments(p)
+    add_spending_arguments(p)
+    # What the shared run set-up and plan building read that a run with people does not offer:
+    # games run here, one at a time, on plain channels.
+    p.set_defaults(
+        concurrency=DEFAULT_CONCURRENCY, executor="local", workers=1, ray_address=None, no_dashboard=False, leak_audit=None,
+        **{f"role_{r}": None for r in roles}, **dict.fromkeys(EXTENSION_FLAGS), **dict.fromkeys(CHANNEL_FLAGS),
+    )
+    return p
+
+
+def seats_of(plan: Plan) -> tuple[str, ...]:
+    """The roles a person plays in any game of ``plan``, in turn order."""
+    seated: dict[str, None] = {}
+    for _, agents, _ in plan.conditions():
+        seated.update((role, None) for role, name in agents.items() if name == HUMAN)
+    return tuple(seated)
+
+
+def participants(parser: OneLineParser, given: list[str], seats: tuple[str, ...]) -> dict[str, str]:
+    """Role -> participant id, from ``--participant [ROLE=]ID``; a bare id is every seat's."""
+    out: dict[str, str] = {}
+    for text in given:
+        role, sep, code = text.rpartition("=")
+        role = role.strip().lower()
+        if sep and role not in seats:
+            parser.error(f"argument --participant: {role!r} is not a seat a person plays here ({', '.join(seats)})")
+        try:
+            code = participant_id(code)
+        except ValueError as exc:
+            parser.error(f"argument --participant: {exc}")
+        for seat in [role] if sep else seats:
+            out[seat] = code
+    return out
+
+
+def _new_plan(parser: OneLineParser, args: argparse.Namespace, game: Game, factory: PolicyFactory) -> Plan:
+    if not args.seat:
+        parser.error("argument --seat: name the role a person plays (roles: " + ", ".join(game.roles) + ")")
+    named = {role: HUMAN for role in args.seat}
+    for role, policy in args.agent:
+        if role in named:
+            parser.error(f"argument --agent: {role} is a seat a person plays (--seat {role})")
+        named[role] = policy
+    try:
+        roster = game.roster_for(list(named))
+    except InvalidParameter as exc:
+        parser.error(f"argument --seat: {exc}")
+    partner = args.partner or game.default_policy
+    agents = [(role, named.get(role, partner)) for role in roster]
+    grid_args = argparse.Namespace(**{**vars(args), "agent": agents, "games": args.games or 1})
+    plan = config_from_args(parser, grid_args, game, factory)
+    plan.name = "play"
+    return plan
+
+
+def _check_resumed(parser: OneLineParser, args: argparse.Namespace, saved: Plan, game: Game, factory: PolicyFactory) -> None:
+    seated = seats_of(saved)
+    if not seated:
+        parser.error(f"argument --resume: no person plays in that run; continue it with python -m runners.concurrent --resume {args.resume}")
+    if args.seat and set(args.seat) != set(seated):
+        parser.error(f"argument --seat: the run being resumed seats people at {', '.join(seated)}, got {', '.join(args.seat)}")
+    agents = list(args.agent)
+    if args.partner is not None:
+        roster = game.roster(len(saved.agents[0]))
+        agents += [(role, args.partner) for role in roster if role not in seated and role not in dict(args.agent)]
+    check_saved(parser, argparse.Namespace(**{**vars(args), "agent": agents}), saved, game, factory)
+
+
+def _chosen_game(argv: list[str] | None) -> str:
+    """The game the command line is about: --game, else the resumed run's, else the default."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--game")
+    pre.add_argument("--resume")
+    known, _ = pre.parse_known_args(argv)
+    if known.game is not None:
+        return known.game.strip().lower()
+    if known.resume is not None:
+        try:
+            return RunDir.open(known.resume).config().game
+        except (RunDirError, OSError, ValueError):
+            pass  # reported properly once the whole command line is read
+    return DEFAULT_GAME
+
+
+def _command(prepared: Prepared, args: argparse.Namespace) -> str:
+    """The command that continues the run, with the settings for people repeated."""
+    parts = shlex.split(prepared.command)
+    if args.port != DEFAULT_PORT:
+        parts += ["--port", str(args.port)]
+    if args.human_timeout != DEFAULT_TURN_SECONDS:
+        parts += ["--human-timeout", f"{args.human_timeout:g}"]
+    if args.human_absent_after != DEFAULT_ABSENT_AFTER:
+        parts += ["--human-absent-after", str(args.human_absent_after)]
+    for given in args.participant:
+        parts += ["--participant", given]
+    return shlex.join(parts)
+
+
+def prepare(argv: list[str] | None, factory: PolicyFactory) -> Setup:
+    """Parse and check everything, create (or open) the run directory; exits with status 2 on bad input."""
+    name = _chosen_game(argv)
+    game = GAMES.get(name) or get_game(DEFAULT_GAME)
+    parser = build_parser(factory, game)
+    args = parser.parse_args(argv)
+    found: dict[str, Any] = {}
+
+    def new_plan() -> Plan:
+        plan = _new_plan(parser, args, game, factory)
+        found["participants"] = participants(parser, args.participant, seats_of(plan))
+        return plan
+
+    def check(saved: Plan) -> None:
+        _check_resumed(parser, args, saved, game, factory)
+        found["participants"] = participants(parser, args.participant, seats_of(saved))
+
+    prepared = open_run(parser, args, new_plan=None if args.resume else new_plan, check_saved=check, factory=factory, out_name="play")
+    factory.turn_seconds = args.human_timeout
+    factory.absent_after = args.human_absent_after
+    return Setup(prepared, seats_of(prepared.plan), found["participants"], args.port, _command(prepared, args))
+
