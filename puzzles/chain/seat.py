@@ -3,8 +3,6 @@ reads, the rest as every position game shows it (``puzzles.common.seat``)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..base import TurnContext
 from ..common.seat import END, PositionSeat, person_name
 from ..seat import Section

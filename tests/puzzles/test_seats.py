@@ -1,0 +1,271 @@
+"""A person's seat: every registered game's seat passes the conformance check (and the check
+catches seats that break it); people who read only what their seat shows play whole games of the
+two position games to success through the human policy; a wrong form value comes back with its reason."""
+
+import dataclasses
+import re
+
+import anyio
+import pytest
+
+from engine import PolicyFactory
+from engine.game import play_game
+from engine.human import ChosenAction, SeatAnswer, SeatTurn
+from engine.spec import GameSpec, Options
+from puzzles import GAMES, TurnContext
+from puzzles.asympuzl.seat import AsymPuzlSeat
+from puzzles.common.vocab import COLORS
+from puzzles.seat import ActionForm, Field, Section
+from puzzles.testing import check_seat
+
+
+@pytest.mark.parametrize("name", list(GAMES))
+def test_every_registered_games_seat_passes_the_seat_check(name):
+    check_seat(GAMES[name])
+
+
+def _context(game, roles, role, seed=0):
+    params = game.Params()
+    state = game.new(params, seed, roles, game.default_max_turns(params, roles))
+    context = TurnContext(
+        game_id=0, role=role, turn=1, max_turns=state.max_turns, view=state.view(role),
+        feedback=game.feedback[game.default_feedback](state, role), conversation=(),
+        partners=tuple(r for r in roles if r != role),
+    )
+    return state, context
+
+
+def _text(sections):
+    lines = []
+    for section in sections:
+        lines += [section.title, *section.lines]
+        if section.board is not None:
+            lines += [" ".join(span.text for span in row) for row in section.board.rows]
+    return "\n".join(lines)
+
+
+# ---- The check catches broken seats ----
+
+
+def _with_seat(make_seat):
+    """AsymPuzl with a seat that can see the game's state (``make_seat(state)``), as a careless one might."""
+    game = GAMES["asympuzl"]
+    latest = {}
+
+    def new(params, seed, roles, max_turns):
+        latest["state"] = game.new(params, seed, roles, max_turns)
+        return latest["state"]
+
+    class Proxy(AsymPuzlSeat):
+        def show(self, context):
+            return make_seat(latest["state"]).show(context)
+
+        def forms(self, context):
+            return make_seat(latest["state"]).forms(context)
+
+    return dataclasses.replace(game, new=new, seat=Proxy())
+
+
+def test_the_check_catches_a_seat_that_shows_alice_bobs_pairs():
+    class Leaky(AsymPuzlSeat):
+        def __init__(self, state):
+            self.state = state
+
+        def show(self, context):
+            pairs = tuple(f"The {p.shape} is {p.color}." for p in self.state.private("bob")) if context.role == "alice" else ()
+            return super().show(context) + (Section("Overheard", pairs),)
+
+    with pytest.raises(AssertionError, match="alice .*privately"):
+        check_seat(_with_seat(Leaky))
+
+
+def test_the_check_catches_a_seat_that_shows_bob_alices_order():
+    class Leaky(AsymPuzlSeat):
+        def __init__(self, state):
+            self.state = state
+
+        def show(self, context):
+            order = tuple(f"Position {i}: {p.shape}" for i, p in enumerate(self.state.private("alice"), 1))
+            return super().show(context) + (Section("Overheard", order if context.role == "bob" else ()),)
+
+    with pytest.raises(AssertionError, match="bob .*privately"):
+        check_seat(_with_seat(Leaky))
+
+
+def test_the_check_catches_choices_drawn_from_the_hidden_solution():
+    class Telling(AsymPuzlSeat):
+        def __init__(self, state):
+            self.state = state
+
+        def forms(self, context):
+            (form,) = super().forms(context)
+            colors = Field("color", "color", "choice", tuple(sorted(p.color for p in self.state.truth)))
+            return (ActionForm(form.kind, form.label, (*form.fields[:2], colors)),)
+
+    with pytest.raises(AssertionError, match="changes with the seed"):
+        check_seat(_with_seat(Telling))
+
+
+def test_the_check_catches_a_seat_that_takes_what_is_not_a_choice():
+    from puzzles.asympuzl.rules import Replace
+
+    class Trusting(AsymPuzlSeat):
+        def action(self, context, kind, values):
+            return Replace(int(values["position"]), values["shape"], values["color"])
+
+    with pytest.raises(AssertionError, match="took"):
+        check_seat(dataclasses.replace(GAMES["asympuzl"], seat=Trusting()))
+
+
+# ---- What a seat shows and how it answers ----
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_alice_is_never_shown_bobs_colors(seed):
+    game = GAMES["asympuzl"]
+    state, context = _context(game, ("alice", "bob"), "alice", seed)
+    shown = set(re.findall(r"[a-z]+", (game.seat.rules(context) + _text(game.seat.show(context))).lower()))
+    assert shown.isdisjoint(p.color for p in state.private("bob"))
+    assert shown.isdisjoint(COLORS)  # she knows no color at all yet
+
+
+def test_a_chain_seat_shows_its_link_and_nothing_of_the_others():
+    game = GAMES["chain"]
+    state, context = _context(game, ("alice", "bob", "carol"), "carol")
+    shown = _text(game.seat.show(context))
+    assert all(f"The color {c} goes with the pattern {p}." in shown for _, c, p in state.private("carol"))
+    assert not {s for s, _, _ in state.truth} & set(re.findall(r"[a-z]+", shown))  # no shape at all
+
+
+def test_a_wrong_form_value_comes_back_with_its_reason():
+    game = GAMES["asympuzl"]
+    _, context = _context(game, ("alice", "bob"), "bob")
+    turn = SeatTurn(context, game.seat, 60)
+    good = {"position": "3", "shape": "square", "color": "red"}
+    for wrong, reason in (
+        ({"position": "9"}, "position: give a number from 1 to 5"),
+        ({"color": "transparent"}, "color: 'transparent' is not one of"),
+        ({"shape": ""}, "shape: give a value"),
+    ):
+        with pytest.raises(ValueError, match=re.escape(reason)):
+            turn.reply(SeatAnswer(actions=(ChosenAction("replace", {**good, **wrong}),)))
+    assert turn.describe(ChosenAction("replace", good)) == "position 3: red square"
+    chain = GAMES["chain"]
+    _, context = _context(chain, ("alice", "bob", "carol"), "alice")
+    chosen = ChosenAction("replace", {"position": 2, "shape": "square", "color": "red", "pattern": "plaid"})
+    assert SeatTurn(context, chain.seat, 60).describe(chosen) == "position 2: shape square, color red, pattern plaid"
+
+
+# ---- Whole games played by people who read only their seat ----
+
+
+ALICE_CLUE = re.compile(r"^Position (\d+): (\w+) \(color unknown\)$")
+BOB_CLUE = re.compile(r"^The (\w+) is (\w+)\.$")
+FIRST_CLUE = re.compile(r"^Position (\d+): (\w+) (\w+)$")
+LINK_CLUE = re.compile(r"^The (\w+) (\w+) goes with the (\w+) (\w+)\.$")
+
+
+class Person:
+    """Someone at a seat of a position game: reads the clue sections and the messages, tells the
+    partners their clues, and fills in the replace form for every row of the hypothesis table that
+    is not what the clues put together say. The first answer of the game is a wrong one, to see the
+    reason come back as a front end would show it."""
+
+    kind = "terminal"
+    participant = "P01"
+
+    def __init__(self, solve):
+        self.solve = solve  # (clue lines, columns) -> {position: {column: value}} once it can tell
+        self.heard: list[str] = []
+        self.seen = []
+        self.reasons: list[str] = []
+
+    async def play(self, turn):
+        prompt = turn.prompt
+        self.seen.append(prompt)
+        clues = [line for s in prompt.sections if s.title.startswith("Your clues") for line in s.lines]
+        self.heard += [line for chat in prompt.conversation for line in chat.text.splitlines()]
+        (table,) = [s.board for s in prompt.sections if s.board is not None]
+        columns = [c for c in table.columns if c not in ("position", "check")]
+        target = self.solve(clues + self.heard, columns)
+        actions = []
+        for row in table.rows:
+            position = int(row[0].text)
+            now = dict(zip(columns, (cell.text for cell in row[1:])))
+            if target and {k: now[k] for k in columns} != target[position]:
+                actions.append(ChosenAction("replace", {"position": str(position), **target[position]}))
+        if not self.reasons:
+            try:
+                turn.reply(SeatAnswer(actions=(ChosenAction("replace", {"position": "0"}),)))
+            except ValueError as reason:
+                self.reasons.append(str(reason))
+        return turn.reply(SeatAnswer(message="\n".join(clues), actions=tuple(actions)))
+
+    def timed_out(self, turn):
+        raise AssertionError("the person answers at once")
+
+
+def solve_asympuzl(lines, columns):
+    order = {int(m[1]): m[2] for line in lines if (m := ALICE_CLUE.match(line))}
+    colors = {m[1]: m[2] for line in lines if (m := BOB_CLUE.match(line))}
+    if not order or not all(shape in colors for shape in order.values()):
+        return None
+    return {p: {"shape": shape, "color": colors[shape]} for p, shape in order.items()}
+
+
+def solve_chain(lines, columns):
+    first = {int(m[1]): m[3] for line in lines if (m := FIRST_CLUE.match(line))}
+    links = {(m[1], m[2], m[3]): m[4] for line in lines if (m := LINK_CLUE.match(line))}
+    target = {}
+    for position, value in first.items():
+        item = {columns[0]: value}
+        for before, after in zip(columns, columns[1:]):
+            if (before, item[before], after) not in links:
+                return None
+            item[after] = links[before, item[before], after]
+        target[position] = item
+    return target or None
+
+
+class Seats:
+    def __init__(self, people):
+        self.people = people
+
+    def front(self, role, seed):
+        return self.people[role]
+
+
+@pytest.mark.parametrize(
+    "name, roles, solve",
+    [
+        ("asympuzl", ("alice", "bob"), solve_asympuzl),
+        ("chain", ("alice", "bob"), solve_chain),
+        ("chain", ("alice", "bob", "carol", "dave"), solve_chain),
+    ],
+)
+@pytest.mark.parametrize("seed", [3, 11])
+def test_people_who_read_only_their_seats_solve_the_game(name, roles, solve, seed):
+    game = GAMES[name]
+    people = {role: Person(solve) for role in roles}
+    factory = PolicyFactory()
+    factory.seats = Seats(people)
+    factory.turn_seconds = 60
+    params = game.Params()
+    spec = GameSpec(
+        game_id=0, seed=seed, params=params, agents=dict.fromkeys(roles, "human"),
+        options=Options(feedback=game.default_feedback, max_turns=game.default_max_turns(params, roles), history=None, leak_audit=True),
+    )
+    record = anyio.run(play_game, spec, factory)
+    assert record.error is None
+    assert record.outcome == "success"
+    assert record.turns <= 2  # everyone tells all on turn 1; the last to hear it writes it on turn 2
+    assert set(record.humans) == set(roles) and all(h.timeouts == 0 for h in record.humans.values())
+    assert all(person.reasons == ["position: give a number from 1 to 5"] for person in people.values())
+    assert not any(record.invalid_actions.values())
+    # What each person was shown on their first turn never held a partner's clue lines.
+    for role, person in people.items():
+        first = _text(person.seen[0].sections)
+        others = [p for r, p in people.items() if r != role]
+        for other in others:
+            theirs = [line for s in other.seen[0].sections if s.title.startswith("Your clues") for line in s.lines[1:]]
+            assert not any(line in first for line in theirs)
