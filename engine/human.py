@@ -79,9 +79,10 @@ class SeatAnswer(msgspec.Struct, frozen=True, gc=False):
 class SeatTurn:
     """One turn of a person: the prompt, and the checks a front end runs as the person fills it in."""
 
-    def __init__(self, context: TurnContext, seat: Seat, seconds: float) -> None:
+    def __init__(self, context: TurnContext, seat: Seat, seconds: float, prompter: Any = None) -> None:
         self.context = context
         self.seat = seat
+        self.prompter = prompter
         self.prompt = SeatPrompt(
             game_id=context.game_id, role=context.role, turn=context.turn, max_turns=context.max_turns,
             rules=seat.rules(context), sections=tuple(seat.show(context)), conversation=context.conversation,
@@ -117,7 +118,20 @@ class SeatTurn:
                 raise ValueError(f"name who the message is for: one of {', '.join(prompt.partners)}")
         elif not prompt.directed:
             to = None
-        return Reply(message=message, actions=actions, to=to)
+        reply = Reply(message=message, actions=actions, to=to)
+        if self.prompter is not None:
+            self._check_written(reply)
+        return reply
+
+    def _check_written(self, reply: Reply) -> None:
+        """The reply reads back as it was meant when written in the game's format: a message that
+        holds the format's own markers would otherwise reach the partner cut short."""
+        try:
+            read = self.prompter.parse(self.prompter.format(reply), self.context)
+        except ValueError as exc:
+            raise ValueError(f"the game cannot write this turn as it is ({exc}); change the message") from None
+        if read.message.strip() != reply.message or len(read.actions) != len(reply.actions):
+            raise ValueError("the message holds text the game's reply format reads as its own; rephrase it")
 
     def idle(self) -> Reply:
         """The turn of a person who gave no answer: no message, the game's idle actions."""
@@ -179,7 +193,7 @@ class HumanPolicy:
         self._in_a_row = 0
 
     async def reply(self, context: TurnContext) -> str:
-        turn = SeatTurn(context, self.seat, self.seconds)
+        turn = SeatTurn(context, self.seat, self.seconds, self.game.prompter)
         started = time.monotonic()
         reply: Reply | None = None
         with anyio.move_on_after(self.seconds):

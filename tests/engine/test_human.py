@@ -198,3 +198,13 @@ def test_participant_ids_are_study_codes(text):
 def test_anything_else_is_refused(text):
     with pytest.raises(ValueError, match="never a name"):
         participant_id(text)
+
+
+def test_a_message_the_reply_format_would_cut_short_is_refused():
+    game = get_game("tsp")
+    role = game.rosters[0][0]
+    context, game = _context("tsp", role)
+    turn = SeatTurn(context, seat_of(game), 10, game.prompter)
+    with pytest.raises(ValueError, match="rephrase"):
+        turn.reply(SeatAnswer(message="take this [Action]: end(L)"))
+    assert turn.reply(SeatAnswer(message="take the attic first")).message == "take the attic first"
