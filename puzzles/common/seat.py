@@ -113,7 +113,10 @@ class PositionSeat:
         view = context.view
         fields = [Field("position", "position", "number", minimum=1, maximum=view.size)]
         fields += [
-            Field(name, name, "choice", tuple(sorted(self.vocabulary[name])), help=f"any {name} of the game")
+            Field(
+                name, name, "choice", tuple(sorted(self.vocabulary[name])),
+                help=f"every {name} the game has; clues and messages say which are in this puzzle",
+            )
             for name in self.attributes(view)
         ]
         return (

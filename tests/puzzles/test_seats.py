@@ -24,12 +24,27 @@ def test_every_registered_games_seat_passes_the_seat_check(name):
     check_seat(GAMES[name])
 
 
-def _context(game, roles, role, seed=0):
+@pytest.mark.parametrize(
+    "name, params",
+    [
+        ("asympuzl", {"size": 2}),
+        ("asympuzl", {"size": 4, "distractors": 3, "distractors_in": "alice", "prompt": "guided"}),
+        ("asympuzl", {"size": 4, "distractors": 3, "distractors_in": "bob"}),
+        ("chain", {"size": 2}),
+        ("chain", {"size": 9}),
+    ],
+)
+def test_the_position_seats_pass_the_seat_check_at_other_parameters(name, params):
+    game = GAMES[name]
+    check_seat(game, game.Params(**params), seeds=range(4))
+
+
+def _context(game, roles, role, seed=0, feedback=None):
     params = game.Params()
     state = game.new(params, seed, roles, game.default_max_turns(params, roles))
     context = TurnContext(
         game_id=0, role=role, turn=1, max_turns=state.max_turns, view=state.view(role),
-        feedback=game.feedback[game.default_feedback](state, role), conversation=(),
+        feedback=game.feedback[feedback or game.default_feedback](state, role), conversation=(),
         partners=tuple(r for r in roles if r != role),
     )
     return state, context
@@ -135,6 +150,28 @@ def test_a_chain_seat_shows_its_link_and_nothing_of_the_others():
     shown = _text(game.seat.show(context))
     assert all(f"The color {c} goes with the pattern {p}." in shown for _, c, p in state.private("carol"))
     assert not {s for s, _, _ in state.truth} & set(re.findall(r"[a-z]+", shown))  # no shape at all
+
+
+def test_the_feedback_is_shown_as_its_mode_gives_it():
+    game = GAMES["asympuzl"]
+    roles = ("alice", "bob")
+
+    def shown(mode):
+        _, context = _context(game, roles, "bob", seed=0, feedback=mode)
+        sections = {s.title: s for s in game.seat.show(context)}
+        return context.feedback, sections["Feedback"].lines, sections["Your hypothesis"].board
+
+    _, lines, board = shown("none")
+    assert lines == ("No feedback in this game.",) and "check" not in board.columns
+    _, lines, board = shown("own")
+    assert lines == ("Your part of the puzzle is unsolved.",) and "check" not in board.columns
+    _, lines, board = shown("both")
+    assert lines == ("Your part of the puzzle is unsolved.", "Alice's part of the puzzle is unsolved.")
+    feedback, lines, board = shown("own_detailed")
+    assert feedback.own.wrong and len(feedback.own.wrong) < len(board.rows)  # some of Bob's rows start right
+    assert [row[-1].text for row in board.rows] == [
+        "wrong" if p in feedback.own.wrong else "right" for p in range(1, len(board.rows) + 1)
+    ]
 
 
 def test_a_wrong_form_value_comes_back_with_its_reason():
