@@ -3,9 +3,12 @@
     python -m runners.concurrent --games 1000
     python -m runners.concurrent --game NAME --agent ROLE=POLICY --topology chain
     python -m runners.concurrent --resume runs/20261121-101500
+    python -m runners.concurrent --game NAME --agent ROLE=human --participant P07
 
 ``--game NAME`` picks the game (default: the registry's); the fields of its parameter struct become
 flags, and every role it has gets a flag of its own (``--ROLE POLICY``) besides ``--agent ROLE=POLICY``.
+A role played by ``human`` is played by a person at this terminal (``runners.terminal_seat``), who
+answers on stdin; such a run plays one game at a time and shows no dashboard.
 """
 
 from __future__ import annotations
@@ -105,7 +108,10 @@ def build_parser(factory: PolicyFactory, game: Game) -> OneLineParser:
     policies = ", ".join(factory.names(game))
     p = OneLineParser(
         prog="python -m runners.concurrent",
-        description="Run games of one condition concurrently (scripted agents offline) and summarise them.",
+        description=(
+            "Run games of one condition concurrently (scripted agents offline) and summarise them. "
+            "A role given as 'human' is played by a person at this terminal, answering on stdin."
+        ),
     )
     g = p.add_argument_group("games (saved with the run)")
     g.add_argument("--game", type=choice(list(GAMES)), metavar="NAME", help=f"the game: {', '.join(GAMES)} (default {DEFAULT_GAME})")
