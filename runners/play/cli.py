@@ -23,7 +23,7 @@ from engine.results import Plan
 from puzzles import DEFAULT_GAME, GAMES, Game, InvalidParameter, get_game
 from runners._args import bounded
 from runners._models import add_model_arguments
-from runners._runloop import DEFAULT_CONCURRENCY, OneLineParser, Prepared, choice, integer, open_run
+from runners._runloop import OneLineParser, Prepared, choice, integer, open_run
 from runners._spending import add_spending_arguments
 from runners.concurrent import CHANNEL_FLAGS, EXTENSION_FLAGS, add_game_parameters, check_saved, config_from_args
 
@@ -75,10 +75,10 @@ def build_parser(factory: PolicyFactory, game: Game) -> OneLineParser:
     run.add_argument("--log-level", type=choice(["debug", "info", "warning", "error"]), default="info", metavar="LEVEL", help="level of the run's JSON log (default info)")
     add_model_arguments(p)
     add_spending_arguments(p)
-    # What the shared run set-up and plan building read that a run with people does not offer:
-    # games run here, one at a time, on plain channels.
+    # What the shared run set-up and plan building read that this command does not offer: games
+    # run here, one at a time, on plain channels.
     p.set_defaults(
-        concurrency=DEFAULT_CONCURRENCY, executor="local", workers=1, ray_address=None, no_dashboard=False, leak_audit=None,
+        concurrency=None, executor="local", workers=1, ray_address=None, no_dashboard=False, leak_audit=None,
         **{f"role_{r}": None for r in roles}, **dict.fromkeys(EXTENSION_FLAGS), **dict.fromkeys(CHANNEL_FLAGS),
     )
     return p
@@ -159,8 +159,14 @@ def _chosen_game(argv: list[str] | None) -> str:
 
 
 def _command(prepared: Prepared, args: argparse.Namespace) -> str:
-    """The command that continues the run, with the settings for people repeated."""
-    parts = shlex.split(prepared.command)
+    """The command that continues the run: the plan and the model settings are saved with it; the
+    flags for people and for what is written are repeated."""
+    parts = [*PROG.split(), "--resume", str(prepared.run.path)]
+    for flag, on in (("--transcripts", args.transcripts), ("--no-messages", args.no_messages)):
+        if on:
+            parts.append(flag)
+    if args.log_level != "info":
+        parts += ["--log-level", args.log_level]
     if args.port != DEFAULT_PORT:
         parts += ["--port", str(args.port)]
     if args.human_timeout != DEFAULT_TURN_SECONDS:

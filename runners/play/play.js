@@ -76,7 +76,7 @@
   function drawLast(s) {
     const box = $("last");
     const last = s.last;
-    box.hidden = !last || s.status === "done" && s.games === 1;
+    box.hidden = !last;
     if (!last) return;
     clear(box);
     const previous = s.game > last.game;
@@ -101,7 +101,6 @@
     clear(box);
     box.append(el("h2", {}, "The study is over. Thank you!"),
       el("p", {}, s.games === 1 ? "The game is played; you can close this page." : `All ${s.games} games are played; you can close this page.`));
-    if (s.last) box.append(el("p", {}, `The last game: ${s.last.outcome}.`));
   }
 
   function newTurn(p) {
@@ -185,7 +184,8 @@
   function fieldControl(field) {
     const kind = field.kind || "text";
     const id = `field-${field.name}`;
-    const wrap = el("div", { class: "field", "data-field": field.name, "data-kind": kind }, el("label", { for: id }, field.label));
+    const wrap = el("div", { class: "field", "data-field": field.name, "data-kind": kind, "data-min": field.minimum, "data-max": field.maximum },
+      el("label", { for: id }, field.label));
     if (kind === "choice") {
       const select = el("select", { id }, el("option", { value: "" }, "choose…"));
       for (const c of field.choices || []) select.append(el("option", { value: c }, c));
@@ -259,7 +259,12 @@
     };
     const r = await post("/answer", answer);
     $("send-error").textContent = r.error || "";
-    if (r.ok) { sent = true; $("status").textContent = "Sent. Waiting for your partner…"; enable(); }
+    if (r.ok) {
+      sent = true;
+      document.body.dataset.answered = Number(document.body.dataset.answered || 0) + 1; // turns sent from this page
+      $("status").textContent = "Sent. Waiting for your partner…";
+      enable();
+    }
   }
 
   function enable() {

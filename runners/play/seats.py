@@ -119,6 +119,7 @@ class BrowserFront:
         pending = self._turn(game, turn)
         pending.reply = pending.turn.reply(answer)
         pending.answered.set()
+        self.notes = []
 
     def state(self) -> dict[str, Any]:
         """What the page shows now: only this seat's."""
@@ -146,8 +147,7 @@ class BrowserFront:
 
     async def play(self, turn: SeatTurn) -> Reply:
         pending = self.pending = _Pending(turn)
-        self.prompt = turn.prompt
-        self.notes = []
+        self.prompt = turn.prompt  # the notes stay: a turn that timed out is told about on the next
         self.changed()
         try:
             await pending.answered.wait()
