@@ -42,7 +42,7 @@ BODY = """
         <label for=kind>Action</label> <select id=kind></select>
         <p id=form-help class=dim></p>
         <div id=fields></div>
-        <button id=add-action type=button>Add action</button>
+        <button id=add-action type=button>Add action</button> <span id=limit class=dim></span>
         <p id=check-error class=error></p>
       </div>
       <ol id=actions></ol>

@@ -272,7 +272,9 @@
     document.body.classList.toggle("mine", Boolean(mine));
     for (const node of $("answer").querySelectorAll("input, select, textarea, button")) node.disabled = !mine;
     const limit = state && state.prompt ? state.prompt.max_actions : null;
-    if (mine && limit !== undefined && limit !== null && chosen.length >= limit) $("add-action").disabled = true;
+    const full = limit !== undefined && limit !== null && chosen.length >= limit;
+    if (mine && full) $("add-action").disabled = true;
+    $("limit").textContent = full ? `at most ${limit} action${limit === 1 ? "" : "s"} a turn` : "";
   }
 
   function tick() {
