@@ -111,7 +111,7 @@ def check_humans(parser: OneLineParser, args: argparse.Namespace, plan: Plan) ->
     """The flags of a person's seat go with a plan that has one, and such a plan runs here."""
     if not humans_play(plan):
         for field, name in HUMAN_FLAGS.items():
-            if getattr(args, field) is not None:
+            if getattr(args, field, None) is not None:
                 parser.error(f"argument {name}: no seat of this run is played by a person (--agent ROLE=human)")
     elif args.executor != "local":
         parser.error("argument --executor: a person plays a seat of this run at this terminal; use --executor local")
@@ -241,8 +241,9 @@ def resume_command(prog: str, args: argparse.Namespace, run: RunDir) -> str:
     if args.concurrency is not None:
         parts += ["--concurrency", str(args.concurrency)]
     for field, name in HUMAN_FLAGS.items():
-        if getattr(args, field) is not None:
-            parts += [name, f"{getattr(args, field):g}" if field == "human_timeout" else str(getattr(args, field))]
+        value = getattr(args, field, None)
+        if value is not None:
+            parts += [name, f"{value:g}" if field == "human_timeout" else str(value)]
     if args.log_level != "info":
         parts += ["--log-level", args.log_level]
     if args.no_dashboard:

@@ -118,7 +118,8 @@ def field_hint(field: Field) -> str:
             return f"{field.minimum} to {field.maximum}"
         return "a whole number"
     if field.kind == "sequence":
-        count = f"{field.minimum} to {field.maximum} " if field.minimum is not None and field.maximum is not None else ""
+        low, high = field.minimum, field.maximum
+        count = "" if low is None or high is None else f"{low} " if low == high else f"{low} to {high} "
         return f"{count}items in order, separated by spaces or commas"
     return "text"
 
@@ -146,11 +147,17 @@ class Form:
     def left(self) -> str:
         return "" if math.isinf(self.deadline) else f"{clock(self.deadline - anyio.current_time())} left"
 
+    def timed(self, label: str) -> str:
+        """A question with the time left before it."""
+        return f"({self.left()}) {label}" if self.left() else label
+
     def draw(self) -> None:
         p, out = self.prompt, self.console
         partners = f"partner{'s' * (len(p.partners) != 1)} {', '.join(p.partners) or 'none'}"
         title = " · ".join(part for part in (
             f"Game {p.game_id}", f"turn {p.turn} of {p.max_turns}", f"you are {p.role}", partners, self.left()) if part)
+        if self.hot_seat and out.is_terminal:
+            out.clear()  # one keyboard, several people: the last one's view leaves the screen
         out.print()
         out.print(Rule(Text(title, style="bold")))
         if self.hot_seat:
@@ -210,7 +217,7 @@ class Form:
         p = self.prompt
         message, to = "", None
         if p.messages:
-            message = await self.ask(f"({self.left()}) Message (Enter for none):" if self.left() else "Message (Enter for none):")
+            message = await self.ask(self.timed("Message (Enter for none):"))
             if message and p.directed and len(p.partners) > 1:
                 to = await self.choose(Field("to", "To", "choice", p.partners), "To whom?")
         actions = await self.actions()
@@ -234,11 +241,12 @@ class Form:
         p, chosen = self.prompt, []
         forms = {form.kind: form for form in p.forms}
         while forms and (p.max_actions is None or len(chosen) < p.max_actions):
-            menu = "  ".join(f"{i} {form.label}" for i, form in enumerate(forms.values(), start=1))
-            more = f"   {UNDO}: undo" if chosen else ""
             limit = "" if p.max_actions is None else f" ({len(chosen)} of at most {p.max_actions})"
-            self.say(f"Actions{limit}: {menu}{more}   Enter: done", "")
-            line = await self.ask(f"({self.left()}) Action:" if self.left() else "Action:")
+            more = f"{UNDO}: undo the last   " if chosen else ""
+            self.say(f"Actions{limit}", "bold")
+            self.console.print(Padding(numbered(tuple(f.label for f in forms.values())), (0, 0, 0, 2)))
+            self.say(f"  {more}Enter: done", "dim")
+            line = await self.ask(self.timed("Action:"))
             if not line:
                 return chosen
             if line.lower() == UNDO:
@@ -263,7 +271,7 @@ class Form:
                 label = pick(Field("action", "Action", "choice", tuple(f.label for f in forms)), line)
                 kind = next(f.kind for f in forms if f.label == label)
             except ValueError:
-                self.wrong(exc)
+                self.wrong(f"{line!r} is not one of the actions: give its number or its name" if "not one of" in str(exc) else exc)
                 return None
         return next(f for f in forms if f.kind == kind)
 
@@ -300,7 +308,10 @@ class Form:
             try:
                 value = check_values(one, {field.name: line})[field.name]
             except ValueError as exc:
-                self.wrong(exc)
+                reason = str(exc)
+                if len(field.choices) > 8 and " is not one of " in reason:  # the list is on the screen already
+                    reason = reason.partition(" is not one of ")[0] + " is not one of the choices above"
+                self.wrong(reason)
                 continue
             if str(value) != line and field.kind != "number":
                 self.say(f"    = {' '.join(value) if isinstance(value, list) else value}", "dim")
@@ -371,7 +382,7 @@ class TerminalSeats:
         style = "green" if record.outcome == "success" else "red"
         out = self.console
         out.print()
-        out.print(Rule(Text(f"Game {record.game_id} is over: {record.outcome} after {record.turns} turns", style=f"bold {style}")))
+        out.print(Rule(Text(f"Game {record.game_id} is over: {record.outcome} after {record.turns} turn{'s' * (record.turns != 1)}", style=f"bold {style}")))
         if record.scores:
             out.print("Scores: " + ", ".join(f"{k} {_score(v)}" for k, v in record.scores.items()), highlight=False)
         if record.error is not None:
