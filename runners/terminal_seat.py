@@ -192,6 +192,9 @@ class Form:
             except anyio.EndOfStream:
                 self.console.print()
                 raise Left from None
+            except BaseException:  # cancelled (the time is up, Ctrl-C): what follows starts a line of its own
+                self.console.print()
+                raise
             if self.echo:
                 self.console.print(line, highlight=False)
             if line != RULES:
@@ -354,7 +357,6 @@ class TerminalFront:
                 raise HumanAbsent(f"{self.role} left: the terminal's input ended") from None
 
     def timed_out(self, turn: SeatTurn) -> None:
-        self.seats.console.print()
         self.seats.console.print(Text("Time is up: the turn was played with no action.", style="bold red"))
 
 
