@@ -146,7 +146,8 @@ class FrontEnd(Protocol):
     kind: FrontKind
     participant: str | None
 
-    async def play(self, turn: SeatTurn) -> Reply: ...
+    async def play(self, turn: SeatTurn) -> Reply:
+        """The person's answer; ``HumanAbsent`` if the front end knows the person has gone."""
 
     def timed_out(self, turn: SeatTurn) -> None:
         """The turn's time ran out before the person answered."""
@@ -196,21 +197,31 @@ class HumanPolicy:
         turn = SeatTurn(context, self.seat, self.seconds, self.game.prompter)
         started = time.monotonic()
         reply: Reply | None = None
-        with anyio.move_on_after(self.seconds):
-            reply = await self.front.play(turn)
-        seconds = round(time.monotonic() - started, 3)
-        record = self.record
-        record.turns += 1
-        record.seconds = round(record.seconds + seconds, 3)
+        try:
+            with anyio.move_on_after(self.seconds):
+                reply = await self.front.play(turn)
+        except HumanAbsent:  # the front end knows the person has gone (the terminal's input ended)
+            self._count(started, timed_out=True)
+            raise
+        seconds = self._count(started, timed_out=reply is None)
         if reply is None:
-            record.timeouts += 1
             self._in_a_row += 1
             self.last_human = HumanTurn(seconds, timed_out=True)
             self.front.timed_out(turn)
             if self._in_a_row >= self.absent_after:
-                raise HumanAbsent(f"{context.role} gave no answer in {self._in_a_row} turns in a row of {self.seconds:g} s each")
+                turns = f"{self._in_a_row} turns in a row" if self._in_a_row > 1 else "a turn"
+                raise HumanAbsent(f"{context.role} gave no answer in {turns} of {self.seconds:g} s")
             reply = turn.idle()
         else:
             self._in_a_row = 0
             self.last_human = HumanTurn(seconds)
         return self.game.prompter.format(reply)
+
+    def _count(self, started: float, *, timed_out: bool) -> float:
+        """Count a turn in the seat's record; its response seconds."""
+        seconds = round(time.monotonic() - started, 3)
+        record = self.record
+        record.turns += 1
+        record.timeouts += timed_out
+        record.seconds = round(record.seconds + seconds, 3)
+        return seconds

@@ -318,7 +318,9 @@ def test_input_that_ends_ends_the_game_at_once(tmp_path):
     term.end_input()
     term.expect(r"bob left: the terminal's input ended")
     assert term.finish() == 0
-    assert _record(out)["error"]["kind"] == "human_absent"
+    record = _record(out)
+    assert record["error"]["kind"] == "human_absent"
+    assert (record["humans"]["bob"]["turns"], record["humans"]["bob"]["timeouts"]) == (1, 1)  # the turn left is counted
 
 
 def test_two_people_share_one_keyboard(tmp_path):
