@@ -15,8 +15,6 @@ import anyio
 from rich.console import Console
 
 from engine import PolicyFactory, RunDir, RunDirError
-from engine.human import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, participant_id
-from engine.policies import is_human
 from engine.giveup import SameFailure
 from engine.results import Plan, StorageError
 from engine.budget import Spending
@@ -29,7 +27,7 @@ from engine.collector import tuned_collector
 from ._display import ProgressDisplay, counters_section, summary_table
 from ._models import add_model_arguments, settings_from_args
 from ._spending import add_spending_arguments, caps, check_prices, make_forecast, print_forecast, spending_line
-from .terminal_seat import TerminalSeats
+from ._humans import HUMAN_FLAGS, add_human_arguments, check_humans, humans_play, seats_for
 
 EXIT_INTERRUPTED = 130
 EXIT_LOST_GAMES = 3  # the run finished, but some games were lost to the infrastructure
@@ -78,26 +76,9 @@ def add_running_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--executor", type=choice(["local", "ray"]), default="local", metavar="KIND", help="local (this process, default) or ray (workers on a Ray cluster: pip install -e '.[ray]')")
     run.add_argument("--workers", type=integer(1), default=2, metavar="W", help="with --executor ray: worker processes (default 2)")
     run.add_argument("--ray-address", metavar="ADDR", help="with --executor ray: an existing cluster (auto, or HOST:PORT); default: a local cluster started for the run")
-    run.add_argument("--human-timeout", type=bounded(float, 0, above=True, what="a number of seconds > 0"), metavar="SECONDS", help=f"a person's seat (ROLE=human, answered on this terminal's stdin): seconds for a turn (default {DEFAULT_TURN_SECONDS:g})")
-    run.add_argument("--human-absent-after", type=integer(1), metavar="N", help=f"a person's seat: turns in a row with no answer that end the game as human_absent (default {DEFAULT_ABSENT_AFTER})")
-    run.add_argument("--participant", type=_participant, metavar="ID", help="a person's seat: the participant's study code (such as P07, never a name), written with each record")
+    add_human_arguments(run)
     add_model_arguments(parser)
     add_spending_arguments(parser)
-
-
-def _participant(text: str) -> str:
-    try:
-        return participant_id(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-HUMAN_FLAGS = {"human_timeout": "--human-timeout", "human_absent_after": "--human-absent-after", "participant": "--participant"}
-
-
-def humans_play(plan: Plan) -> bool:
-    """Some seat of the plan is played by a person."""
-    return any(is_human(name) for names in plan.agents for name in names)
 
 
 def concurrency(args: argparse.Namespace, plan: Plan) -> int:
@@ -105,25 +86,6 @@ def concurrency(args: argparse.Namespace, plan: Plan) -> int:
     if args.concurrency is not None:
         return args.concurrency
     return 1 if humans_play(plan) else DEFAULT_CONCURRENCY
-
-
-def check_humans(parser: OneLineParser, args: argparse.Namespace, plan: Plan) -> None:
-    """The flags of a person's seat go with a plan that has one, and such a plan runs here."""
-    if not humans_play(plan):
-        for field, name in HUMAN_FLAGS.items():
-            if getattr(args, field, None) is not None:
-                parser.error(f"argument {name}: no seat of this run is played by a person (--agent ROLE=human)")
-    elif args.executor != "local":
-        parser.error("argument --executor: a person plays a seat of this run at this terminal; use --executor local")
-
-
-def seats_for(args: argparse.Namespace, factory: PolicyFactory, console: Console) -> TerminalSeats:
-    """The people of the run at this terminal, set up in ``factory``."""
-    seats = TerminalSeats(console, participant=args.participant)
-    factory.seats = seats
-    factory.turn_seconds = args.human_timeout if args.human_timeout is not None else DEFAULT_TURN_SECONDS
-    factory.absent_after = args.human_absent_after if args.human_absent_after is not None else DEFAULT_ABSENT_AFTER
-    return seats
 
 
 def default_out(name: str = "") -> Path:
