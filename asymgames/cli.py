@@ -32,6 +32,7 @@ COMMANDS = {
     "run": ("runners.concurrent", "main", "run games of one condition concurrently (python -m runners.concurrent)"),
     "sweep": ("runners.sweep", "main", "run every condition of a grid file (python -m runners.sweep)"),
     "report": ("runners.report.cli", "main", "tables, plots and an HTML page from a run (python -m runners.report)"),
+    "play": ("runners.play.__main__", "main", "a person plays a seat in the browser (python -m runners.play)"),
     "view": ("runners.view", "main", "look through a run's games (python -m runners.view)"),
     "replay": ("runners.replay", "main", "show one game of a run turn by turn (python -m runners.replay)"),
     "fake-llm": ("runners.fake_llm.cli", "main", "a local server that speaks the model APIs and plays scripted (python -m runners.fake_llm)"),
@@ -43,7 +44,7 @@ MODULE_FORMS = {
     "python -m runners.concurrent": "asymgames run", "python -m runners.sweep": "asymgames sweep",
     "python -m runners.report": "asymgames report", "python -m runners.view": "asymgames view",
     "python -m runners.replay": "asymgames replay", "python -m runners.fake_llm": "asymgames fake-llm",
-    "python -m runners.merge": "asymgames merge",
+    "python -m runners.merge": "asymgames merge", "python -m runners.play": "asymgames play",
 }
 
 EXAMPLES = """\
@@ -60,6 +61,8 @@ examples:
   asymgames run --resume runs/20261121-101500
   asymgames report runs/20261121-101500
   asymgames replay runs/20261121-101500 7
+  asymgames run --game tsp --agent dark=human                 a person plays a seat at this terminal
+  asymgames play --game tsp --seat light --partner openai:gpt-4o   ... or in the browser
   asymgames fake-llm --port 8000                               the local model server
 
 Every subcommand has its own --help."""

@@ -95,7 +95,9 @@ def intro_lines(results: Results, path: Path) -> list[str]:
         lines.append(f"{infra} game{'s' * (infra != 1)} lost to infrastructure errors ({INFRA_ERROR}): left out of every rate")
     other = sum(r.outcome == "error" for r in records) - infra
     if other:
-        lines.append(f"{other} game{'s' * (other != 1)} ended in other errors: left out of every rate")
+        absent = sum(r.error is not None and r.error.kind == "human_absent" for r in records)
+        but = f" but the human seats table, which counts the {absent} a person walked away from as not completed" if absent else ""
+        lines.append(f"{other} game{'s' * (other != 1)} ended in other errors: left out of every rate{but}")
     return lines
 
 
@@ -119,7 +121,7 @@ def write_report(out: Path, tables: Sequence[Table], intro: Sequence[str], image
 def remove_stale(out: Path, tables: Sequence[Table], images: Sequence[Path]) -> None:
     """Remove files an earlier report wrote here that this one does not write (such as paired.csv)."""
     keep = {f"{t.name}.csv" for t in tables} | {p.name for p in images}
-    known = {"success.csv", "success_by_turn.csv", "scores.csv", "humans.csv", "errors.csv", "paired.csv"}
+    known = {"success.csv", "success_by_turn.csv", "scores.csv", "humans.csv", "errors.csv", "paired.csv", "usage.csv"}
     known |= {f"{unit}_per_turn.csv" for unit in UNIT_NAMES} | set(PLOT_FILES)
     for name in known - keep:
         (out / name).unlink(missing_ok=True)

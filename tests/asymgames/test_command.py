@@ -39,7 +39,7 @@ def test_the_package_imports_with_its_version_and_public_names():
 def test_help_lists_every_command_with_examples(capsys):
     assert cli.main(["--help"]) == 0
     out = capsys.readouterr().out
-    for name in ("run", "sweep", "report", "view", "replay", "fake-llm", "forecast"):
+    for name in ("run", "sweep", "report", "play", "view", "replay", "fake-llm", "forecast"):
         assert f"\n  {name} " in out
     assert "examples:" in out and "asymgames run --games 1000" in out
 
