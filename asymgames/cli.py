@@ -61,7 +61,7 @@ examples:
   asymgames run --resume runs/20261121-101500
   asymgames report runs/20261121-101500
   asymgames replay runs/20261121-101500 7
-  asymgames run --game tsp --agent dark=human                 a person plays a seat at this terminal
+  asymgames run --game tsp --agent ghost=human                a person plays a seat at this terminal
   asymgames play --game tsp --seat light --partner openai:gpt-4o   ... or in the browser
   asymgames fake-llm --port 8000                               the local model server
 
