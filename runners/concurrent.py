@@ -65,7 +65,7 @@ def _yes_no(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
-def _assignment(text: str) -> tuple[str, str]:
+def role_assignment(text: str) -> tuple[str, str]:
     role, sep, policy = text.partition("=")
     if not sep or not role.strip() or not policy.strip():
         raise argparse.ArgumentTypeError(f"expected ROLE=POLICY, got {text!r}")
@@ -121,7 +121,7 @@ def build_parser(factory: PolicyFactory, game: Game) -> OneLineParser:
     g.add_argument("--feedback", type=choice(modes), metavar="MODE", help=f"feedback mode: {', '.join(modes)} (default {game.default_feedback})")
     g.add_argument("--max-turns", type=integer(1), metavar="T", help="turn limit T: rounds in which every agent acts (default: the game's)")
     g.add_argument("--history", type=_history, metavar="H", help="latest messages of each sender shown to an agent: 0, 1, 2, ... or full (default 1); a partner's newest is always shown")
-    g.add_argument("--agent", type=_assignment, action="append", default=[], metavar="ROLE=POLICY", help=f"the policy of one role: {policies} (default {game.default_policy}); roles: {', '.join(game.roles)}")
+    g.add_argument("--agent", type=role_assignment, action="append", default=[], metavar="ROLE=POLICY", help=f"the policy of one role: {policies} (default {game.default_policy}); roles: {', '.join(game.roles)}")
     for role in game.roles:
         g.add_argument(flag(role), dest=f"role_{role}", metavar="POLICY", help=f"same as --agent {role}=POLICY")
     add_game_parameters(p, game)
@@ -269,7 +269,7 @@ def check_saved(parser: OneLineParser, args: argparse.Namespace, saved: Plan, ga
     check_plan(parser, saved, game, factory)
 
 
-def _chosen_game(argv: list[str] | None) -> str:
+def chosen_game(argv: list[str] | None) -> str:
     """The game the command line is about: --game, else the resumed run's, else the default."""
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--game")
@@ -287,7 +287,7 @@ def _chosen_game(argv: list[str] | None) -> str:
 
 def prepare(argv: list[str] | None, factory: PolicyFactory) -> Prepared:
     """Parse and check everything before any game runs; exits with status 2 on bad input."""
-    name = _chosen_game(argv)
+    name = chosen_game(argv)
     game = GAMES.get(name) or get_game(DEFAULT_GAME)
     parser = build_parser(factory, game)
     args = parser.parse_args(argv)  # an unknown --game is reported here

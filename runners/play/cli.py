@@ -17,7 +17,7 @@ import shlex
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from engine import PolicyFactory, RunDir, RunDirError
+from engine import PolicyFactory
 from engine.human import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, HUMAN, participant_id
 from engine.results import Plan
 from puzzles import DEFAULT_GAME, GAMES, Game, InvalidParameter, get_game
@@ -25,7 +25,9 @@ from runners._args import bounded
 from runners._models import add_model_arguments
 from runners._runloop import OneLineParser, Prepared, choice, integer, open_run
 from runners._spending import add_spending_arguments
-from runners.concurrent import CHANNEL_FLAGS, EXTENSION_FLAGS, add_game_parameters, check_saved, config_from_args
+from runners.concurrent import (
+    CHANNEL_FLAGS, EXTENSION_FLAGS, add_game_parameters, check_saved, chosen_game, config_from_args, role_assignment,
+)
 
 PROG = "python -m runners.play"
 DEFAULT_PORT = 8765
@@ -39,13 +41,6 @@ class Setup(NamedTuple):
     command: str  # the command that continues the run
 
 
-def _assignment(text: str) -> tuple[str, str]:
-    role, sep, policy = text.partition("=")
-    if not sep or not role.strip() or not policy.strip():
-        raise argparse.ArgumentTypeError(f"expected ROLE=POLICY, got {text!r}")
-    return role.strip().lower(), policy.strip()
-
-
 def build_parser(factory: PolicyFactory, game: Game) -> OneLineParser:
     roles = list(game.roles)
     p = OneLineParser(prog=PROG, description="A person plays a seat of a game in the browser (a page on 127.0.0.1).")
@@ -53,7 +48,7 @@ def build_parser(factory: PolicyFactory, game: Game) -> OneLineParser:
     g.add_argument("--game", type=choice(list(GAMES)), metavar="NAME", help=f"the game: {', '.join(GAMES)} (default {DEFAULT_GAME})")
     g.add_argument("--seat", type=choice(roles), action="append", default=[], metavar="ROLE", help=f"a role a person plays at a page; repeat for two people (roles: {', '.join(roles)})")
     g.add_argument("--partner", metavar="POLICY", help=f"the policy of every other role: {', '.join(factory.names(game))} (default {game.default_policy})")
-    g.add_argument("--agent", type=_assignment, action="append", default=[], metavar="ROLE=POLICY", help="the policy of one other role, over --partner")
+    g.add_argument("--agent", type=role_assignment, action="append", default=[], metavar="ROLE=POLICY", help="the policy of one other role, over --partner")
     g.add_argument("--games", type=integer(1), metavar="N", help="games played one after another, by the same people (a study; default 1)")
     g.add_argument("--seed", type=int, metavar="S", help="run seed; game i gets a seed derived from it and i (default 0)")
     modes = list(game.feedback)
@@ -142,22 +137,6 @@ def _check_resumed(parser: OneLineParser, args: argparse.Namespace, saved: Plan,
     check_saved(parser, argparse.Namespace(**{**vars(args), "agent": agents}), saved, game, factory)
 
 
-def _chosen_game(argv: list[str] | None) -> str:
-    """The game the command line is about: --game, else the resumed run's, else the default."""
-    pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--game")
-    pre.add_argument("--resume")
-    known, _ = pre.parse_known_args(argv)
-    if known.game is not None:
-        return known.game.strip().lower()
-    if known.resume is not None:
-        try:
-            return RunDir.open(known.resume).config().game
-        except (RunDirError, OSError, ValueError):
-            pass  # reported properly once the whole command line is read
-    return DEFAULT_GAME
-
-
 def _command(prepared: Prepared, args: argparse.Namespace) -> str:
     """The command that continues the run: the plan and the model settings are saved with it; the
     flags for people and for what is written are repeated."""
@@ -180,7 +159,7 @@ def _command(prepared: Prepared, args: argparse.Namespace) -> str:
 
 def prepare(argv: list[str] | None, factory: PolicyFactory) -> Setup:
     """Parse and check everything, create (or open) the run directory; exits with status 2 on bad input."""
-    name = _chosen_game(argv)
+    name = chosen_game(argv)
     game = GAMES.get(name) or get_game(DEFAULT_GAME)
     parser = build_parser(factory, game)
     args = parser.parse_args(argv)
