@@ -224,6 +224,21 @@ def first_leaf(error: BaseException) -> BaseException:
     return error
 
 
+class Interrupt:
+    """Cancels ``scope`` at the first SIGINT or SIGTERM (Ctrl-C, a kill); ``caught`` says whether one came."""
+
+    def __init__(self, scope: anyio.CancelScope) -> None:
+        self.scope = scope
+        self.caught = False
+
+    async def watch(self) -> None:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for _ in signals:
+                self.caught = True
+                self.scope.cancel()
+                return
+
+
 class Stopped(Exception):
     """The run stopped because its files could not be written; the message says which and why."""
 
@@ -260,7 +275,6 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, 
     seats = seats_for(args, factory, console) if humans_play(plan) else None
     interactive = console.is_terminal and not args.no_dashboard and seats is None
     progress = new_progress(plan, counted_keys(run), track_live=interactive)
-    interrupted = False
     stopped: str | None = None
     gave_up: list[str] = []
     display = ProgressDisplay(console, progress, interactive=interactive, quiet=seats is not None)
@@ -271,19 +285,13 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, 
         display.extra = lambda: cluster_sections(executor)
     async with anyio.create_task_group() as outer:
 
-        async def watch_signals() -> None:
-            nonlocal interrupted
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                async for _ in signals:
-                    interrupted = True
-                    outer.cancel_scope.cancel()
-                    return
+        signals = Interrupt(outer.cancel_scope)
 
         def give_up(reason: str) -> None:
             gave_up.append(reason)
             outer.cancel_scope.cancel()
 
-        outer.start_soon(watch_signals)
+        outer.start_soon(signals.watch)
         outer.start_soon(display.run)
         try:
             await play_plan(
@@ -301,7 +309,7 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, 
         raise Stopped(stopped)
     if gave_up:
         raise GaveUp(gave_up[0])
-    return not interrupted
+    return not signals.caught
 
 
 def run_and_report(prepared: Prepared, factory: PolicyFactory) -> int:

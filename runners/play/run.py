@@ -8,14 +8,13 @@ ends the pages are told so, and the server stays up a moment for them to hear it
 
 from __future__ import annotations
 
-import signal
 import time
 
 import anyio
 
 from engine import PolicyFactory
 from engine.session import finish, play_plan
-from runners._runloop import EXIT_INTERRUPTED, EXIT_LOST_GAMES, EXIT_STORAGE, first_leaf, spending_for, transcripts_kept, wide_console
+from runners._runloop import EXIT_INTERRUPTED, Interrupt, EXIT_LOST_GAMES, EXIT_STORAGE, first_leaf, spending_for, transcripts_kept, wide_console
 
 from .cli import Setup
 from .seats import BrowserSeats
@@ -31,19 +30,11 @@ async def serve_and_play(setup: Setup, factory: PolicyFactory, spending) -> bool
     args, plan, run = prepared.args, prepared.plan, prepared.run
     seats = BrowserSeats(setup.seats, plan.total, setup.participants)
     factory.seats = seats
-    interrupted = False
     stopped: BaseException | None = None
     async with anyio.create_task_group() as group:
 
-        async def watch_signals() -> None:
-            nonlocal interrupted
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                async for _ in signals:
-                    interrupted = True
-                    group.cancel_scope.cancel()
-                    return
-
-        group.start_soon(watch_signals)
+        signals = Interrupt(group.cancel_scope)
+        group.start_soon(signals.watch)
         async with serving(seats, setup.port) as port:
             for role, front in seats.fronts.items():
                 who = f" (participant {front.participant})" if front.participant else ""
@@ -64,7 +55,7 @@ async def serve_and_play(setup: Setup, factory: PolicyFactory, spending) -> bool
         group.cancel_scope.cancel()
     if stopped is not None:
         raise stopped
-    return not interrupted
+    return not signals.caught
 
 
 def play(setup: Setup, factory: PolicyFactory) -> int:
