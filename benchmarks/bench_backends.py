@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine import Grid, PolicyFactory, run_games  # noqa: E402
 from engine.backends import BackendSettings, ModelOptions  # noqa: E402
-from engine.pacing import GameStarts  # noqa: E402
+from engine.session.pacing import GameStarts  # noqa: E402
 
 
 class Server:
@@ -161,7 +161,7 @@ def bench_vllm(seqs: int, games: int) -> dict:
 
 
 class _ArrivalOrder:
-    """Stands in for ``CALL_PRIORITY`` in ``engine.run``: every game the same priority (FIFO)."""
+    """Stands in for ``CALL_PRIORITY`` in ``engine.play.run``: every game the same priority (FIFO)."""
 
     def set(self, value: int) -> None:
         return None
@@ -175,11 +175,11 @@ LOCKSTEP_ORDERS = {
 
 
 def bench_lockstep(order: str, concurrency: int = 300, rpm: int = 1800, games: int = 300) -> dict:
-    import engine.run
+    import engine.play.run
 
-    saved = engine.run.CALL_PRIORITY
+    saved = engine.play.run.CALL_PRIORITY
     if order == "arrival":
-        engine.run.CALL_PRIORITY = _ArrivalOrder()
+        engine.play.run.CALL_PRIORITY = _ArrivalOrder()
     server = Server("--rpm", str(rpm), "--latency", "0.2")
     latency = Latency()
     try:
@@ -192,7 +192,7 @@ def bench_lockstep(order: str, concurrency: int = 300, rpm: int = 1800, games: i
         wall = time.time() - started
     finally:
         server.close()
-        engine.run.CALL_PRIORITY = saved
+        engine.play.run.CALL_PRIORITY = saved
     done = sorted(t - started for t in finished)
     each = sorted(latency.latency)
     calls = factory.hub.backends()[0].limiter.stats.calls
@@ -227,7 +227,7 @@ def bench_shared(shared: bool, rpm: int = 1200, games: int = 200) -> dict:
 
 def bench_forecast(rpm: int = 1200, games: int = 200) -> dict:
     """The forecast (no call) against the same run through the server: calls, tokens and minutes."""
-    from engine.forecast import forecast, play_sampled
+    from engine.spending.forecast import forecast, play_sampled
 
     server = Server("--rpm", str(rpm), "--latency", "0.05")
     try:

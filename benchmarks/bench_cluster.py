@@ -25,11 +25,11 @@ sys.path.insert(0, str(ROOT))
 import anyio  # noqa: E402
 
 from engine import Grid, PolicyFactory, RunDir  # noqa: E402
-from engine.collector import tuned_collector  # noqa: E402
+from engine.session.collector import tuned_collector  # noqa: E402
 from engine.executors import make_executor  # noqa: E402
 from engine.backends import BackendSettings, ModelOptions  # noqa: E402
-from engine.ids import IdSet  # noqa: E402
-from engine.session import play_plan  # noqa: E402
+from engine.records.ids import IdSet  # noqa: E402
+from engine.session.playing import play_plan  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_backends import Server, served_between  # noqa: E402

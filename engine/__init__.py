@@ -1,16 +1,44 @@
-"""The engine: game specs become actors on a bus, games run concurrently, records go to disk."""
+"""The engine: a plan becomes games played by actors on a bus, their records go to disk, and the
+records become tables.
 
-from .game import play_game
-from .policies import PolicyFactory
-from .records import ErrorInfo, GameRecord
-from .results import Plan, RunDir, RunDirError
-from .run import RunProgress, run_games
-from .spec import GameSpec, Options, game_seed
-from .stats import ConditionSummary, summarize, wilson_interval
-from .sweep import Grid, grid_from_dict, load_grid
+The folders follow the data: ``plan`` (a game's spec, the grid of conditions) -> ``session`` (a run
+directory played to its end) -> ``play`` (one game and many at once) -> ``policies`` (who plays a
+seat: scripted, a model through ``backends``, a person) -> ``records`` (what is written) ->
+``analysis`` (the numbers of a report). ``executors`` says where games are played (this process or
+Ray workers); ``spending`` what the models cost.
 
-__all__ = [
-    "ConditionSummary", "ErrorInfo", "GameRecord", "GameSpec", "Grid", "Options", "Plan", "PolicyFactory",
-    "RunDir", "RunDirError", "RunProgress", "game_seed", "grid_from_dict", "load_grid", "play_game",
-    "run_games", "summarize", "wilson_interval",
-]
+The names below are the public API, loaded on first use so that importing one part of the engine
+does not import every other (a run with scripted agents never imports an HTTP client).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_EXPORTS = {
+    "play_game": "engine.play.game",
+    "RunProgress": "engine.play.run", "run_games": "engine.play.run",
+    "PolicyFactory": "engine.policies.factory",
+    "ErrorInfo": "engine.records.record", "GameRecord": "engine.records.record",
+    "Plan": "engine.records.rundir", "RunDir": "engine.records.rundir", "RunDirError": "engine.records.rundir",
+    "GameSpec": "engine.plan.spec", "Options": "engine.plan.spec", "game_seed": "engine.plan.spec",
+    "Grid": "engine.plan.grid", "grid_from_dict": "engine.plan.grid", "load_grid": "engine.plan.grid",
+    "ConditionSummary": "engine.analysis.stats", "summarize": "engine.analysis.stats",
+    "wilson_interval": "engine.analysis.stats",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'engine' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -92,7 +92,7 @@ class GameState(Protocol):
         """What only ``role`` knows at the start (for the leak audit)."""
 
     # Optional: ``secrets(role) -> tuple[str, ...]``, the phrases only ``role`` knows at the start as
-    # its prompts write them, where word pairs cannot tell private from public (``engine.audit``).
+    # its prompts write them, where word pairs cannot tell private from public (``engine.play.audit``).
 
     def step(self, role: str, actions: tuple[Any, ...]) -> Step:
         """Apply ``role``'s actions in order. A rejected action leaves the state as it was. A turn
@@ -248,7 +248,7 @@ class Game:
       (``runners.view``) show at the start and the end.
     - ``invalid_examples(state, role)``: actions the game must reject in ``state`` (the conformance
       check in ``puzzles.testing`` plays them and checks that nothing changed).
-    - ``format_1``: for games that results format 1 wrote, how to read them (``engine.upgrade``):
+    - ``format_1``: for games that results format 1 wrote, how to read them (``engine.records.upgrade``):
       ``params(flat_fields)`` and ``figures(record) -> (scores, metrics, old field names)``.
     - ``prepare(params, seed)``: slow work a game needs before it starts (planning an instance's
       optimum into a cache, say), which the engine runs in a worker thread so that the event loop

@@ -137,10 +137,10 @@ def _check_choices_follow_the_view(seen: list[tuple[dict, str]], where: str) -> 
             assert not hidden, f"{where}: {key[0]}.{key[1]} changes with the seed and offers {hidden[:3]}, which the seat is not shown"
 
 
-# What another role knows privately, in what a seat shows (a small version of ``engine.audit``): the
+# What another role knows privately, in what a seat shows (a small version of ``engine.play.audit``): the
 # game's secret phrases where it names them; otherwise the entries of a role's private information
 # (``msgspec.to_builtins`` of ``GameState.private``), each entry the words that stand together in it,
-# looked for in each clause of the text. ``engine.audit`` pairs words up; a whole entry is looked for
+# looked for in each clause of the text. ``engine.play.audit`` pairs words up; a whole entry is looked for
 # here, because a seat drawn for a person writes many small words together (room letters beside coin
 # counts) and a pair of them turns up by chance. An entry of one word says where it stands in its
 # list, so it goes with its number ("square" at 1).

@@ -10,8 +10,8 @@ from rich.console import Console, RenderableType
 from rich.live import Live
 from rich.text import Text
 
-from engine.budget import Spending
-from engine.run import RunProgress
+from engine.spending.budget import Spending
+from engine.play.run import RunProgress
 
 from ._dashboard import Section, counters_section, render_dashboard, score_cell, short_labels
 from ._final_table import summary_table

@@ -9,9 +9,9 @@ from typing import Any
 from rich.console import Console
 
 from engine import PolicyFactory
-from engine.human import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, participant_id
-from engine.policies import is_human
-from engine.results import Plan
+from engine.policies.seat import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, participant_id
+from engine.policies.factory import is_human
+from engine.records.rundir import Plan
 
 from ._args import bounded
 from .terminal_seat import TerminalSeats

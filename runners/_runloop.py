@@ -15,15 +15,15 @@ import anyio
 from rich.console import Console
 
 from engine import PolicyFactory, RunDir, RunDirError
-from engine.giveup import SameFailure
-from engine.results import Plan, StorageError
-from engine.budget import Spending
+from engine.session.giveup import SameFailure
+from engine.records.rundir import Plan, StorageError
+from engine.spending.budget import Spending
 from engine.executors import make_executor
-from engine.ids import IdSet
-from engine.session import counted_keys, finish, models_play, new_progress, play_plan, read_usage, recorded_games
+from engine.records.ids import IdSet
+from engine.session.playing import counted_keys, finish, models_play, new_progress, play_plan, read_usage, recorded_games
 
 from ._args import bounded
-from engine.collector import tuned_collector
+from engine.session.collector import tuned_collector
 from ._display import ProgressDisplay, counters_section, summary_table
 from ._models import add_model_arguments, settings_from_args
 from ._spending import add_spending_arguments, caps, check_prices, make_forecast, print_forecast, spending_line

@@ -10,11 +10,11 @@ import anyio
 from rich.console import Console
 from rich.table import Table
 
-from engine.budget import Caps, Spending
-from engine.forecast import Forecast, forecast, mean_reply_tokens, play_sampled
-from engine.ids import IdSet
-from engine.results import Plan
-from engine.session import models_play, play_order
+from engine.spending.budget import Caps, Spending
+from engine.spending.forecast import Forecast, forecast, mean_reply_tokens, play_sampled
+from engine.records.ids import IdSet
+from engine.records.rundir import Plan
+from engine.session.playing import models_play, play_order
 
 from ._args import bounded
 

@@ -23,7 +23,7 @@ from msgspec import UNSET
 
 from bus.channel import ChannelSpec
 from engine import Grid, PolicyFactory, RunDir, RunDirError
-from engine.results import Plan
+from engine.records.rundir import Plan
 from puzzles import DEFAULT_GAME, GAMES, Game, InvalidParameter, get_game
 
 from ._args import bounded

@@ -17,8 +17,8 @@ from pathlib import Path
 import msgspec
 
 from engine import RunDir, RunDirError
-from engine.records import decode_record, encode_record
-from engine.session import is_infra_error
+from engine.records.record import decode_record, encode_record
+from engine.records.record import is_infra_error
 
 from ._runloop import OneLineParser
 

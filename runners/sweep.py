@@ -12,8 +12,8 @@ from pathlib import Path
 import msgspec
 
 from engine import PolicyFactory
-from engine.results import Plan
-from engine.sweep import Grid, load_grid
+from engine.records.rundir import Plan
+from engine.plan.grid import Grid, load_grid
 from puzzles import GAMES
 
 from ._runloop import OneLineParser, Prepared, add_running_arguments, choice, integer, open_run, run_and_report

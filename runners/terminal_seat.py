@@ -1,5 +1,5 @@
 """A person plays a seat in the terminal: the seat's view drawn with rich, and a guided form for
-the message and the actions (``engine.human`` is the contract; ``puzzles.seat`` the game's side).
+the message and the actions (``engine.policies.seat`` is the contract; ``puzzles.seat`` the game's side).
 
 Each turn shows the header (game, turn, role, partners, time left), the rules (in full on the
 seat's first turn), what the seat sees, the conversation and what was rejected last turn; then it
@@ -25,7 +25,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from engine.human import ChosenAction, HumanAbsent, SeatAnswer, SeatTurn
+from engine.policies.seat import ChosenAction, HumanAbsent, SeatAnswer, SeatTurn
 from puzzles import Reply
 from puzzles.seat import ActionForm, Field, Section, check_values, pick
 
@@ -270,7 +270,7 @@ class Form:
 
 
 class TerminalFront:
-    """The front end of one role in one game (``engine.human.FrontEnd``)."""
+    """The front end of one role in one game (``engine.policies.seat.FrontEnd``)."""
 
     kind = "terminal"
 
@@ -309,8 +309,8 @@ class TerminalFront:
 
 
 class TerminalSeats:
-    """The people of a run at this terminal (``engine.human.Seats``), and an observer of its games
-    (``engine.run.GameObserver``) that tells them how each game ended."""
+    """The people of a run at this terminal (``engine.policies.seat.Seats``), and an observer of its games
+    (``engine.play.run.GameObserver``) that tells them how each game ended."""
 
     def __init__(self, console: Console | None = None, *, participant: str | None = None, keyboard: Keyboard | None = None) -> None:
         self.console = console or Console()

@@ -23,11 +23,11 @@ import anyio
 
 from bus import Usage
 
-from .limiter import Limiter, retry_after
-from .prices import PriceTable
-from .settings import History, ModelOptions
-from .tokens import Tokenizer
-from .wire import MalformedReply
+from engine.backends.limiter import Limiter, retry_after
+from engine.backends.prices import PriceTable
+from engine.backends.settings import History, ModelOptions
+from engine.backends.tokens import Tokenizer
+from engine.backends.wire import MalformedReply
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 REPLAYABLE_4XX = frozenset({401, 403, 404})  # a key or model name to fix before --resume

@@ -16,20 +16,20 @@ from typing import Any
 import anyio
 import msgspec
 
-from .base import Backend, Completion, InfraError, RequestError, Secrets, StatusError
-from .lean import LeanBackend, LeanClient
-from .limiter import DEFAULT_BURST, Bucket, Limiter
-from .prices import PriceTable
-from .sdk import AnthropicBackend, OpenAIBackend, SDKBackend, VLLMBackend, import_sdk, sdk_client
-from .endpoints import known
-from .settings import (
+from engine.backends.base import Backend, Completion, InfraError, RequestError, Secrets, StatusError
+from engine.backends.lean import LeanBackend, LeanClient
+from engine.backends.limiter import DEFAULT_BURST, Bucket, Limiter
+from engine.backends.prices import PriceTable
+from engine.backends.sdk import AnthropicBackend, OpenAIBackend, SDKBackend, VLLMBackend, import_sdk, sdk_client
+from engine.backends.endpoints import known
+from engine.backends.settings import (
     CALL_GAME, GAME_HEADER, KEY_ENV, PROVIDERS, BackendSettings, History, ModelOptions, chat_turns,
     endpoint_limits, split_name,
 )
-from .tokens import Tokenizer
-from .replicas import ReplicaSet, ReplicatedBackend, split_urls
-from .vllm import ServerLoad, metrics_url, poll_vllm, read_vllm_metrics, vllm_headroom
-from .wire import MalformedReply
+from engine.backends.tokens import Tokenizer
+from engine.backends.replicas import ReplicaSet, ReplicatedBackend, split_urls
+from engine.backends.vllm import ServerLoad, metrics_url, poll_vllm, read_vllm_metrics, vllm_headroom
+from engine.backends.wire import MalformedReply
 
 _SDK_BACKENDS = {"openai": OpenAIBackend, "anthropic": AnthropicBackend, "vllm": VLLMBackend}
 _DEFAULT_URL = {"openai": "https://api.openai.com/v1"}

@@ -19,7 +19,7 @@ from typing import Literal
 
 import msgspec
 
-from .tomlfile import read_toml
+from engine.backends.tomlfile import read_toml
 
 BUILT_IN = Path(__file__).with_name("endpoints.toml")
 KINDS = ("openai", "anthropic", "vllm")

@@ -20,10 +20,10 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
-from .base import Backend, StatusError
-from .sdk import openai_fixed
-from .settings import chat_turns, game_headers
-from .wire import openai_body, openai_reply, openai_stream
+from engine.backends.base import Backend, StatusError
+from engine.backends.sdk import openai_fixed
+from engine.backends.settings import chat_turns, game_headers
+from engine.backends.wire import openai_body, openai_reply, openai_stream
 
 
 class LeanClient:

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from contextlib import asynccontextmanager
 from datetime import datetime
 
-from .admission import CALL_PRIORITY, GAME_CALLED, PriorityGate
+from engine.backends.admission import CALL_PRIORITY, GAME_CALLED, PriorityGate
 
 # Seconds of the per-minute rate a bucket may hold.
 DEFAULT_BURST = 1.0

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 import msgspec
 
-from .tomlfile import read_toml
+from engine.backends.tomlfile import read_toml
 
 BUILT_IN = Path(__file__).with_name("prices.toml")
 

@@ -21,9 +21,9 @@ from typing import Any
 import aiohttp
 import anyio
 
-from .lean import LeanBackend, LeanClient
-from .limiter import Limiter
-from .vllm import ServerLoad, metrics_url, poll_vllm, vllm_headroom
+from engine.backends.lean import LeanBackend, LeanClient
+from engine.backends.limiter import Limiter
+from engine.backends.vllm import ServerLoad, metrics_url, poll_vllm, vllm_headroom
 
 OUT_AFTER = 2  # /metrics failures in a row that take a server out
 

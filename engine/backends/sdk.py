@@ -17,9 +17,9 @@ from typing import Any
 
 import aiohttp
 
-from .base import Backend, Failure, network_failure, status_failure
-from .settings import chat_turns, game_headers
-from .wire import Reply, anthropic_reply, anthropic_stream, encode, openai_body, openai_reply, openai_stream
+from engine.backends.base import Backend, Failure, network_failure, status_failure
+from engine.backends.settings import chat_turns, game_headers
+from engine.backends.wire import Reply, anthropic_reply, anthropic_stream, encode, openai_body, openai_reply, openai_stream
 
 _JSON = {"Content-Type": "application/json"}
 

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from .endpoints import NAME, Endpoint, known
+from engine.backends.endpoints import NAME, Endpoint, known
 
 PROVIDERS = ("openai", "anthropic", "vllm")  # the engine's own; named endpoints add more (endpoints.py)
 KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "vllm": "VLLM_API_KEY"}

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import aiohttp
 import anyio
 
-from .limiter import Limiter
+from engine.backends.limiter import Limiter
 
 _METRIC = re.compile(r"^(vllm:num_requests_(?:running|waiting))(?:\{[^}]*\})?\s+([0-9.eE+-]+)", re.M)
 

@@ -5,14 +5,14 @@ the driver alone writes the run directory, so results, resume and the dashboard 
 whichever executor played the games. ``ray`` is imported only when used (``pip install -e '.[ray]'``).
 """
 
-from .base import Executor, LocalExecutor
+from engine.executors.base import Executor, LocalExecutor
 
 
 def make_executor(kind: str = "local", *, workers: int = 2, address: str | None = None) -> Executor:
     if kind == "local":
         return LocalExecutor()
     if kind == "ray":
-        from .cluster import RayExecutor
+        from engine.executors.cluster import RayExecutor
 
         return RayExecutor(workers=workers, address=address)
     raise ValueError(f"unknown executor {kind!r}; use local or ray")

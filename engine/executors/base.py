@@ -7,11 +7,11 @@ from typing import Any, Protocol
 
 from puzzles import Game
 
-from ..pacing import GameStarts
-from ..policies import PolicyFactory
-from ..records import GameRecord
-from ..results import Plan
-from ..run import RunProgress, run_games
+from engine.session.pacing import GameStarts
+from engine.policies.factory import PolicyFactory
+from engine.records.record import GameRecord
+from engine.records.rundir import Plan
+from engine.play.run import RunProgress, run_games
 
 
 class Executor(Protocol):

@@ -25,14 +25,14 @@ from typing import Any
 import anyio
 import msgspec
 
-from ..backends.clients import BackendSettings
-from ..collector import tune_collector
-from ..policies import PolicyFactory
-from ..records import GameRecord, decode_record, encode_record
-from ..results import Plan
-from ..run import run_games
-from ..transcripts import TranscriptMaker, TranscriptWriter
-from .leases import Leases, LimitLedger
+from engine.backends.clients import BackendSettings
+from engine.session.collector import tune_collector
+from engine.policies.factory import PolicyFactory
+from engine.records.record import GameRecord, decode_record, encode_record
+from engine.records.rundir import Plan
+from engine.play.run import run_games
+from engine.records.transcripts import TranscriptMaker, TranscriptWriter
+from engine.executors.leases import Leases, LimitLedger
 
 BATCHES_PER_WORKER = 2  # outstanding, so that a worker has the next batch when one ends
 MAX_BATCH = 256
@@ -56,7 +56,7 @@ class GameWorker:
         self.factory = PolicyFactory(msgspec.json.decode(settings, type=BackendSettings))
         self.ledger = ledger
         self.transcripts = None if transcripts is None else TranscriptMaker(full=transcripts == "full")
-        tune_collector()  # as the runner does in one process (``engine.collector``)
+        tune_collector()  # as the runner does in one process (``engine.session.collector``)
         self.concurrency = concurrency
         self.batch_of: dict[int, _Batch] = {}
         self.failure: BaseException | None = None
@@ -166,7 +166,7 @@ class RayExecutor:
         writer = next((w for w in watchers if isinstance(w, TranscriptWriter)), None)
         watchers = [w for w in watchers if w is not writer]
         transcripts = None if writer is None else "full" if writer.full else "messages"
-        caps = [w for w in watchers if hasattr(w, "allows_another")]  # spending caps (``engine.budget``)
+        caps = [w for w in watchers if hasattr(w, "allows_another")]  # spending caps (``engine.spending.budget``)
         retry: deque[list[Any]] = deque()  # batches (specs) of workers that died
         pending = iter(ids)
         capped = False

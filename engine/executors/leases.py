@@ -22,8 +22,8 @@ from typing import Any
 import anyio
 import msgspec
 
-from ..backends import BackendSettings
-from ..backends.limiter import DEFAULT_BURST, Bucket, Limiter
+from engine.backends import BackendSettings
+from engine.backends.limiter import DEFAULT_BURST, Bucket, Limiter
 
 SLICE = 0.1  # seconds of the per-minute rate granted at a time
 REFRESH = 0.5  # seconds between leases when no call is short

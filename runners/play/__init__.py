@@ -4,6 +4,6 @@ participant). The run directory is a normal run's: reports, the viewer and ``--r
 
 - ``cli``: the command line and the run's plan;
 - ``run``: the pages served and the games played on one event loop;
-- ``seats``: the front end each seat's page plays through (``engine.human.FrontEnd``);
+- ``seats``: the front end each seat's page plays through (``engine.policies.seat.FrontEnd``);
 - ``server``: the aiohttp application; ``page``, ``play.js``, ``play.css``: the page.
 """

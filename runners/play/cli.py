@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from engine import PolicyFactory
-from engine.human import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, HUMAN, participant_id
-from engine.results import Plan
+from engine.policies.seat import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, HUMAN, participant_id
+from engine.records.rundir import Plan
 from puzzles import DEFAULT_GAME, GAMES, Game, InvalidParameter, get_game
 from runners._args import bounded
 from runners._models import add_model_arguments

@@ -13,7 +13,7 @@ import time
 import anyio
 
 from engine import PolicyFactory
-from engine.session import finish, play_plan
+from engine.session.playing import finish, play_plan
 from runners._runloop import EXIT_INTERRUPTED, Interrupt, EXIT_LOST_GAMES, EXIT_STORAGE, first_leaf, spending_for, transcripts_kept, wide_console
 
 from .cli import Setup

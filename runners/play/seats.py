@@ -1,5 +1,5 @@
 """The people of a ``runners.play`` run, each at a page: one ``BrowserFront`` per seat (the
-``engine.human.FrontEnd`` a page plays through) and ``BrowserSeats``, the ``engine.human.Seats``
+``engine.policies.seat.FrontEnd`` a page plays through) and ``BrowserSeats``, the ``engine.policies.seat.Seats``
 that hands them out and follows the games (a ``play_plan`` observer).
 
 A front holds what its page may show and nothing else: the turn waiting for the person, the
@@ -20,7 +20,7 @@ import anyio
 import msgspec
 
 from bus import Act, Chat
-from engine.human import HUMAN, ChosenAction, SeatAnswer, SeatTurn, participant_id
+from engine.policies.seat import HUMAN, ChosenAction, SeatAnswer, SeatTurn, participant_id
 from puzzles import GAMES, ChatLine, Reply
 
 TIME_RAN_OUT = "the turn's time ran out"
@@ -143,7 +143,7 @@ class BrowserFront:
             "seconds_left": None if pending is None else round(pending.seconds_left(), 1),
         }
 
-    # ---- the engine's side (engine.human.FrontEnd) ----
+    # ---- the engine's side (engine.policies.seat.FrontEnd) ----
 
     async def play(self, turn: SeatTurn) -> Reply:
         pending = self.pending = _Pending(turn)
@@ -195,7 +195,7 @@ class BrowserFront:
 
 
 class BrowserSeats:
-    """Every seat of the run a person plays at a page (``engine.human.Seats``), and the observer
+    """Every seat of the run a person plays at a page (``engine.policies.seat.Seats``), and the observer
     that tells each front when its games start and end."""
 
     def __init__(self, roles: Iterable[str], total: int, participants: Mapping[str, str] | None = None) -> None:

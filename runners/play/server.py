@@ -21,7 +21,7 @@ import anyio
 import msgspec
 from aiohttp import web
 
-from engine.human import SeatAnswer
+from engine.policies.seat import SeatAnswer
 
 from .page import page_html
 from .seats import BrowserFront, BrowserSeats

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from engine.report import AGENTS, ReportError, Results, group_by, layout, read_results
-from engine.results import RESULTS_FILE
-from engine.session import INFRA_ERROR, is_infra_error
+from engine.analysis import AGENTS, ReportError, Results, group_by, layout, read_results
+from engine.records.rundir import RESULTS_FILE
+from engine.records.record import INFRA_ERROR, is_infra_error
 from runners._runloop import OneLineParser
 
 from .formats import to_csv, to_html, to_latex, to_markdown, to_rich

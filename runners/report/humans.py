@@ -1,16 +1,16 @@
 """The report's table of human seats: one row per condition where a person played a seat, with the
 game's human-study scores and the turns taken by the agents (AMT) and by the people (HMT).
-The numbers are ``engine.report.humans``'s; this module only writes them as a ``Table``."""
+The numbers are ``engine.analysis.seats``'s; this module only writes them as a ``Table``."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 
-from engine.records import GameRecord
-from engine.report import layout
-from engine.report.humans import ABSENT, human_seats
-from engine.stats import ScoreSummary
+from engine.records.record import GameRecord
+from engine.analysis import layout
+from engine.analysis.seats import ABSENT, human_seats
+from engine.analysis.stats import ScoreSummary
 
 from .tables import Table, _full_values, _label_cells, _label_columns, condition_columns, frac, num, score_cell
 

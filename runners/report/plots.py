@@ -14,8 +14,8 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.records import GameRecord
-from engine.report import (
+from engine.records.record import GameRecord
+from engine.analysis import (
     AGENTS,
     condition_fields,
     observed_values,
@@ -25,7 +25,7 @@ from engine.report import (
     success_by_turn,
     success_series,
 )
-from engine.stats import wilson_interval
+from engine.analysis.stats import wilson_interval
 
 from runners._widths import short_names
 

@@ -7,8 +7,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from engine.records import GameRecord
-from engine.report import (
+from engine.records.record import GameRecord
+from engine.analysis import (
     AGENTS,
     condition_fields,
     error_counts,
@@ -25,7 +25,7 @@ from engine.report import (
     success_table,
     usage_per_condition,
 )
-from engine.stats import ScoreSummary
+from engine.analysis.stats import ScoreSummary
 from puzzles import get_game
 
 UNIT_NAMES = {"chars": "characters", "tokens": "tokens"}

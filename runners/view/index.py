@@ -19,8 +19,8 @@ from typing import Any
 import msgspec
 
 from engine import GameRecord, RunDir
-from engine.results import decode_any_record
-from engine.transcripts import TRANSCRIPTS_FILE, Transcript
+from engine.records.rundir import decode_any_record
+from engine.records.transcripts import TRANSCRIPTS_FILE, Transcript
 
 from .detail import game_detail, humans_of
 

@@ -14,7 +14,7 @@ import anyio
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from engine import PolicyFactory, play_game  # noqa: E402
-from engine.records import encode_record  # noqa: E402
+from engine.records.record import encode_record  # noqa: E402
 from tests.helpers import grid  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -8,8 +8,8 @@ parameter, with the prompt now called guided."""
 import anyio
 import msgspec
 
-from engine.records import encode_record
-from engine.results import decode_any_record
+from engine.records.record import encode_record
+from engine.records.rundir import decode_any_record
 from tests.e2e.make_golden import GOLDEN, GOLDEN_V1, records
 
 

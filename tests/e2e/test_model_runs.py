@@ -207,7 +207,7 @@ def test_the_printed_resume_command_is_complete_and_on_one_line(tmp_path, monkey
 
 
 def test_a_run_that_fails_in_different_ways_is_not_stopped_early():
-    from engine.giveup import SameFailure
+    from engine.session.giveup import SameFailure
 
     class Record:
         def __init__(self, message):

@@ -10,7 +10,7 @@ import pytest
 from pettingzoo.test import api_test
 
 import asymgames
-from engine.aec import GameEnv, ScriptedPlayers, env
+from engine.play.aec import GameEnv, ScriptedPlayers, env
 from puzzles import GAMES
 from puzzles.testing import play_scripted
 

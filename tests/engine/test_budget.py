@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from engine.budget import PRIOR_WEIGHT, Caps, PerGame, Spending
-from engine.records import GameRecord, UsageTotals
+from engine.spending.budget import PRIOR_WEIGHT, Caps, PerGame, Spending
+from engine.records.record import GameRecord, UsageTotals
 from tests.helpers import spec
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from engine import RunDir
-from engine.policies import is_import, is_model
+from engine.policies.factory import is_import, is_model
 from runners.concurrent import main as run_main
 from runners.sweep import main as sweep_main
 

@@ -11,8 +11,8 @@ import pytest
 
 from engine import PolicyFactory, RunDir
 from engine.executors import make_executor
-from engine.ids import IdSet
-from engine.session import finish, play_plan
+from engine.records.ids import IdSet
+from engine.session.playing import finish, play_plan
 from engine.backends import BackendSettings
 from tests.engine.backends.helpers import FAST, KEYS, fake_server
 from runners.concurrent import main as run_main

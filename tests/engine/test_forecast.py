@@ -8,8 +8,8 @@ import anyio
 import pytest
 
 from engine import PolicyFactory, run_games
-from engine.forecast import forecast, play_sampled
-from engine.pacing import GameStarts
+from engine.spending.forecast import forecast, play_sampled
+from engine.session.pacing import GameStarts
 from tests.engine.backends.helpers import KEYS, fake_server, settings_for
 from tests.helpers import grid
 

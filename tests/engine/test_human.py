@@ -10,11 +10,11 @@ import pytest
 
 from bus import HumanTurn
 from engine import PolicyFactory
-from engine.game import play_game
-from engine.human import ChosenAction, HumanPolicy, SeatAnswer, SeatTurn, participant_id
-from engine.records import decode_record, encode_record
-from engine.spec import GameSpec, Options
-from engine.transcripts import TranscriptMaker
+from engine.play.game import play_game
+from engine.policies.seat import ChosenAction, HumanPolicy, SeatAnswer, SeatTurn, participant_id
+from engine.records.record import decode_record, encode_record
+from engine.plan.spec import GameSpec, Options
+from engine.records.transcripts import TranscriptMaker
 from puzzles import GAMES, TurnContext, get_game
 from puzzles.seat import seat_of
 

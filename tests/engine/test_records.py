@@ -2,8 +2,8 @@
 
 import msgspec
 
-from engine.records import decode_record, encode_storable
-from engine.results import RunDir
+from engine.records.record import decode_record, encode_storable
+from engine.records.rundir import RunDir
 from tests.helpers import grid, play
 
 

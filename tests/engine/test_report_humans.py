@@ -11,11 +11,11 @@ import pytest
 
 from bus import HumanTurn
 from engine import GameSpec, Options
-from engine.human import HumanSeat
-from engine.records import ErrorInfo, GameRecord
-from engine.report import has_human, human_seats
-from engine.report.humans import SUCCESS, study_columns
-from engine.stats import mean_interval, wilson_interval
+from engine.policies.seat import HumanSeat
+from engine.records.record import ErrorInfo, GameRecord
+from engine.analysis import has_human, human_seats
+from engine.analysis.seats import SUCCESS, study_columns
+from engine.analysis.stats import mean_interval, wilson_interval
 from puzzles import TurnLog, get_game
 
 GAME = get_game("asympuzl")

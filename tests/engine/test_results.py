@@ -3,7 +3,7 @@
 import msgspec
 
 from engine import RunDir
-from engine.ids import IdCounts as _IdCounts
+from engine.records.ids import IdCounts as _IdCounts
 from tests.helpers import grid, play
 
 
@@ -32,7 +32,7 @@ def test_id_counts_go_past_a_byte():
 
 
 def test_an_id_set_holds_ids_as_bits():
-    from engine.ids import IdSet
+    from engine.records.ids import IdSet
 
     ids = IdSet([5, 0, 5, 1000, 63])
     assert len(ids) == 4 and list(ids) == [0, 5, 63, 1000]

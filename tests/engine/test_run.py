@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from engine import GameRecord, PolicyFactory, RunProgress, play_game, run_games
-from engine.stats import mean_interval, score_summaries, t95, wilson_interval
+from engine.analysis.stats import mean_interval, score_summaries, t95, wilson_interval
 from puzzles import GAMES
 from tests.helpers import FailingFactory, grid, play_async, spec
 

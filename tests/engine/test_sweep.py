@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from engine import RunDir
-from engine.sweep import Grid, grid_from_dict, load_grid
+from engine.plan.grid import Grid, grid_from_dict, load_grid
 from runners.sweep import main
 from tests.helpers import play_async
 
@@ -152,10 +152,10 @@ def test_a_grid_plays_another_game_with_game(tmp_path):
 
 
 def test_games_are_played_seed_by_seed_across_conditions_and_the_prefix_follows_that_order():
-    from engine.ids import IdSet
-    from engine.run import RunProgress
-    from engine.session import play_order, play_place
-    from engine.records import GameRecord
+    from engine.records.ids import IdSet
+    from engine.play.run import RunProgress
+    from engine.session.playing import play_order, play_place
+    from engine.records.record import GameRecord
 
     plan = grid_from_dict({"seeds": 4, "agents": [["share_everything", "share_everything"], ["noisy", "noisy"], ["one_piece", "one_piece"]]})
     order = list(play_order(plan, IdSet()))

@@ -8,8 +8,8 @@ import json
 import anyio
 
 from engine import Grid, PolicyFactory, RunDir, play_game
-from engine.records import encode_record
-from engine.results import decode_any_record
+from engine.records.record import encode_record
+from engine.records.rundir import decode_any_record
 from runners.concurrent import main as run_main
 from tests.e2e.make_golden import DATA, GOLDEN, GOLDEN_V1
 from tests.e2e.test_golden import as_format_1_recorded
@@ -71,7 +71,7 @@ def test_records_written_before_modifications_were_counted_read_as_writes_and_th
 
 
 def test_a_format_1_sweep_of_the_single_agent_check_upgrades():
-    from engine.upgrade import upgrade_plan
+    from engine.records.upgrade import upgrade_plan
 
     old = {
         "type": "grid", "name": "table4", "seeds": 3, "seed": 0, "puzzle": "asympuzl_solo",

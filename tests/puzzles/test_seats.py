@@ -9,9 +9,9 @@ import anyio
 import pytest
 
 from engine import PolicyFactory
-from engine.game import play_game
-from engine.human import ChosenAction, SeatAnswer, SeatTurn
-from engine.spec import GameSpec, Options
+from engine.play.game import play_game
+from engine.policies.seat import ChosenAction, SeatAnswer, SeatTurn
+from engine.plan.spec import GameSpec, Options
 from puzzles import GAMES, TurnContext
 from puzzles.asympuzl.seat import AsymPuzlSeat
 from puzzles.common.vocab import COLORS

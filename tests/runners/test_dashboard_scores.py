@@ -6,7 +6,7 @@ import anyio
 from rich.console import Console
 
 from engine import PolicyFactory, RunProgress, run_games
-from engine.stats import score_summaries
+from engine.analysis.stats import score_summaries
 from runners._display import render_dashboard, score_cell
 from tests.helpers import grid
 
@@ -34,7 +34,7 @@ def test_live_score_tallies_equal_the_summaries_of_the_records_and_are_shown():
 
 
 def test_boolean_scores_tally_as_rates_with_wilson_intervals():
-    from engine.stats import ScoreTally, wilson_interval
+    from engine.analysis.stats import ScoreTally, wilson_interval
 
     tally = ScoreTally()
     for value in [True] * 7 + [False] * 3:

@@ -4,12 +4,13 @@ import io
 import json
 
 import anyio
+from anyio import wait_all_tasks_blocked
 import msgspec
 from rich.console import Console
 
 from engine import PolicyFactory, RunProgress, run_games, summarize
-from engine.sweep import Grid
-from engine.transcripts import TranscriptWriter, read_transcript
+from engine.plan.grid import Grid
+from engine.records.transcripts import TranscriptWriter, read_transcript
 from runners._display import render_dashboard, status_line
 from runners.concurrent import main as run_main
 from runners.replay import main as replay_main
@@ -76,7 +77,7 @@ def test_dashboard_shows_the_games_in_flight():
     async def main():
         async with anyio.create_task_group() as tg:
             tg.start_soon(lambda: run_games(specs, factory=Waiting(), concurrency=3, on_record=lambda r: None, progress=progress))
-            await anyio.sleep(0.05)
+            await wait_all_tasks_blocked()  # three Bobs wait for the release, two games queue
             snapshot["text"] = rendered(render_dashboard(progress, elapsed=1.0))
             release.set()
 
@@ -140,7 +141,7 @@ def test_replay_without_transcripts_shows_the_turn_log(tmp_path, capsys):
 
 def test_resumed_run_counts_what_was_recorded_before(tmp_path):
     from engine import RunDir
-    from engine.session import counted_keys, new_progress
+    from engine.session.playing import counted_keys, new_progress
     from runners.sweep import main as sweep_main, prepare
 
     grid = tmp_path / "g.toml"

@@ -15,8 +15,8 @@ import pytest
 from rich.console import Console
 
 from engine import PolicyFactory, RunProgress, run_games, summarize
-from engine.run import LiveGame
-from engine.sweep import Grid
+from engine.play.run import LiveGame
+from engine.plan.grid import Grid
 from runners._display import Section, counters_section, render_dashboard, summary_table
 from runners._widths import Column, fitted_table, short_names
 

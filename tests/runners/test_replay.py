@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 
 from engine import RunDir
-from engine.transcripts import read_transcript
+from engine.records.transcripts import read_transcript
 from puzzles import GAMES
 from runners.concurrent import main as run_main
 from runners.replay import main as replay_main, render_replay

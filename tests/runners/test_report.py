@@ -13,8 +13,8 @@ from statistics import NormalDist
 import pytest
 
 from engine import GameSpec, Options
-from engine.records import ErrorInfo, GameRecord, encode_record
-from engine.report import (
+from engine.records.record import ErrorInfo, GameRecord, encode_record
+from engine.analysis import (
     ReportError,
     condition_fields,
     error_counts,
@@ -29,7 +29,7 @@ from engine.report import (
     success_by_turn,
     success_table,
 )
-from engine.stats import wilson_interval
+from engine.analysis.stats import wilson_interval
 from puzzles import TurnLog, get_game
 from runners.report import main
 

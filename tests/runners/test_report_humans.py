@@ -15,10 +15,10 @@ import pytest
 
 from bus import HumanTurn
 from engine import PolicyFactory, RunDir
-from engine.game import play_game
-from engine.human import HumanSeat, SeatAnswer
-from engine.records import encode_record
-from engine.spec import GameSpec, Options
+from engine.play.game import play_game
+from engine.policies.seat import HumanSeat, SeatAnswer
+from engine.records.record import encode_record
+from engine.plan.spec import GameSpec, Options
 from puzzles import get_game
 from runners.concurrent import main as run_main
 from runners.report import main as report_main

@@ -8,8 +8,8 @@ import anyio
 import pytest
 
 from engine import PolicyFactory, run_games
-from engine.stats import wilson_interval
-from engine.sweep import Grid
+from engine.analysis.stats import wilson_interval
+from engine.plan.grid import Grid
 from runners.report.cli import main
 from runners.report.plots import figures, style
 
@@ -93,7 +93,7 @@ def test_styles_differ_for_many_series():
 
 
 def test_each_plot_is_written_in_each_format(tmp_path: Path, records24):
-    from engine.results import encode_record
+    from engine.records.rundir import encode_record
 
     run = tmp_path / "run"
     run.mkdir()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from engine.records import UsageTotals
-from engine.report import usage_per_condition
-from engine.stats import summarize
+from engine.records.record import UsageTotals
+from engine.analysis import usage_per_condition
+from engine.analysis.stats import summarize
 from runners.report.tables import usage_table
 from tests.runners.test_report import game
 

@@ -23,7 +23,7 @@ import anyio
 import pytest
 from rich.console import Console
 
-from engine.human import HumanAbsent, SeatTurn
+from engine.policies.seat import HumanAbsent, SeatTurn
 from puzzles import ChatLine, TurnContext
 from puzzles.common.replay import Board, Span
 from puzzles.seat import ActionForm, Field, Section

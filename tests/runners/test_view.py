@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 from engine import RunDir
-from engine.records import ErrorInfo, encode_record
+from engine.records.record import ErrorInfo, encode_record
 from puzzles import GAMES
 from runners.concurrent import main as run_main
 from runners.sweep import main as sweep_main

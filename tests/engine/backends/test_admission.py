@@ -5,6 +5,7 @@ first instead of all advancing a call at a time."""
 from __future__ import annotations
 
 import anyio
+from anyio import wait_all_tasks_blocked
 import pytest
 
 from engine.backends.admission import CALL_PRIORITY, PriorityGate
@@ -23,8 +24,7 @@ async def _admitted_order(gate: PriorityGate, arrivals: list[int]) -> list[tuple
     async with anyio.create_task_group() as tg:
         for index, priority in enumerate(arrivals):
             tg.start_soon(call, index, priority)
-            await anyio.sleep(0)  # arrive one after another
-        await anyio.sleep(0.01)
+            await wait_all_tasks_blocked()  # arrive one after another: each queues before the next starts
         assert gate.waiting == len(arrivals)
         gate.release()
     return order
@@ -50,7 +50,7 @@ async def test_a_cancelled_waiter_leaves_the_queue_and_the_rest_go_on():
         with anyio.CancelScope() as scope:
             async with anyio.create_task_group() as inner:
                 inner.start_soon(call, 1)  # the head, then cancelled
-                await anyio.sleep(0.01)
+                await wait_all_tasks_blocked()
                 scope.cancel()
         assert gate.waiting == 1
         gate.release()
@@ -68,7 +68,7 @@ async def test_the_head_waits_until_ready_and_an_earlier_call_overtakes_it():
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(call, 7)
-        await anyio.sleep(0.01)
+        await wait_all_tasks_blocked()  # 7 is the head, waiting for the buckets
         tg.start_soon(call, 3)  # arrives while 7 waits for the buckets, and goes first
     assert order == [3, 7] and gate.held == 2
 

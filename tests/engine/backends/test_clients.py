@@ -229,7 +229,7 @@ async def test_vllm_keeps_calls_in_flight_near_the_servers_batch_size():
 
 
 async def test_the_report_counts_tokens_per_turn_of_model_turns():
-    from engine.report import size_units, sizes_per_turn
+    from engine.analysis import size_units, sizes_per_turn
 
     config = grid(4, alice="openai:share_everything", bob="share_everything")
     async with fake_server(latency=0.0) as server:

@@ -460,7 +460,7 @@ async def test_the_server_enforces_requests_per_minute_with_headers():
 async def test_the_dashboard_shows_each_models_calls_and_limits():
     from rich.console import Console
 
-    from engine.run import RunProgress
+    from engine.play.run import RunProgress
     from runners._display import model_line, render_dashboard
 
     from tests.engine.backends.helpers import play, settings_for

@@ -8,7 +8,7 @@ import msgspec
 from rich.console import Console
 
 from engine import RunDir
-from engine.transcripts import read_transcript
+from engine.records.transcripts import read_transcript
 from puzzles.einstein import GAME
 from puzzles.einstein.board import BIN_NAMES
 from runners.concurrent import main as run_main

@@ -13,9 +13,9 @@ import msgspec
 import pytest
 
 from engine import PolicyFactory
-from engine.game import play_game
-from engine.human import ChosenAction, SeatAnswer, SeatTurn
-from engine.spec import GameSpec, Options
+from engine.play.game import play_game
+from engine.policies.seat import ChosenAction, SeatAnswer, SeatTurn
+from engine.plan.spec import GameSpec, Options
 from puzzles import TurnContext, get_game
 from puzzles.testing import check_seat
 from puzzles.einstein.actions import Ask, Grounding, Move, Pass, Relation, Share, item_text, read_action

@@ -14,10 +14,18 @@ from msgspec import UNSET, UnsetType
 from bus.channel import Delivery
 from puzzles.referee import TurnLog
 
-from .human import HumanSeat
-from .spec import GameSpec
+from engine.policies.seat import HumanSeat
+from engine.plan.spec import GameSpec
 
 Outcome = Literal["success", "failure", "error"]
+
+
+INFRA_ERROR = "infra_error"
+
+
+def is_infra_error(record: Any) -> bool:
+    """A game lost to the provider or the network (a record or a record key)."""
+    return record.error is not None and record.error.kind == INFRA_ERROR
 
 
 class ErrorInfo(msgspec.Struct, frozen=True):
@@ -83,7 +91,7 @@ class GameRecord(msgspec.Struct, kw_only=True):
     # Written only when a model played: per agent, its calls, tokens, latency and cost.
     usage: dict[str, UsageTotals] | UnsetType = UNSET
     # Written only when a person played a seat: per role, the participant id, the front end, the
-    # turns, timeouts and response time (``engine.human.HumanSeat``; each turn's is in the turn log).
+    # turns, timeouts and response time (``engine.policies.seat.HumanSeat``; each turn's is in the turn log).
     humans: dict[str, HumanSeat] | UnsetType = UNSET
     # Written only when a model played: how its calls were made (temperature, top_p, max_tokens, seed, structured).
     sampling: dict[str, Any] | UnsetType = UNSET

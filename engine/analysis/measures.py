@@ -8,10 +8,10 @@ from collections.abc import Iterable, Sequence
 
 import msgspec
 
-from ..records import GameRecord
-from ..session import INFRA_ERROR, is_infra_error
-from ..stats import Z95, ScoreSummary, score_summaries, wilson_interval
-from .conditions import AGENTS, Layout, group_by, layout, roles_of, size_field
+from engine.records.record import GameRecord
+from engine.records.record import INFRA_ERROR, is_infra_error
+from engine.analysis.stats import Z95, ScoreSummary, score_summaries, wilson_interval
+from engine.analysis.conditions import AGENTS, Layout, group_by, layout, roles_of, size_field
 
 # Per-turn size measures: unit -> (TurnLog attribute of the whole reply, attribute of the message).
 # A unit whose attributes are missing or None on every turn is simply absent from a run.
@@ -146,7 +146,7 @@ def score_keys(records: Sequence[GameRecord]) -> dict[str, str]:
 
 def scores_per_condition(records: Sequence[GameRecord], fields: Sequence[str]) -> list[ScoresRow]:
     """Each score per condition, over the games that ended without error: booleans as rates with
-    Wilson intervals, numbers as means with 95% t intervals (``engine.stats.score_summaries``)."""
+    Wilson intervals, numbers as means with 95% t intervals (``engine.analysis.stats.score_summaries``)."""
     return [ScoresRow(key, len(completed(group)), score_summaries(group)) for key, group in group_by(records, fields)]
 
 

@@ -20,9 +20,9 @@ import msgspec
 
 from puzzles import FORMAT_1_NAMES, DEFAULT_GAME, Game, get_game
 
-from .records import GameRecord
-from .spec import EXTENSIONS
-from .sweep import EXTENSION_AXES, Grid
+from engine.records.record import GameRecord
+from engine.plan.spec import EXTENSIONS
+from engine.plan.grid import EXTENSION_AXES, Grid
 
 _ENGINE_FIELDS = ("feedback", "max_turns", "history")
 

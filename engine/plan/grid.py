@@ -29,7 +29,7 @@ from msgspec import UNSET
 from bus.channel import ChannelSpec
 from puzzles import DEFAULT_GAME, GAMES, Game, InvalidParameter, get_game
 
-from .spec import GameSpec, Options, game_seed
+from engine.plan.spec import GameSpec, Options, game_seed
 
 EXTENSION_AXES = ("topology", "turn_order", "max_actions", "memory", "channel")
 MAX_TURNS = 1000  # rounds: more is a typo, and a game that long would hold its memory for hours

@@ -22,7 +22,7 @@ def failure_kind(record: Any) -> str | None:
 
 
 class SameFailure:
-    """A game observer (``engine.run``) that gives up on a run whose first ``limit`` games failed alike."""
+    """A game observer (``engine.play.run``) that gives up on a run whose first ``limit`` games failed alike."""
 
     def __init__(self, stop: Callable[[str], None], limit: int = GIVE_UP_AFTER) -> None:
         self.stop = stop

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import msgspec
 
-from ..records import GameRecord
-from ..results import decode_any_record
+from engine.records.record import GameRecord
+from engine.records.rundir import decode_any_record
 
 # What a line that is not a record raises: bad JSON or a wrong structure (msgspec's errors and a
 # format-1 line that cannot be upgraded are ValueErrors), or a format-1 line missing its fields.

@@ -8,7 +8,7 @@ never off module globals. A name is one of three things:
   a named endpoint: ``openrouter:meta-llama/llama-3.1-70b-instruct``), which plays through the game's
   prompter;
 - ``human``: a person plays the seat, through the front end of the factory's ``seats`` (the
-  terminal, a browser page; ``engine.human``);
+  terminal, a browser page; ``engine.policies.seat``);
 - a policy of the user's own, ``package.module:NAME``: a class or function called as a scripted
   strategy is, ``NAME(role, rng)``, returning an object with ``async reply(context) -> str``. The
   module path has a dot, which no endpoint name has; that is how the two are told apart.
@@ -26,8 +26,8 @@ from typing import Any
 
 from puzzles import Game, Policy
 
-from .backends import BackendSettings, ModelHub, split_name
-from .human import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, HUMAN, HumanPolicy
+from engine.backends import BackendSettings, ModelHub, split_name
+from engine.policies.seat import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, HUMAN, HumanPolicy
 
 MODEL_FORMS = ("openai:MODEL", "anthropic:MODEL", "vllm:MODEL", "ENDPOINT:MODEL", "package.module:Policy")
 
@@ -98,7 +98,7 @@ def scripted_rng(seed: int, role: str) -> random.Random:
 
 class PolicyFactory:
     """``seats``, ``turn_seconds`` and ``absent_after``: where people sit and how long a turn waits
-    for them (``engine.human``); a run with a human seat sets them before its games start."""
+    for them (``engine.policies.seat``); a run with a human seat sets them before its games start."""
 
     def __init__(self, backends: BackendSettings | None = None, environ=None) -> None:
         self.hub = ModelHub(backends, environ)

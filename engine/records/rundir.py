@@ -5,7 +5,7 @@ killed run loses at most the games in flight. When every game of the run is reco
 rewritten sorted by game id (last record per game wins), so that the same config and seed give a
 byte-identical file whether the run was interrupted or not.
 
-Format 2 is written; format 1 is read (``engine.upgrade``), and a format-1 directory that is
+Format 2 is written; format 1 is read (``engine.records.upgrade``), and a format-1 directory that is
 resumed is upgraded in place first, so that its results stay one format.
 """
 
@@ -19,11 +19,11 @@ from typing import Any
 
 import msgspec
 
-from .backends import BackendSettings
-from .ids import IdCounts
-from .records import GameRecord, RecordKey, decode_key, decode_record, encode_record, encode_storable
-from .sweep import Grid
-from .upgrade import is_format_1, upgrade_current, upgrade_plan, upgrade_record, upgrade_saved_plan
+from engine.backends import BackendSettings
+from engine.records.ids import IdCounts
+from engine.records.record import GameRecord, RecordKey, decode_key, decode_record, encode_record, encode_storable
+from engine.plan.grid import Grid
+from engine.records.upgrade import is_format_1, upgrade_current, upgrade_plan, upgrade_record, upgrade_saved_plan
 
 Plan = Grid
 

@@ -12,23 +12,23 @@ Conventions used throughout:
 - Scores and behaviour measures (sizes per turn) use the games that ended without any error, since
   a game cut short by an error has an incomplete log.
 
-- ``reading``: the results file. ``conditions``: fields, their order, the table layout.
+- ``stats``: success and scores per condition with their intervals. ``reading``: the results file. ``conditions``: fields, their order, the table layout.
   ``measures``: success, scores, sizes, errors, model calls and cost. ``paired``: two values of a field compared by seed.
-  ``humans``: the games with a person in a seat, with the game's human-study scores and the turns they took.
+  ``seats``: the games with a person in a seat, with the game's human-study scores and the turns they took.
 """
 
-from .conditions import (
+from engine.analysis.conditions import (
     AGENTS, Group, Layout, ReportError, ValueOrder, agents_label, condition_fields, field_names, field_values,
     group_by, label_fields, layout, observed_values, roles_of, size_field,
 )
-from .humans import HumanRow, StudyColumn, has_human, human_seats
-from .measures import (
+from engine.analysis.seats import HumanRow, StudyColumn, has_human, human_seats
+from engine.analysis.measures import (
     SIZE_UNITS, ErrorsRow, ScoresRow, SizesRow, SuccessCell, SuccessSeries, SuccessTable, TurnCurve, TurnSizes,
     UsageRow, completed, error_counts, score_keys, scores_per_condition, size_units, sizes_per_turn,
     success_by_turn, success_cell, success_series, success_table, usage_per_condition,
 )
-from .paired import PairedComparison, PairedRow, paired_comparison, paired_difference_interval
-from .reading import Results, read_results
+from engine.analysis.paired import PairedComparison, PairedRow, paired_comparison, paired_difference_interval
+from engine.analysis.reading import Results, read_results
 
 __all__ = [
     "AGENTS", "SIZE_UNITS", "ErrorsRow", "Group", "HumanRow", "Layout", "PairedComparison", "PairedRow",

@@ -27,12 +27,12 @@ import msgspec
 
 from puzzles import get_game
 
-from ..human import HumanAbsent
-from ..policies import is_human
-from ..records import GameRecord
-from ..stats import ScoreSummary, mean_interval, wilson_interval
-from .conditions import group_by
-from .measures import score_keys
+from engine.policies.seat import HumanAbsent
+from engine.policies.factory import is_human
+from engine.records.record import GameRecord
+from engine.analysis.stats import ScoreSummary, mean_interval, wilson_interval
+from engine.analysis.conditions import group_by
+from engine.analysis.measures import score_keys
 
 ABSENT = HumanAbsent.kind
 SUCCESS = ""  # the column key of the success rate, for games that name no study scores (never a score key)

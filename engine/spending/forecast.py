@@ -28,13 +28,13 @@ import msgspec
 
 from puzzles import GAMES, Game
 
-from .backends.clients import CALL_GAME, Backend, BackendSettings, ModelHub, split_name
-from .backends.limiter import Limiter
-from .budget import PerGame
-from .policies import PolicyFactory, strategy_of
-from .records import GameRecord
-from .results import Plan
-from .run import run_games
+from engine.backends.clients import CALL_GAME, Backend, BackendSettings, ModelHub, split_name
+from engine.backends.limiter import Limiter
+from engine.spending.budget import PerGame
+from engine.policies.factory import PolicyFactory, strategy_of
+from engine.records.record import GameRecord
+from engine.records.rundir import Plan
+from engine.play.run import run_games
 
 SAMPLED = 2  # seeds played per condition
 

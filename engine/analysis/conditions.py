@@ -16,7 +16,7 @@ import msgspec
 
 from puzzles import get_game
 
-from ..records import GameRecord
+from engine.records.record import GameRecord
 
 AGENTS = "agents"
 FEEDBACK = "feedback"

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 
 import msgspec
 
-from .records import GameRecord
+from engine.records.record import GameRecord
 
 Z95 = 1.959963984540054
 

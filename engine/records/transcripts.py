@@ -24,9 +24,9 @@ import msgspec
 from bus import Act, Chat, YourTurn
 from puzzles import get_game
 
-from .records import GameRecord
-from .results import drop_partial_tail
-from .spec import GameSpec
+from engine.records.record import GameRecord
+from engine.records.rundir import drop_partial_tail
+from engine.plan.spec import GameSpec
 
 TRANSCRIPTS_FILE = "transcripts.jsonl"
 

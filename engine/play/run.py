@@ -14,14 +14,14 @@ import anyio
 from bus import Chat, Tap, TurnStart
 from puzzles import GAMES, Game
 
-from .backends.admission import CALL_PRIORITY
-from .backends.clients import CALL_GAME
-from .game import play_game
-from .pacing import GameStarts
-from .policies import PolicyFactory
-from .records import GameRecord
-from .spec import GameSpec
-from .stats import ScoreTally
+from engine.backends.admission import CALL_PRIORITY
+from engine.backends.clients import CALL_GAME
+from engine.play.game import play_game
+from engine.session.pacing import GameStarts
+from engine.policies.factory import PolicyFactory
+from engine.records.record import GameRecord
+from engine.plan.spec import GameSpec
+from engine.analysis.stats import ScoreTally
 
 LAST_MESSAGE_CHARS = 160
 RECENT_GAMES = 10
@@ -193,7 +193,7 @@ async def run_games(
     """Play every spec, at most ``concurrency`` at a time, handing each record to ``on_record`` as
     soon as its game ends. ``specs`` may also be a stream (an anyio receive stream) that others feed
     while the games run; the run then ends when the stream is closed. With ``starts``, each game waits for its turn to start (see
-    ``engine.pacing``), and no game starts once it says no more may. Cancelling the caller's scope
+    ``engine.session.pacing``), and no game starts once it says no more may. Cancelling the caller's scope
     stops the run; games in flight are dropped."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 import msgspec
 
-from ..records import GameRecord
-from ..stats import Z95, wilson_interval
-from .conditions import AGENTS, ReportError, ValueOrder, determines, field_names, field_values, layout, observed_values, roles_of
+from engine.records.record import GameRecord
+from engine.analysis.stats import Z95, wilson_interval
+from engine.analysis.conditions import AGENTS, ReportError, ValueOrder, determines, field_names, field_values, layout, observed_values, roles_of
 
 
 def paired_difference_interval(

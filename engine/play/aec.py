@@ -1,7 +1,7 @@
 """A PettingZoo AEC environment over any registered game: your own loop drives the game's turn
 machine (``puzzles.referee.Referee``), one agent at a time, as the engine's actors do.
 
-    from engine.aec import env
+    from engine.play.aec import env
     e = env(game="NAME", seed=0)            # the game's parameters as keywords: env(game=..., size=4)
     e.reset(seed=7)
     for agent in e.agent_iter():
@@ -49,7 +49,7 @@ from puzzles import DEFAULT_GAME, GAMES, ChatLine, Game, Reply, ReplyFormatError
 from puzzles.referee import Referee
 from puzzles.testing import run_now
 
-from .policies import scripted_rng
+from engine.policies.factory import scripted_rng
 
 MAX_PROMPT_BYTES = 1 << 16
 MAX_REPLY_CHARS = 4096  # of the action space's samples; a reply of any length is read

@@ -13,8 +13,8 @@ from typing import Any
 
 import anyio
 
-from .backends.admission import GAME_CALLED
-from .budget import Spending
+from engine.backends.admission import GAME_CALLED
+from engine.spending.budget import Spending
 
 HEADROOM = 8  # calls waiting in the limiters, over all models, before starts pause
 SETTLE = 1.0  # seconds to wait for a started game's first call

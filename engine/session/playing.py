@@ -22,26 +22,20 @@ import structlog
 from bus import Act
 from puzzles import GAMES, Game
 
-from .budget import Spending
-from .executors import Executor, LocalExecutor
-from .pacing import GameStarts
-from .policies import PolicyFactory, is_model
-from .records import GameRecord
-from .ids import IdSet
-from .results import Plan, RunDir, RunDirError
-from .run import RunProgress
-from .spec import GameSpec
-from .stats import ConditionSummary, SummaryBuilder
-from .transcripts import TranscriptWriter
+from engine.spending.budget import Spending
+from engine.executors import Executor, LocalExecutor
+from engine.session.pacing import GameStarts
+from engine.policies.factory import PolicyFactory, is_model
+from engine.records.record import INFRA_ERROR, GameRecord, is_infra_error
+from engine.records.ids import IdSet
+from engine.records.rundir import Plan, RunDir, RunDirError
+from engine.play.run import RunProgress
+from engine.plan.spec import GameSpec
+from engine.analysis.stats import ConditionSummary, SummaryBuilder
+from engine.records.transcripts import TranscriptWriter
 
-INFRA_ERROR = "infra_error"
 SUMMARY_FILE = "summary.json"
 USAGE_FILE = "usage.json"
-
-
-def is_infra_error(record: Any) -> bool:
-    """A game lost to the provider or the network (a record or a record key)."""
-    return record.error is not None and record.error.kind == INFRA_ERROR
 
 
 def counted_keys(run: RunDir) -> Iterator[Any]:
@@ -220,7 +214,7 @@ async def play_plan(
 ) -> None:
     """Play the games of ``plan`` not in ``recorded`` into ``run`` (in ``play_order``), in this
     process or on ``executor``. When models play here, games start as the limits serve them and
-    within ``spending``'s caps (``engine.pacing``).
+    within ``spending``'s caps (``engine.session.pacing``).
     Cancelling the caller's scope stops the run; every record written before stays, and the log
     says the run was interrupted."""
     total = plan.total
@@ -236,7 +230,7 @@ async def play_plan(
             starts = GameStarts(factory.hub, spending=spending)
         if models_play(plan) and spending is not None:
             watchers.append(spending)  # the local starts, or a cluster's batches, stop at its caps
-        # True (or "full"): full transcripts; "messages": messages-only transcripts (``engine.transcripts``)
+        # True (or "full"): full transcripts; "messages": messages-only transcripts (``engine.records.transcripts``)
         transcript_writer = TranscriptWriter(run.path, full=transcripts != "messages") if transcripts else None
         if transcript_writer is not None:
             watchers.append(transcript_writer)

@@ -19,11 +19,11 @@ from bus.channel import Spend
 from feedback.actor import FeedbackActor
 from puzzles import GAMES, Game, GameResult, Referee, get_game
 
-from .audit import LeakAudit, PhraseAudit
-from .human import HumanPolicy
-from .policies import PolicyFactory, is_model
-from .records import ErrorInfo, GameRecord, usage_totals
-from .spec import GameSpec
+from engine.play.audit import LeakAudit, PhraseAudit
+from engine.policies.seat import HumanPolicy
+from engine.policies.factory import PolicyFactory, is_model
+from engine.records.record import ErrorInfo, GameRecord, usage_totals
+from engine.plan.spec import GameSpec
 
 
 def connect(bus: Bus, roles: tuple[str, ...], topology: str, make_channel: Callable[[str, str], Channel | None]) -> None:

@@ -1,0 +1,2 @@
+"""Playing games: one game as actors on a bus (``game``), many at once under a cap (``run``), the leak
+audit (``audit``), and the same turn machine as a PettingZoo environment (``aec``)."""
