@@ -1,31 +1,30 @@
 """The agent actor: holds a policy, remembers the conversation it has seen, and turns each
 ``YourTurn`` into a message for its partners and an ``Act`` for the Environment.
 
-On a best-of-n turn (``YourTurn.candidates`` > 1) it samples that many replies (the policy's
-``replies(context, n)`` where it has one, else ``reply`` n times), sends their actions to the
-Environment, and plays the one it is told (``Chosen``); the policy is told too (``chose(index)``,
-where it has one). The model never sees why a candidate was or was not chosen."""
+Each turn the policy gives an ``Answer`` (``puzzles.policy``): the reply text, which the agent reads
+with the game's reader, and what the policy knows of the call (usage, prompt, a person's time), which
+goes with the turn to the Environment.
+
+On a best-of-n turn (``YourTurn.candidates`` > 1) it samples that many replies (at once where the
+policy is a ``SamplingPolicy``, else ``reply`` n times), sends their actions to the Environment, and
+plays the one it is told (``Chosen``); a ``SamplingPolicy`` is told too (``chose(index)``). The
+model never sees why a candidate was or was not chosen."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
 import msgspec
 
 from bus import Act, Bus, Candidate, Candidates, ChannelNotice, Chat, Chosen, Usage, YourTurn
-from puzzles.base import MAX_REPLY_CHARS, ChatLine, Policy, ReplyFormatError, TurnContext, clean_text
+from puzzles.turn import MAX_REPLY_CHARS, ChatLine, Reply, ReplyFormatError, TurnContext, clean_text
+from puzzles.policy import Answer, Policy, SamplingPolicy
 from puzzles.referee import ProtocolError
 
 from .base import Actor
 from .environment import ENVIRONMENT
-
-
-class ParsedReply(Protocol):
-    message: str
-    actions: tuple[Any, ...]
-    rejected: tuple[Any, ...]
 
 
 class _Read(NamedTuple):
@@ -33,8 +32,19 @@ class _Read(NamedTuple):
 
     text: str
     reply_chars: int
-    reply: ParsedReply | None
+    reply: Reply | None
     error: str | None
+
+
+class _Sampled(NamedTuple):
+    """A best-of-n turn awaiting ``Chosen``: its context, the answers as read, the time they took
+    and their usage summed."""
+
+    context: TurnContext
+    answers: tuple[Answer, ...]
+    reads: list[_Read]
+    latency: float
+    usage: Usage | None
 
 
 def recent_lines(log: list[ChatLine], history: int | None, me: str) -> tuple[ChatLine, ...]:
@@ -71,7 +81,7 @@ class AgentActor(Actor):
         policy: Policy,
         *,
         game_id: int,
-        parse: Callable[[str, TurnContext], ParsedReply],
+        parse: Callable[[str, TurnContext], Reply],
         history: int | None = 1,
         environment: str = ENVIRONMENT,
         directed: bool = False,
@@ -90,7 +100,7 @@ class AgentActor(Actor):
         self.turns_taken = 0
         self.log: list[ChatLine] = []
         self.pending_notices: list[str] = []
-        self._candidates: tuple[TurnContext, list[_Read], float, Any] | None = None  # best of n, awaiting ``Chosen``
+        self._candidates: _Sampled | None = None  # best of n, awaiting ``Chosen``
 
     async def handle(self, message: Any) -> None:
         if isinstance(message, Chat):
@@ -104,21 +114,15 @@ class AgentActor(Actor):
         else:
             raise TypeError(f"agent {self.role} got unexpected {type(message).__name__}")
 
-    def _about_the_call(self, context: TurnContext, usage: Any, message: str = "") -> dict[str, Any]:
-        count_tokens = getattr(self.policy, "count_tokens", None)
-        if isinstance(usage, Usage) and count_tokens is not None and message:
-            usage = msgspec.structs.replace(usage, message_tokens=count_tokens(message))
-        return {
-            "usage": usage,
-            "prompt": getattr(self.policy, "last_prompt", None),
-            "context": context,
-            "human": getattr(self.policy, "last_human", None),
-        }
+    def _about_the_call(self, context: TurnContext, answer: Answer, usage: Usage | None, message: str = "") -> dict[str, Any]:
+        if isinstance(usage, Usage) and answer.count_tokens is not None and message:
+            usage = msgspec.structs.replace(usage, message_tokens=answer.count_tokens(message))
+        return {"usage": usage, "prompt": answer.prompt, "context": context, "human": answer.human}
 
-    def _recipients(self, reply: ParsedReply, partners: tuple[str, ...]) -> tuple[str, ...]:
+    def _recipients(self, reply: Reply, partners: tuple[str, ...]) -> tuple[str, ...]:
         if not self.directed:
             return partners
-        to = getattr(reply, "to", None)
+        to = reply.to
         if to in partners:
             return (to,)
         if to is None and len(partners) == 1:
@@ -154,27 +158,22 @@ class AgentActor(Actor):
             await self._sample(context, prompt.candidates)
             return
         started = time.perf_counter()
-        text = await self.policy.reply(context)
-        latency = time.perf_counter() - started
-        await self._play(context, self._read(text, context), latency, getattr(self.policy, "last_usage", None))
+        answer = self._checked(await self.policy.reply(context))
+        latency = time.perf_counter() - started if answer.seconds is None else answer.seconds
+        await self._play(context, self._read(answer.text, context), latency, answer, answer.usage)
 
     async def _sample(self, context: TurnContext, n: int) -> None:
-        """Best of n: sample ``n`` replies, send their actions to the Environment, and wait for ``Chosen``."""
+        """Best of n: sample ``n`` replies, send their actions to the Environment, and wait for
+        ``Chosen``. The turn's usage is every sample's; its latency, the sampling's as a whole."""
         started = time.perf_counter()
-        replies = getattr(self.policy, "replies", None)
-        if replies is not None:
-            texts = list(await replies(context, n))
-            usage = getattr(self.policy, "last_usage", None)
+        if isinstance(self.policy, SamplingPolicy):  # it samples best of n itself (asked here: a best-of-n turn is rare)
+            answers = tuple(self._checked(answer) for answer in await self.policy.replies(context, n))
         else:
-            texts, usages = [], []
-            for _ in range(n):
-                texts.append(await self.policy.reply(context))
-                usages.append(getattr(self.policy, "last_usage", None))
-            known = [u for u in usages if isinstance(u, Usage)]
-            usage = Usage.total(known) if known else None
+            answers = tuple([self._checked(await self.policy.reply(context)) for _ in range(n)])
         latency = time.perf_counter() - started
-        reads = [self._read(text, context) for text in texts]
-        self._candidates = (context, reads, latency, usage)
+        known = [answer.usage for answer in answers if isinstance(answer.usage, Usage)]
+        reads = [self._read(answer.text, context) for answer in answers]
+        self._candidates = _Sampled(context, answers, reads, latency, Usage.total(known) if known else None)
         await self.bus.send(
             self.environment,
             Candidates(
@@ -184,13 +183,12 @@ class AgentActor(Actor):
         )
 
     async def _play_chosen(self, chosen: Chosen) -> None:
-        if self._candidates is None or self._candidates[0].turn != chosen.turn:
+        if self._candidates is None or self._candidates.context.turn != chosen.turn:
             raise ProtocolError(f"agent {self.role} was told to play a candidate of turn {chosen.turn} it did not sample")
-        context, reads, latency, usage = self._candidates
+        context, answers, reads, latency, usage = self._candidates
         self._candidates = None
-        keep = getattr(self.policy, "chose", None)
-        if keep is not None:
-            keep(chosen.index)
+        if isinstance(self.policy, SamplingPolicy):
+            self.policy.chose(chosen.index)
         candidates = tuple(
             Candidate(reply=read.text, format_error=read.error) if read.reply is None else Candidate(
                 reply=read.text, message=read.reply.message, actions=tuple(read.reply.actions),
@@ -198,7 +196,15 @@ class AgentActor(Actor):
             )
             for read in reads
         )
-        await self._play(context, reads[chosen.index], latency, usage, candidates, chosen.index)
+        await self._play(context, reads[chosen.index], latency, answers[chosen.index], usage, candidates, chosen.index)
+
+    def _checked(self, answer: Answer) -> Answer:
+        if not isinstance(answer, Answer):
+            raise TypeError(
+                f"the policy of {self.role} answered with {type(answer).__name__}, not an Answer (puzzles.policy): "
+                "return Answer(text)"
+            )
+        return answer
 
     def _read(self, text: Any, context: TurnContext) -> _Read:
         if isinstance(text, str):  # whatever a model sends, the run can store
@@ -212,20 +218,21 @@ class AgentActor(Actor):
             return _Read(text[:MAX_REPLY_CHARS] if isinstance(text, str) else "", reply_chars, None, str(exc))
 
     async def _play(
-        self, context: TurnContext, read: _Read, latency: float, usage: Any,
+        self, context: TurnContext, read: _Read, latency: float, answer: Answer, usage: Usage | None,
         candidates: tuple[Candidate, ...] = (), chosen: int | None = None,
     ) -> None:
-        """Deliver the reply's message and send the turn to the Environment."""
+        """Deliver the reply's message and send the turn to the Environment (``answer``: the reply
+        played, ``usage``: the turn's, every sample's on a best-of-n turn)."""
         reply = read.reply
         if reply is None:
             act = Act(
                 game_id=self.game_id, turn=context.turn, role=self.role, message="",
                 format_error=read.error, reply_chars=read.reply_chars, reply=read.text, latency=latency,
-                candidates=candidates, chosen=chosen, **self._about_the_call(context, usage),
+                candidates=candidates, chosen=chosen, **self._about_the_call(context, answer, usage),
             )
         else:
             if self.use_scratchpad:
-                self.scratchpad = getattr(reply, "scratchpad", None)
+                self.scratchpad = reply.scratchpad
             if reply.message:
                 self.log.append(ChatLine(context.turn, self.role, reply.message))
                 for partner in self._recipients(reply, context.partners):
@@ -239,6 +246,6 @@ class AgentActor(Actor):
                 game_id=self.game_id, turn=context.turn, role=self.role, message=reply.message,
                 actions=reply.actions, rejected=reply.rejected, reply_chars=read.reply_chars,
                 reply=read.text, latency=latency, candidates=candidates, chosen=chosen,
-                **self._about_the_call(context, usage, reply.message),
+                **self._about_the_call(context, answer, usage, reply.message),
             )
         await self.bus.send(self.environment, act)

@@ -6,9 +6,13 @@ reported to the agent in its next prompt. Failures of the provider (``InfraError
 an infrastructure error, never as the model's failure.
 
 Where the game's prompter asks for them (``puzzles.base.Prompter``), the agent keeps its whole chat
-with the model (``chat_memory``) and runs the game's agent modules before each turn (``prepare``),
-whose model calls are summed into the turn's usage. A best-of-n turn (``replies``) makes its n
-calls at once, each with its own sampling seed where the run fixes one.
+with the model (``chat_memory``) and runs the game's agent modules before each turn
+(``puzzles.base.AgentModules``), whose model calls are summed into the turn's usage. A best-of-n
+turn (``replies``: the policy is a ``puzzles.policy.SamplingPolicy``) makes its n calls at once,
+each with its own sampling seed where the run fixes one.
+
+Each ``Answer`` carries the call's usage, the prompt sent, and the run's tokenizer to count the
+message the reply sends.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from typing import Any
 import anyio
 
 from bus import Usage
-from puzzles.base import Prompter, TurnContext, clean_text
+from puzzles.base import AgentModules, Prompter
+from puzzles.turn import TurnContext, clean_text
+from puzzles.policy import Answer
 
 
 class LLMPolicy:
@@ -26,21 +32,20 @@ class LLMPolicy:
         self.backend = backend
         self.prompter = prompter
         self.structured = structured
-        self.chat_memory = bool(getattr(prompter, "chat_memory", False))
-        self.prepare = getattr(prompter, "prepare", None)
+        self.chat_memory = prompter.chat_memory
+        self.prepare = prompter.prepare if isinstance(prompter, AgentModules) else None
         self.notes: dict[str, Any] = {}  # the agent modules' memory, kept across turns
         self.system: str | None = None  # with chat memory: the system prompt of the first turn
         self.history: list[tuple[str, str]] = []  # with chat memory: (user prompt, raw reply) per turn
-        self.last_usage: Usage | None = None
-        self.last_prompt: dict[str, Any] | None = None
         self._sampled: list[str] = []  # with chat memory: the last turn's sampled replies
 
-    async def reply(self, context: TurnContext) -> str:
+    async def reply(self, context: TurnContext) -> Answer:
         return (await self.replies(context, 1))[0]
 
-    async def replies(self, context: TurnContext, n: int) -> list[str]:
+    async def replies(self, context: TurnContext, n: int) -> tuple[Answer, ...]:
         """``n`` replies sampled for one turn, the calls made at once (best of n; the agent modules
-        run once). With chat memory, the chat goes on with the first unless ``chose`` says otherwise."""
+        run once, their calls counted in the first answer's usage). With chat memory, the chat goes
+        on with the first unless ``chose`` says otherwise."""
         usages: list[Usage] = []
         modules: list[dict[str, str]] = []
         if self.prepare is not None:
@@ -68,18 +73,20 @@ class LLMPolicy:
             async with anyio.create_task_group() as tg:
                 for i in range(n):
                     tg.start_soon(sample, i)
-        usages += [c.usage for c in completions]
         texts = [c.text for c in completions]
         if self.chat_memory:
             self.history.append((user, clean_text(texts[0])))
             self._sampled = texts
-        self.last_usage = Usage.total(usages)
-        self.last_prompt = {"system": system, "user": user}
+        prompt: dict[str, Any] = {"system": system, "user": user}
         if self.chat_memory and len(self.history) > 1:
-            self.last_prompt["earlier_turns"] = str(len(self.history) - 1)
+            prompt["earlier_turns"] = str(len(self.history) - 1)
         if modules:
-            self.last_prompt["modules"] = modules  # type: ignore[assignment]
-        return texts
+            prompt["modules"] = modules
+        first = Usage.total([*usages, completions[0].usage])
+        return tuple(
+            Answer(c.text, usage=first if i == 0 else c.usage, prompt=prompt, count_tokens=self._count_tokens)
+            for i, c in enumerate(completions)
+        )
 
     def chose(self, index: int) -> None:
         """The agent plays sampled reply ``index``: with chat memory, that is the reply the chat keeps."""
@@ -87,5 +94,5 @@ class LLMPolicy:
             self.history[-1] = (self.history[-1][0], clean_text(self._sampled[index]))
         self._sampled = []
 
-    def count_tokens(self, text: str) -> int:
+    def _count_tokens(self, text: str) -> int:
         return self.backend.tokenizer.count(text)

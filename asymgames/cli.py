@@ -5,7 +5,8 @@
     asymgames report RUN_DIR
 
 Each subcommand hands the rest of the command line to its runner (``runners.concurrent``,
-``runners.sweep``, ...), which parses it as ``python -m runners.X`` does. The dispatch is hand-written
+``runners.sweep``, ...), which parses it as ``python -m runners.X`` does, under the command's own name
+(``asymgames run``) in its usage lines and the commands it prints. The dispatch is hand-written
 rather than argparse subparsers because every runner owns its parser (and its ``--help``).
 
 The project's packages have generic top-level names (``engine``, ``bus``, ...). Python puts the
@@ -32,21 +33,13 @@ COMMANDS = {
     "run": ("runners.concurrent", "main", "run games of one condition concurrently (python -m runners.concurrent)"),
     "sweep": ("runners.sweep", "main", "run every condition of a grid file (python -m runners.sweep)"),
     "report": ("runners.report.cli", "main", "tables, plots and an HTML page from a run (python -m runners.report)"),
-    "play": ("runners.play.__main__", "main", "a person plays a seat in the browser (python -m runners.play)"),
-    "view": ("runners.view", "main", "look through a run's games (python -m runners.view)"),
+    "play": ("runners.play", "main", "a person plays a seat in the browser (python -m runners.play)"),
+    "view": ("runners.view.cli", "main", "look through a run's games (python -m runners.view)"),
     "replay": ("runners.replay", "main", "show one game of a run turn by turn (python -m runners.replay)"),
     "fake-llm": ("runners.fake_llm.cli", "main", "a local server that speaks the model APIs and plays scripted (python -m runners.fake_llm)"),
     "forecast": ("runners.concurrent", "main", "calls, tokens, cost and time of a run, before spending (run or sweep with --dry-run)"),
     "merge": ("runners.merge", "main", "merge runs of one plan into a new run directory (python -m runners.merge)"),
 }
-# The runners' own spelling, shown in their usage lines and resume commands.
-MODULE_FORMS = {
-    "python -m runners.concurrent": "asymgames run", "python -m runners.sweep": "asymgames sweep",
-    "python -m runners.report": "asymgames report", "python -m runners.view": "asymgames view",
-    "python -m runners.replay": "asymgames replay", "python -m runners.fake_llm": "asymgames fake-llm",
-    "python -m runners.merge": "asymgames merge", "python -m runners.play": "asymgames play",
-}
-
 EXAMPLES = """\
 examples:
   asymgames run --games 1000                                  scripted agents, offline
@@ -118,9 +111,6 @@ def main(argv: list[str] | None = None) -> int:
     if command == "forecast":
         module_name, rest = _forecast_argv(rest)
     isolate_from_cwd()
-    from runners._runloop import OneLineParser
-
-    OneLineParser.command_forms = MODULE_FORMS
     try:
         module = import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -128,5 +118,6 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"asymgames: error: {command} is not available in this installation ({module_name} is missing)", file=sys.stderr)
         return 2
-    result = getattr(module, function)(rest)
+    program = f"asymgames {'sweep' if module_name == 'runners.sweep' else 'run' if command == 'forecast' else command}"
+    result = getattr(module, function)(rest, prog=program)  # usage lines and resume commands spell the command
     return int(result or 0)

@@ -24,7 +24,7 @@ from rich.console import Console
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine import PolicyFactory  # noqa: E402
-from runners._runloop import execute  # noqa: E402
+from runners.runloop import execute  # noqa: E402
 from runners.concurrent import prepare  # noqa: E402
 
 
@@ -36,9 +36,9 @@ def one_run(game_args: list[str], dashboard: bool) -> tuple[float, float]:
         prepared = prepare(argv, factory)
         console = Console(file=sink, force_terminal=True, width=160)
         started, cpu = time.perf_counter(), time.process_time()
-        anyio.run(execute, prepared, factory, console)
+        anyio.run(execute, prepared, factory, console, None)
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
-        prepared.lock.close()
+        prepared.session.close()
     return elapsed, cpu
 
 

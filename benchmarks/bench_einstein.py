@@ -91,7 +91,7 @@ class Waiting(PolicyFactory):
 async def loop_delays(games: int, prepare: bool) -> tuple[list[float], float]:
     """(the ticker's delays in seconds, the run's wall time) for ``games`` N = 6 games, cold cache,
     players answering in 50 ms."""
-    game = GAME if prepare else dataclasses.replace(GAME, prepare=None)
+    game = GAME if prepare else dataclasses.replace(GAME, rules=dataclasses.replace(GAME.rules, prepare=None))
     plan = Grid(game="einstein", seeds=games, seed=17, agents=[["random_mover", "random_mover"]], params={"blocks": [6]})
     delays: list[float] = []
     records: list = []

@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from puzzles.base import ReplyFormatError  # noqa: E402
-from puzzles.common.replies import last_json_object  # noqa: E402
+from puzzles.positions.replies import last_json_object  # noqa: E402
 
 REPLY = '{"message": "hi", "actions": []}'
 FLOODS = {"{": "{", '{"': '{"', '{"a":': '{"a":', "[{": "[{"}

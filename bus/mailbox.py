@@ -7,7 +7,9 @@ that finds a message takes it at once, and one that must wait parks on a single 
 ``asyncio.Queue`` does, without the queue's task accounting. Messages wait in a list rather than a
 deque: a mailbox seldom holds more than a few, and an empty deque is ten times the size of an empty
 list. It runs on asyncio (the engine's backend: its HTTP clients need it); cancellation reaches a
-waiting reader or sender through anyio's cancel scopes like any other await.
+waiting reader or sender through anyio's cancel scopes like any other await. asyncio itself (some
+30 ms of start-up: it loads ssl, sockets and subprocesses) is imported by whoever runs the loop, not
+by the bus: importing the bus (or a game) for a command's ``--help`` does not load it.
 
 The errors are anyio's, with the streams' meaning: ``WouldBlock`` (nothing to take, or no room),
 ``EndOfStream`` (``end()`` was called and everything sent has been taken), ``BrokenResourceError``
@@ -16,11 +18,30 @@ The errors are anyio's, with the streams' meaning: ``WouldBlock`` (nothing to ta
 
 from __future__ import annotations
 
-import asyncio
+import types
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from anyio import BrokenResourceError, ClosedResourceError, EndOfStream, WouldBlock
+
+if TYPE_CHECKING:
+    import asyncio
+
+
+def _running_loop() -> asyncio.AbstractEventLoop:
+    """The running asyncio loop. The first call (asyncio is loaded by then: it runs the caller)
+    puts asyncio's own ``get_running_loop`` in its place, so later calls cost nothing more."""
+    global _running_loop
+    from asyncio import get_running_loop
+
+    _running_loop = get_running_loop
+    return get_running_loop()
+
+
+@types.coroutine
+def _checkpoint():
+    """One turn of the event loop, exactly as ``asyncio.sleep(0)`` yields it."""
+    yield
 
 
 class Mailbox:
@@ -59,7 +80,7 @@ class Mailbox:
             senders = self._senders
             if senders is None:
                 senders = self._senders = deque()
-            loop = asyncio.get_running_loop()
+            loop = _running_loop()
             while len(self._items) >= self._size and not (self._closed or self._ended):
                 waiter = loop.create_future()
                 senders.append(waiter)
@@ -101,13 +122,13 @@ class Mailbox:
         have always run (records of simultaneous turns list messages in that order)."""
         items = self._items
         if not items:
-            await asyncio.sleep(0)
+            await _checkpoint()
         while not items:
             if self._closed:
                 raise ClosedResourceError
             if self._ended:
                 raise EndOfStream
-            waiter = self._receiver = asyncio.get_running_loop().create_future()
+            waiter = self._receiver = _running_loop().create_future()
             try:
                 await waiter
             finally:

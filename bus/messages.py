@@ -38,18 +38,19 @@ class Usage(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
         if len(usages) == 1:
             return usages[0]
         costs = [u.cost_usd for u in usages]
-        return Usage(
-            model=usages[-1].model,
-            prompt_tokens=sum(u.prompt_tokens for u in usages),
-            completion_tokens=sum(u.completion_tokens for u in usages),
-            cached_tokens=sum(u.cached_tokens for u in usages),
-            message_tokens=sum(u.message_tokens for u in usages),
-            attempts=sum(u.attempts for u in usages),
-            latency=round(sum(u.latency for u in usages), 4),
-            waited=round(sum(u.waited for u in usages), 4),
-            cost_usd=None if None in costs else round(sum(costs), 8),  # type: ignore[arg-type]
-            calls=sum(u.calls for u in usages),
-        )
+        counts = {name: sum(getattr(u, name) for u in usages) for name in USAGE_COUNTS}
+        times = {name: round(sum(getattr(u, name) for u in usages), 4) for name in USAGE_TIMES}
+        cost = None if None in costs else round(sum(costs), 8)  # type: ignore[arg-type]
+        return Usage(model=usages[-1].model, cost_usd=cost, **counts, **times)
+
+
+# What of a call adds up over calls (``Usage.total``; per agent and game, the records' ``UsageTotals``):
+# the whole counts, and the times in seconds rounded to 0.1 ms; the cost adds up to 1e-8 $, unknown
+# once any call's is. Derived from the fields above: a count added to ``Usage`` is summed everywhere.
+USAGE_TIMES: tuple[str, ...] = ("latency", "waited")
+USAGE_COUNTS: tuple[str, ...] = tuple(
+    name for name in Usage.__struct_fields__ if name not in ("model", "cost_usd", *USAGE_TIMES)
+)
 
 
 class Message(msgspec.Struct, frozen=True, tag_field="kind", gc=False):

@@ -8,12 +8,14 @@ The same policy from the command line, named by its module path (from the projec
     asymgames sweep examples/custom_policy.toml
 
 A policy named ``package.module:NAME`` is called as ``NAME(role, rng)`` (rng: a ``random.Random``
-seeded from the game and the role) and must return an object with ``async reply(context) -> str``.
+seeded from the game and the role) and must return an object with ``async reply(context) -> Answer``.
 
-A policy gets a TurnContext (its view of the game, feedback, the recent conversation) and returns
-the raw reply text, in the game's reply format (for AsymPuzl: text ending with {"message": ...,
-"actions": [...]}). This one plays Alice like share_everything but only ever tells Bob the first
-half of her shapes.
+A policy gets a TurnContext (its view of the game, feedback, the recent conversation) and returns an
+``Answer`` (``puzzles.policy``) holding the raw reply text, in the game's reply format (for AsymPuzl:
+text ending with {"message": ..., "actions": [...]}); a policy that calls a model of its own may add
+the call's ``usage`` and ``prompt``, which go into the record and the transcript with the turn. (A
+policy named on the command line may also return the text alone, a ``str``.) This one plays Alice
+like share_everything but only ever tells Bob the first half of her shapes.
 """
 
 import sys
@@ -24,16 +26,17 @@ import anyio
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine import Grid, PolicyFactory, run_games, summarize  # noqa: E402
+from puzzles import Answer  # noqa: E402
 from puzzles.asympuzl.prompt import format_reply, parse_reply  # noqa: E402
 from puzzles.asympuzl.scripted import ShareEverything  # noqa: E402
 
 
 class HalfSharer(ShareEverything):
-    async def reply(self, context):
-        full = parse_reply(await super().reply(context))
+    async def reply(self, context) -> Answer:
+        full = parse_reply((await super().reply(context)).text)
         shapes = [p.shape for p in context.view.clues]
         half = ", ".join(shapes[: len(shapes) // 2 + 1])
-        return format_reply("Sharing only part.", f"My shapes in order: {half}.", full.actions)
+        return Answer(format_reply("Sharing only part.", f"My shapes in order: {half}.", full.actions))
 
 
 class Factory(PolicyFactory):

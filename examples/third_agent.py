@@ -19,6 +19,7 @@ import anyio
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine import Grid, PolicyFactory, run_games, summarize  # noqa: E402
+from puzzles import Answer  # noqa: E402
 from puzzles.chain.prompt import format_reply  # noqa: E402
 from puzzles.chain.rules import ChainReplace  # noqa: E402
 
@@ -32,7 +33,7 @@ class Carol:
     def __init__(self) -> None:
         self.links: dict[tuple[str, str], tuple[str, str]] = {}
 
-    async def reply(self, context) -> str:
+    async def reply(self, context) -> Answer:
         view = context.view
         assert view.attributes == ("shape", "color", "pattern")
         for _, color, pattern in view.clues:  # her clues: (None, color, pattern) items
@@ -49,7 +50,7 @@ class Carol:
             if len(values) == 3 and tuple(view.hypothesis[position - 1]) != tuple(values):
                 actions.append(ChainReplace(position, tuple(values)))
         message = "; ".join(f"{a} {v} -> {b} {w}" for (a, v), (b, w) in self.links.items())
-        return format_reply("Sharing what I know.", message, actions)
+        return Answer(format_reply("Sharing what I know.", message, actions))
 
 
 class WithCarol(PolicyFactory):

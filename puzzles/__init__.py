@@ -5,15 +5,28 @@ folder.
 """
 
 from .base import (
-    ChatLine, FeedbackFn, Game, GameState, InvalidParameter, Policy, Prompter, Rejected, Reply,
-    ReplyFormatError, Say, ScriptedFactory, Step, TurnContext,
+    AgentModules,
+    BestOfN,
+    Faces,
+    FeedbackFn,
+    Game,
+    GameState,
+    InvalidParameter,
+    Prompter,
+    Records,
+    Rules,
+    Say,
+    Secrets,
+    Step,
 )
+from .turn import ChatLine, Rejected, Reply, ReplyFormatError, TurnContext
+from .policy import Answer, Policy, SamplingPolicy, ScriptedFactory
 from .referee import GameResult, ProtocolError, Referee, Turn, TurnLog
 from .registry import DEFAULT_GAME, FORMAT_1_NAMES, GAMES, AnyParams, game_of, get_game
 
 __all__ = [
-    "DEFAULT_GAME", "FORMAT_1_NAMES", "GAMES", "AnyParams", "ChatLine", "FeedbackFn", "Game", "GameResult", "GameState",
-    "InvalidParameter", "Policy", "Prompter", "ProtocolError", "Referee", "Rejected", "Reply",
-    "ReplyFormatError", "Say", "ScriptedFactory", "Step", "Turn", "TurnContext", "TurnLog", "game_of",
-    "get_game",
+    "DEFAULT_GAME", "FORMAT_1_NAMES", "GAMES", "AgentModules", "Answer", "AnyParams", "BestOfN", "ChatLine", "Faces",
+    "FeedbackFn", "Game", "GameResult", "GameState", "InvalidParameter", "Policy", "Prompter", "ProtocolError", "Records",
+    "Referee", "Rejected", "Reply", "ReplyFormatError", "Rules", "SamplingPolicy", "Say", "ScriptedFactory", "Secrets",
+    "Step", "Turn", "TurnContext", "TurnLog", "game_of", "get_game",
 ]

@@ -24,7 +24,8 @@ import msgspec
 
 from bus.messages import HumanTurn, Usage
 
-from .base import GameState, Rejected, Say, Step
+from .base import BestOfN, GameState, Say, Step
+from .turn import Rejected
 
 TurnOrder = Literal["round_robin", "simultaneous"]
 
@@ -106,6 +107,7 @@ class Referee:
         if turn_order not in ("round_robin", "simultaneous"):
             raise ValueError(f"unknown turn order {turn_order!r}")
         self.state = state
+        self.best_of_n = state if isinstance(state, BestOfN) else None  # the game chooses among sampled replies
         self.simultaneous = turn_order == "simultaneous"
         self.max_actions = max_actions
         self.turn = 1
@@ -136,8 +138,9 @@ class Referee:
 
     def candidates_wanted(self, role: str) -> int:
         """How many replies ``role`` is to sample for its coming turn (1 unless the game says more)."""
-        wanted = getattr(self.state, "candidates_wanted", None)
-        return 1 if wanted is None else max(1, int(wanted(role)))
+        if self.best_of_n is None:
+            return 1
+        return max(1, int(self.best_of_n.candidates_wanted(role)))
 
     def choose(self, role: str, turn: int, candidates: tuple[tuple[Any, ...], ...]) -> int:
         """The index of the candidate ``role`` plays in ``turn`` (each candidate is one sampled
@@ -145,8 +148,7 @@ class Referee:
         self._check(role, turn, "candidates")
         if not candidates:
             raise ProtocolError(f"no candidates from {role} in turn {turn}")
-        choose = getattr(self.state, "choose", None)
-        index = 0 if choose is None else choose(role, tuple(candidates))
+        index = 0 if self.best_of_n is None else self.best_of_n.choose(role, tuple(candidates))
         if not 0 <= index < len(candidates):
             raise ProtocolError(f"the game chose candidate {index} of {len(candidates)}")
         self._chosen[role] = (len(candidates), index)

@@ -1,4 +1,4 @@
-"""A person in a seat: the game's side of a human player (``Game.seat``), and the stand-in every
+"""A person in a seat: the game's side of a human player (``Faces.seat``), and the stand-in every
 game without one gets.
 
 A person is shown the same view a model gets, drawn for a person, and answers with a message and
@@ -11,7 +11,10 @@ actions chosen in a form, never raw JSON or the model's reply format. The game s
 - ``action(context, kind, values)``: the action a filled-in form stands for (the game's ``Action``),
   or ``ValueError`` with the reason, which the person is shown so as to fix the form;
 - ``describe(action)``: an action in one line, as the person's list of chosen actions shows it;
-- ``max_actions``: how many actions one turn may carry (None: any number).
+- ``max_actions``: how many actions one turn may carry (None: any number);
+- ``messages``: whether the person writes a message (False: the game talks through its actions);
+- optionally ``idle(context)`` (``IdleActions``): the actions of a turn the person let run out
+  (without it, no actions).
 
 What comes back is written as the game's reply (``Prompter.format``) and read as any reply is, so a
 person's turn goes through exactly the rules a model's does. The front ends (the terminal form, the
@@ -22,11 +25,11 @@ from __future__ import annotations
 
 import json
 import typing
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import msgspec
 
-from .base import TurnContext
+from .turn import TurnContext
 from .common.replay import Board
 
 FieldKind = Literal["choice", "number", "text", "sequence"]
@@ -74,6 +77,7 @@ Values = dict[str, Any]  # field name -> str (choice, text), int (number) or lis
 
 class Seat(Protocol):
     max_actions: int | None
+    messages: bool
 
     def rules(self, context: TurnContext) -> str: ...
 
@@ -84,6 +88,13 @@ class Seat(Protocol):
     def action(self, context: TurnContext, kind: str, values: Values) -> Any: ...
 
     def describe(self, action: Any) -> str: ...
+
+
+@runtime_checkable
+class IdleActions(Protocol):
+    """Optional for a ``Seat``: the actions of a turn the person let run out (a pass, say)."""
+
+    def idle(self, context: TurnContext) -> tuple[Any, ...]: ...
 
 
 def check_values(form: ActionForm, values: Values) -> Values:
@@ -154,6 +165,7 @@ class PromptSeat:
     is a ``Literal``). Plain, but it lets a person play any game."""
 
     max_actions: int | None = None
+    messages = True
 
     def __init__(self, prompter: Any, action_type: Any) -> None:
         self.prompter = prompter
@@ -218,4 +230,5 @@ def _decoded(value: Any) -> Any:
 
 def seat_of(game: Any) -> Seat:
     """The game's own seat, or the stand-in."""
-    return game.seat if game.seat is not None else PromptSeat(game.prompter, game.Action)
+    seat = game.faces.seat
+    return seat if seat is not None else PromptSeat(game.faces.prompter, game.rules.Action)

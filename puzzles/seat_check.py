@@ -12,7 +12,8 @@ from typing import Any
 
 import msgspec
 
-from .base import Game, Reply, ReplyFormatError, TurnContext
+from .base import Game, Secrets
+from .turn import Reply, ReplyFormatError, TurnContext
 from .seat import ActionForm, Field, Section, seat_of
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -27,15 +28,15 @@ def check_seat(game: Game, params: Any = None, seeds: Iterable[int] = (0, 1, 2))
     form becomes an action the game's reply format carries (or at least one the game can step); a
     value that is not a choice is refused with ValueError; and a choice list that changes with the
     seed holds only what the role is shown (so that no form tells the hidden solution)."""
-    params = params if params is not None else game.Params()
+    params = params if params is not None else game.rules.Params()
     seat = seat_of(game)
-    feedback = game.feedback[game.default_feedback]
+    feedback = game.rules.feedback[game.rules.default_feedback]
     seeds = list(seeds)
-    for roles in game.rosters:
-        turns = game.default_max_turns(params, roles)
+    for roles in game.rules.rosters:
+        turns = game.rules.default_max_turns(params, roles)
         choices: dict[str, list[tuple[dict, str]]] = {role: [] for role in roles}
         for seed in seeds:
-            state = game.new(params, seed, roles, turns)
+            state = game.rules.new(params, seed, roles, turns)
             leaks = _leak_check(state, roles)
             for role in roles:
                 context = TurnContext(
@@ -51,7 +52,7 @@ def check_seat(game: Game, params: Any = None, seeds: Iterable[int] = (0, 1, 2))
                 shown = "\n".join([*_texts_of(sections), *(f"{f.label} {f.help}" for f in forms)])
                 leaks(role, shown, where)  # the rules are not looked at: a prompt's rules show an example game
                 for form in forms:
-                    _check_form(game, seat, context, form, lambda: game.new(params, seed, roles, turns), where)
+                    _check_form(game, seat, context, form, lambda: game.rules.new(params, seed, roles, turns), where)
                 lists = {(f.kind, x.name): x.choices for f in forms for x in f.fields if x.choices}
                 choices[role].append((lists, f"{rules}\n{shown}".lower()))
         for role, seen in choices.items():
@@ -108,9 +109,9 @@ def _check_form(game: Game, seat: Any, context: TurnContext, form: ActionForm, f
     if action is not None:
         described = seat.describe(action)
         assert isinstance(described, str) and described.strip() and "\n" not in described, f"{where}: describe gave {described!r}"
-        text = game.prompter.format(Reply("", (action,)))
+        text = game.faces.prompter.format(Reply("", (action,)))
         try:
-            read = game.prompter.parse(text, context).actions
+            read = game.faces.prompter.parse(text, context).actions
         except ReplyFormatError:
             read = ()
         if read != (action,):  # the reply format cannot carry it: the game must at least take it
@@ -147,15 +148,15 @@ def _check_choices_follow_the_view(seen: list[tuple[dict, str]], where: str) -> 
 
 
 def _leak_check(state: Any, roles: tuple[str, ...]) -> Any:
-    secrets = getattr(state, "secrets", None)
-    if secrets is not None:
-        phrases = {role: set(secrets(role)) for role in roles}
+    named = isinstance(state, Secrets)
+    if named:
+        phrases = {role: set(state.secrets(role)) for role in roles}
     else:
         entries = {role: _entries(msgspec.to_builtins(state.private(role))) for role in roles}
         known = {role: _entries(msgspec.to_builtins(state.private(role)), numbered=True) for role in roles}
 
     def check(role: str, shown: str, where: str) -> None:
-        if secrets is not None:
+        if named:
             others = set().union(*(phrases[r] for r in roles if r != role)) - phrases[role]
             leaked = sorted(p for p in others if p in shown)
         else:

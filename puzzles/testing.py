@@ -6,7 +6,7 @@ policies never wait on anything, so their coroutines run to the end at once), an
 - the parameters: the defaults pass ``check()``, have labels, and carry the game's name as tag;
 - determinism: the same seed gives the same views and, with scripted agents, the same replies;
 - privacy: at the start no role's view holds an item private to another role;
-- rejected actions (``Game.invalid_examples``) leave the whole state unchanged and say why;
+- rejected actions (``Rules.invalid_examples``) leave the whole state unchanged and say why;
 - every scripted strategy plays every roster to the end, and the default one succeeds;
 - the prompt renders, every scripted reply parses, a parsed reply written in the game's format reads
   back the same, and a prompt the game can read back shows the context it was rendered from.
@@ -22,7 +22,8 @@ from typing import Any
 
 import msgspec
 
-from .base import ChatLine, Game, Reply, ReplyFormatError, TurnContext
+from .base import Game
+from .turn import ChatLine, Reply, ReplyFormatError, TurnContext
 from .referee import Referee, Turn
 
 
@@ -72,11 +73,11 @@ class PlayedGame(msgspec.Struct):
 def play_scripted(game: Game, params: Any, seed: int, roles: tuple[str, ...], strategies: dict[str, str]) -> PlayedGame:
     """One game with scripted policies, every message heard by every partner, the game's default
     feedback. Checks each reply's round trip through the game's format on the way."""
-    state = game.new(params, seed, roles, game.default_max_turns(params, roles))
+    state = game.rules.new(params, seed, roles, game.rules.default_max_turns(params, roles))
     referee = Referee(state)
-    policies = {r: game.scripted[strategies[r]](r, random.Random(f"{seed}:{r}")) for r in roles}
+    policies = {r: game.rules.scripted[strategies[r]](r, random.Random(f"{seed}:{r}")) for r in roles}
     heard: dict[str, list[ChatLine]] = {r: [] for r in roles}
-    feedback = game.feedback[game.default_feedback]
+    feedback = game.rules.feedback[game.rules.default_feedback]
     replies: list[str] = []
     ask = list(referee.start())
     while ask:
@@ -86,15 +87,15 @@ def play_scripted(game: Game, params: Any, seed: int, roles: tuple[str, ...], st
             feedback=feedback(state, role), conversation=tuple(heard[role]), notices=referee.notices(role),
             partners=tuple(r for r in roles if r != role),
         )
-        system, user = game.prompter.render(context)
+        system, user = game.faces.prompter.render(context)
         assert system.strip() and user.strip(), f"{game.name}: an empty prompt for {role}"
-        text = run_now(policies[role].reply(context))
+        text = run_now(policies[role].reply(context)).text
         replies.append(text)
         try:
-            reply = game.prompter.parse(text, context)
+            reply = game.faces.prompter.parse(text, context)
         except ReplyFormatError as exc:
             raise AssertionError(f"{game.name}: a {strategies[role]} reply cannot be read: {exc}\n{text}") from None
-        again = game.prompter.parse(game.prompter.format(reply, "prose"), context)
+        again = game.faces.prompter.parse(game.faces.prompter.format(reply, "prose"), context)
         assert again == reply, f"{game.name}: a reply written in the game's format reads back differently: {reply} vs {again}"
         if reply.message:
             for partner in context.partners:
@@ -114,19 +115,19 @@ def play_scripted(game: Game, params: Any, seed: int, roles: tuple[str, ...], st
 
 def check_game(game: Game, params: Any = None, seeds: Iterable[int] = range(4)) -> None:
     """Raise AssertionError if ``game`` breaks the contract (with ``params``, default the defaults)."""
-    params = params if params is not None else game.Params()
+    params = params if params is not None else game.rules.Params()
     params.check()
     labels = params.labels()
     assert labels and all(isinstance(v, str) for v in labels.values()), f"{game.name}: labels must be strings"
     encoded = msgspec.json.decode(msgspec.json.encode(params))
     assert encoded.get("game") == game.name, f"{game.name}: Params must be tagged game={game.name!r}"
-    assert game.default_feedback in game.feedback, f"{game.name}: the default feedback is not one of its modes"
-    assert game.scripted, f"{game.name}: no scripted strategy"
+    assert game.rules.default_feedback in game.rules.feedback, f"{game.name}: the default feedback is not one of its modes"
+    assert game.rules.scripted, f"{game.name}: no scripted strategy"
     seeds = list(seeds)
-    for roles in game.rosters:
-        turns = game.default_max_turns(params, roles)
+    for roles in game.rules.rosters:
+        turns = game.rules.default_max_turns(params, roles)
         for seed in seeds:
-            state, twin = game.new(params, seed, roles, turns), game.new(params, seed, roles, turns)
+            state, twin = game.rules.new(params, seed, roles, turns), game.rules.new(params, seed, roles, turns)
             assert tuple(state.roles) == tuple(roles), f"{game.name}: roles {state.roles} for roster {roles}"
             assert _snapshot(state) == _snapshot(twin), f"{game.name}: seed {seed} gave two different games"
             assert not state.done(), f"{game.name}: a game must not be over before it starts"
@@ -139,7 +140,7 @@ def check_game(game: Game, params: Any = None, seeds: Iterable[int] = range(4)) 
                     leaked = (_private_items(state.private(other)) - mine) & shown
                     assert not leaked, f"{game.name}: {role}'s view shows {other}'s private {sorted(leaked)[:2]}"
                 _check_rejections(game, state, role)
-        for strategy in game.scripted:
+        for strategy in game.rules.scripted:
             for seed in seeds:
                 strategies = dict.fromkeys(roles, strategy)
                 first = play_scripted(game, params, seed, roles, strategies)
@@ -153,7 +154,8 @@ def check_game(game: Game, params: Any = None, seeds: Iterable[int] = range(4)) 
 
 
 def _check_rejections(game: Game, state: Any, role: str) -> None:
-    examples = tuple(game.invalid_examples(state, role)) if game.invalid_examples else ()
+    invalid = game.rules.invalid_examples
+    examples = tuple(invalid(state, role)) if invalid is not None else ()
     for action in examples:
         before = _snapshot(state)
         step = state.step(role, (action,))
@@ -167,24 +169,24 @@ def _check_read_back(game: Game, params: Any, roles: tuple[str, ...], seed: int)
     turn number of 0 means the prompt shows none (nor the turns of the conversation's lines); a game
     whose agents keep their whole chat shows only what is new since the agent's last turn, so its
     conversation is checked by the game's own tests."""
-    state = game.new(params, seed, roles, game.default_max_turns(params, roles))
-    chat = getattr(game.prompter, "chat_memory", False)
+    state = game.rules.new(params, seed, roles, game.rules.default_max_turns(params, roles))
+    chat = game.faces.prompter.chat_memory
     for role in roles:
         context = TurnContext(
             game_id=0, role=role, turn=1, max_turns=state.max_turns, view=state.view(role),
-            feedback=game.feedback[game.default_feedback](state, role), conversation=(ChatLine(1, role, "hello"),),
+            feedback=game.rules.feedback[game.rules.default_feedback](state, role), conversation=(ChatLine(1, role, "hello"),),
             partners=tuple(r for r in roles if r != role),
         )
-        rendered = game.prompter.render(context)
-        read = game.prompter.read(*rendered)
+        rendered = game.faces.prompter.render(context)
+        read = game.faces.prompter.read(*rendered)
         if read is None:
             continue
         shown, _ = read
         if context.partners:
             directed = msgspec.structs.replace(context, directed=True)
-            rendered_directed = game.prompter.render(directed)
+            rendered_directed = game.faces.prompter.render(directed)
             if rendered_directed != rendered:  # a prompt that shows no direction cannot read back as directed
-                again = game.prompter.read(*rendered_directed)
+                again = game.faces.prompter.read(*rendered_directed)
                 assert again is not None and again[0].directed, f"{game.name}: a directed prompt reads back undirected"
         assert shown.role == role, f"{game.name}: the prompt of {role} read back as {shown.role}"
         if shown.turn != 0:

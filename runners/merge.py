@@ -20,7 +20,7 @@ from engine import RunDir, RunDirError
 from engine.records.record import decode_record, encode_record
 from engine.records.record import is_infra_error
 
-from ._runloop import OneLineParser
+from runners.args import OneLineParser
 
 PROG = "python -m runners.merge"
 
@@ -55,8 +55,8 @@ def merge(out: Path, sources: list[Path]) -> tuple[int, int]:
     return len(chosen), total
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = OneLineParser(prog=PROG, description="Merge runs of one plan into a new run directory.")
+def main(argv: list[str] | None = None, prog: str = PROG) -> int:
+    parser = OneLineParser(prog=prog, description="Merge runs of one plan into a new run directory.")
     parser.add_argument("out", type=Path, metavar="OUT_DIR", help="the merged run (must not exist yet)")
     parser.add_argument("runs", type=Path, nargs="+", metavar="RUN_DIR", help="the runs to merge")
     args = parser.parse_args(argv)

@@ -4,7 +4,7 @@ to the game, feedback, errors, tokens, latency and cost.
     python -m runners.replay RUN_DIR GAME_ID [--full]
 
 The game is rebuilt from its spec and each turn's actions are applied again
-(``runners.view.detail``, which the HTML viewer draws from too), so the game (``Game.replay``)
+(``runners.view.detail``, which the HTML viewer draws from too), so the game (``Faces.replay``)
 shows the state after every turn and its board at the start and the end. Transcripts are kept by
 default (messages only); ``--full`` also shows each agent's view and, where the run was made with
 ``--transcripts``, the prompt and the raw reply. Runs without transcripts show the record's turn log.
@@ -27,8 +27,8 @@ from engine import GameRecord, RunDir, RunDirError
 from engine.records.transcripts import Transcript, read_transcript
 from puzzles import Game, InvalidParameter, get_game
 
-from ._runloop import OneLineParser, integer
-from .view.detail import game_detail
+from runners.args import OneLineParser, integer
+from runners.view.detail import game_detail
 
 STYLES = {"right": "green", "wrong": "red", "strong": "bold", "": ""}
 
@@ -180,8 +180,8 @@ def find_record(run: RunDir, game_id: int) -> GameRecord | None:
     return found
 
 
-def main(argv: list[str] | None = None, console: Console | None = None) -> int:
-    parser = OneLineParser(prog="python -m runners.replay", description="Show one game of a run, turn by turn.")
+def main(argv: list[str] | None = None, console: Console | None = None, prog: str = "python -m runners.replay") -> int:
+    parser = OneLineParser(prog=prog, description="Show one game of a run, turn by turn.")
     parser.add_argument("run_dir", type=Path, help="the run directory")
     parser.add_argument("game_id", type=integer(0), help="the game's id (its line in results.jsonl)")
     parser.add_argument("--full", action="store_true", help="also each agent's view, and the prompt and raw reply where kept (--transcripts)")

@@ -16,12 +16,16 @@ from engine.records.rundir import Plan
 from engine.plan.grid import Grid, load_grid
 from puzzles import GAMES
 
-from ._runloop import OneLineParser, Prepared, add_running_arguments, choice, integer, open_run, run_and_report
+from runners.args import OneLineParser, choice, integer
+from runners.flags.running import Prepared, add_running_arguments, open_run
 
 
-def build_parser() -> OneLineParser:
+PROG = "python -m runners.sweep"
+
+
+def build_parser(prog: str = PROG) -> OneLineParser:
     p = OneLineParser(
-        prog="python -m runners.sweep",
+        prog=prog,
         description="Run every condition of a grid (TOML) on the same seeds, as one concurrent run.",
     )
     p.add_argument("grid", nargs="?", type=Path, help="the grid file (not needed with --resume)")
@@ -44,8 +48,8 @@ def check_policies(parser: OneLineParser, grid: Grid, factory: PolicyFactory) ->
     return msgspec.structs.replace(grid, agents=agents)
 
 
-def prepare(argv: list[str] | None, factory: PolicyFactory) -> Prepared:
-    parser = build_parser()
+def prepare(argv: list[str] | None, factory: PolicyFactory, prog: str = PROG) -> Prepared:
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     if args.resume is None and args.grid is None:
         parser.error("argument grid: a grid file is required (or --resume RUN_DIR)")
@@ -74,9 +78,12 @@ def prepare(argv: list[str] | None, factory: PolicyFactory) -> Prepared:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     factory = PolicyFactory()
-    return run_and_report(prepare(argv, factory), factory)
+    prepared = prepare(argv, factory, prog)
+    from runners.runloop import run_and_report  # after the flags are read: --help and bad flags stay fast
+
+    return run_and_report(prepared, factory)
 
 
 if __name__ == "__main__":

@@ -17,18 +17,30 @@ Conventions used throughout:
   ``seats``: the games with a person in a seat, with the game's human-study scores and the turns they took.
 """
 
-from engine.analysis.conditions import (
-    AGENTS, Group, Layout, ReportError, ValueOrder, agents_label, condition_fields, field_names, field_values,
-    group_by, label_fields, layout, observed_values, roles_of, size_field,
-)
-from engine.analysis.seats import HumanRow, StudyColumn, has_human, human_seats
-from engine.analysis.measures import (
-    SIZE_UNITS, ErrorsRow, ScoresRow, SizesRow, SuccessCell, SuccessSeries, SuccessTable, TurnCurve, TurnSizes,
-    UsageRow, completed, error_counts, score_keys, scores_per_condition, size_units, sizes_per_turn,
-    success_by_turn, success_cell, success_series, success_table, usage_per_condition,
-)
-from engine.analysis.paired import PairedComparison, PairedRow, paired_comparison, paired_difference_interval
-from engine.analysis.reading import Results, read_results
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+# Loaded on first use: a run imports ``stats`` alone, a report the rest.
+_EXPORTS = {
+    "AGENTS": "conditions", "Group": "conditions", "Layout": "conditions", "ReportError": "conditions",
+    "ValueOrder": "conditions", "agents_label": "conditions", "condition_fields": "conditions",
+    "field_names": "conditions", "field_values": "conditions", "group_by": "conditions",
+    "label_fields": "conditions", "layout": "conditions", "observed_values": "conditions",
+    "roles_of": "conditions", "size_field": "conditions",
+    "HumanRow": "seats", "StudyColumn": "seats", "has_human": "seats", "human_seats": "seats",
+    "SIZE_UNITS": "measures", "ErrorsRow": "measures", "ScoresRow": "measures", "SizesRow": "measures",
+    "SuccessCell": "measures", "SuccessSeries": "measures", "SuccessTable": "measures",
+    "TurnCurve": "measures", "TurnSizes": "measures", "UsageRow": "measures", "completed": "measures",
+    "error_counts": "measures", "score_keys": "measures", "scores_per_condition": "measures",
+    "size_units": "measures", "sizes_per_turn": "measures", "success_by_turn": "measures",
+    "success_cell": "measures", "success_series": "measures", "success_table": "measures",
+    "usage_per_condition": "measures",
+    "PairedComparison": "paired", "PairedRow": "paired", "paired_comparison": "paired",
+    "paired_difference_interval": "paired",
+    "Results": "reading", "read_results": "reading",
+}
 
 __all__ = [
     "AGENTS", "SIZE_UNITS", "ErrorsRow", "Group", "HumanRow", "Layout", "PairedComparison", "PairedRow",
@@ -39,3 +51,16 @@ __all__ = [
     "scores_per_condition", "size_field", "size_units", "sizes_per_turn", "success_by_turn", "success_cell",
     "success_series", "success_table", "usage_per_condition",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"engine.analysis.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

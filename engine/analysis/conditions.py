@@ -90,10 +90,10 @@ def _field_sort_key(record: GameRecord, field: str) -> SortKey | None:
         return lambda value: (number(value), value)
     game = get_game(record.spec.game)
     if field == FEEDBACK:
-        modes = {mode: i for i, mode in enumerate(game.feedback)}
+        modes = {mode: i for i, mode in enumerate(game.rules.feedback)}
         return lambda value: (modes.get(value, len(modes)), value)
-    if field in game.sort_keys and field in record.spec.params.labels():
-        return game.sort_keys[field]
+    if field in game.records.sort_keys and field in record.spec.params.labels():
+        return game.records.sort_keys[field]
     return None
 
 

@@ -13,7 +13,7 @@ Which games count:
 - Turns, response times and timeouts are taken over the study's games. A response time is the time
   from a turn being shown to the person's answer; turns that timed out are left out of the median.
 
-The study's scores are the game's own (``Game.human_study``: score key -> label), read when the
+The study's scores are the game's own (``Records.human_study``: score key -> label), read when the
 report is made; a game that names none is reported by its success rate alone.
 """
 
@@ -42,7 +42,7 @@ StudyOf = Callable[[str], Mapping[str, str]]
 
 def study_of_game(name: str) -> Mapping[str, str]:
     """The game's human-study scores, score key -> label."""
-    return get_game(name).human_study
+    return get_game(name).records.human_study
 
 
 def human_roles(record: GameRecord) -> list[str]:

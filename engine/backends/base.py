@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import random
 import re
+import sys
 import time
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-import aiohttp
 import anyio
 
 from bus import Usage
@@ -66,7 +66,7 @@ class Failure(NamedTuple):
     retryable: bool
     pause: float | None  # what the provider asked for (retry-after)
     overloaded: bool  # lower the in-flight cap
-    counter: str  # which LimiterStats counter
+    counter: str  # which of the call counters (``limiter.COUNTERS``) the failed attempt counts
     request_error: bool = False  # the request itself was refused: RequestError
     refused: Mapping[str, str] | None = None  # the headers of an HTTP refusal, for the limiter
 
@@ -104,11 +104,19 @@ def network_failure(cause: BaseException | None, timed_out: bool = False) -> Fai
     return Failure(f"connection error{detail}", True, None, False, "connection_errors")
 
 
+def _is_aiohttp_error(exc: BaseException) -> bool:
+    """An aiohttp client error. aiohttp is imported by the clients that use it, never here: where
+    it was never imported, no exception can be its (a run with no model imports no HTTP client)."""
+    aiohttp = sys.modules.get("aiohttp")
+    return aiohttp is not None and isinstance(exc, aiohttp.ClientError)
+
+
 class Backend:
     """One model of one provider: sends each call through the limiter, retries, counts usage and cost.
     Subclasses implement ``_send``."""
 
     provider = ""
+    client_kind: str | None = None  # "lean" or "sdk", as usage.json says; None for a stand-in
 
     def __init__(
         self, client: Any, sdk: Any, model: str, limiter: Limiter, options: ModelOptions,
@@ -145,7 +153,7 @@ class Backend:
             return Failure(f"malformed reply: {exc}", True, None, False, "malformed")
         if isinstance(exc, TimeoutError):
             return network_failure(exc, timed_out=True)
-        if isinstance(exc, (aiohttp.ClientError, OSError)):
+        if isinstance(exc, OSError) or _is_aiohttp_error(exc):
             return network_failure(exc)
         return None
 

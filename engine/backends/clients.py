@@ -4,11 +4,16 @@ backend and limiter per model, and the polling of vLLM servers' load.
 The pieces live apart: ``settings`` (what a run says about its calls), ``base`` (the call every
 client shares: limiter, retries, failures, usage), ``wire`` (the APIs' formats), ``lean`` and ``sdk``
 (the clients), ``vllm`` (a server's load). The names other modules import from here stay here.
+
+The clients themselves (``lean``, ``sdk``, ``replicas``: aiohttp, yarl, the providers' SDKs) are
+imported when a model's backend is built, so that a run whose agents are all scripted imports no
+HTTP client (``tests/engine/test_startup.py``).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -17,22 +22,42 @@ import anyio
 import msgspec
 
 from engine.backends.base import Backend, Completion, InfraError, RequestError, Secrets, StatusError
-from engine.backends.lean import LeanBackend, LeanClient
-from engine.backends.limiter import DEFAULT_BURST, Bucket, Limiter
+from engine.backends.limiter import COUNTERS, DEFAULT_BURST, Bucket, Limiter
 from engine.backends.prices import PriceTable
-from engine.backends.sdk import AnthropicBackend, OpenAIBackend, SDKBackend, VLLMBackend, import_sdk, sdk_client
 from engine.backends.endpoints import known
 from engine.backends.settings import (
     CALL_GAME, GAME_HEADER, KEY_ENV, PROVIDERS, BackendSettings, History, ModelOptions, chat_turns,
     endpoint_limits, split_name,
 )
 from engine.backends.tokens import Tokenizer
-from engine.backends.replicas import ReplicaSet, ReplicatedBackend, split_urls
 from engine.backends.vllm import ServerLoad, metrics_url, poll_vllm, read_vllm_metrics, vllm_headroom
 from engine.backends.wire import MalformedReply
 
-_SDK_BACKENDS = {"openai": OpenAIBackend, "anthropic": AnthropicBackend, "vllm": VLLMBackend}
 _DEFAULT_URL = {"openai": "https://api.openai.com/v1"}
+
+# Names once imported here from the client modules, loaded on first use (``engine.backends.lean``,
+# ``engine.backends.sdk``, ``engine.backends.replicas``): each imports aiohttp.
+_LAZY = {
+    "LeanBackend": "lean", "LeanClient": "lean",
+    "AnthropicBackend": "sdk", "OpenAIBackend": "sdk", "SDKBackend": "sdk", "VLLMBackend": "sdk",
+    "import_sdk": "sdk", "sdk_client": "sdk",
+    "ReplicaSet": "replicas", "ReplicatedBackend": "replicas", "split_urls": "replicas",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f"engine.backends.{module}"), name)
+
+
+def _sdk_backend(form: str) -> type[Backend]:
+    from engine.backends.sdk import AnthropicBackend, OpenAIBackend, VLLMBackend
+
+    return {"openai": OpenAIBackend, "anthropic": AnthropicBackend, "vllm": VLLMBackend}[form]
 
 
 class ModelHub:
@@ -68,9 +93,14 @@ class ModelHub:
             raise ValueError(f"{name} needs the server's address: --vllm-url http://HOST:8000/v1")
         if provider not in PROVIDERS and not self.base_url(provider):
             raise ValueError(f"{name}: the endpoint {provider} has no url")
-        if provider == "vllm" and len(split_urls(self.base_url("vllm"))) > 1 and self.settings.client("vllm") != "lean":  # replicas
-            raise ValueError("several vLLM servers are spread over by the lean client only; drop --client vllm=sdk")
+        if provider == "vllm" and self.settings.client("vllm") != "lean":
+            from engine.backends.replicas import split_urls
+
+            if len(split_urls(self.base_url("vllm"))) > 1:  # replicas
+                raise ValueError("several vLLM servers are spread over by the lean client only; drop --client vllm=sdk")
         if self.settings.client(provider) == "sdk":
+            from engine.backends.sdk import import_sdk
+
             import_sdk(endpoint.kind)
         if provider not in PROVIDERS and provider not in self.settings.endpoints:  # a built-in entry: saved with the run
             self.settings = msgspec.structs.replace(self.settings, endpoints={**self.settings.endpoints, provider: endpoint})
@@ -92,8 +122,12 @@ class ModelHub:
             key = key or ("EMPTY" if endpoint.kind == "vllm" or not endpoint.key_env else None)
             url = self.base_url(provider)
             if self.settings.client(provider) == "lean":
+                from engine.backends.lean import LeanClient
+
                 client = LeanClient(url or _DEFAULT_URL["openai"], key, connections, self.settings.options.timeout)
             else:
+                from engine.backends.sdk import sdk_client
+
                 client = sdk_client(endpoint.kind, key, url, connections)
             self._clients[provider] = client
         return client
@@ -112,6 +146,8 @@ class ModelHub:
                 max_in_flight=seqs * 2, initial_in_flight=seqs + vllm_headroom(seqs), learn_limits=False,
                 adaptive=False,
             )
+            from engine.backends.replicas import split_urls
+
             urls = split_urls(self.base_url(provider))
             if len(urls) > 1:  # replicas: the model's calls spread over its servers
                 return self._replicated(name, model, limiter, urls)
@@ -141,14 +177,20 @@ class ModelHub:
         # servers (every named endpoint of kind openai) take max_tokens, which the vLLM backends send.
         form = "vllm" if kind == "openai" and provider not in PROVIDERS else kind
         if settings.client(provider) == "lean":
+            from engine.backends.lean import LeanBackend
+
             backend: Backend = LeanBackend(client, None, *parts, provider=form, stream=settings.stream)
         else:
-            backend = _SDK_BACKENDS[form](client, import_sdk(kind), *parts, stream=settings.stream)
+            from engine.backends.sdk import import_sdk
+
+            backend = _sdk_backend(form)(client, import_sdk(kind), *parts, stream=settings.stream)
         backend.provider = provider  # the name the run knows the model by: usage, prices, errors
         self._backends[name] = backend
         return backend
 
     def _replicated(self, name: str, model: str, limiter: Limiter, urls: list[str]) -> Backend:
+        from engine.backends.replicas import ReplicaSet, ReplicatedBackend
+
         settings = self.settings
         key = self.environ.get(KEY_ENV["vllm"]) or "EMPTY"
         connections = settings.vllm_max_seqs * 2 + 16
@@ -191,22 +233,20 @@ class ModelHub:
         its client, calls, attempts, failures by cause, tokens, cost; written to usage.json."""
         options = msgspec.to_builtins(self.settings.options)
         result: dict[str, Any] = {"tokenizer": self.tokenizer.name, "options": options, "models": {}}
+        # Only a run that built replicas imported their module (and only then can a client be one).
+        replicas = sys.modules.get("engine.backends.replicas")
         for name, backend in self._backends.items():
             s = backend.limiter.stats
             result["models"][name] = {
-                "client": "lean" if isinstance(backend, LeanBackend) else "sdk" if isinstance(backend, SDKBackend) else None,
-                "calls": s.calls, "attempts": s.attempts, "rate_limited": s.rate_limited,
-                "server_errors": s.server_errors, "timeouts": s.timeouts,
-                "connection_errors": s.connection_errors, "malformed": s.malformed, "failed": s.failed,
-                "prompt_tokens": s.prompt_tokens, "completion_tokens": s.completion_tokens,
-                "cached_tokens": s.cached_tokens,
+                "client": backend.client_kind,
+                **{counter: getattr(s, counter) for counter in COUNTERS},
                 "cost_usd": None if s.cost_usd is None else round(s.cost_usd, 6),
                 "mean_latency": round(s.latency_sum / s.calls, 4) if s.calls else None,
                 "in_flight_cap": backend.limiter.cap,
                 "rpm_limit": backend.limiter.requests.per_minute,
                 "tpm_limit": backend.limiter.tokens.per_minute,
             }
-            if isinstance(backend.client, ReplicaSet):  # replicas
+            if replicas is not None and isinstance(backend.client, replicas.ReplicaSet):
                 result["models"][name]["servers"] = backend.client.summary()
         return result
 

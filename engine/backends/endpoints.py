@@ -95,11 +95,11 @@ def read_endpoints(path: str | Path) -> dict[str, Endpoint]:
     return _entries(read_toml(path, "endpoint file"), f"the endpoint file {path}")
 
 
-def parse_endpoint(text: str) -> tuple[str, Endpoint]:
-    """``NAME=KIND,URL[,KEY_ENV]``. Raises ValueError."""
-    name, sep, rest = text.partition("=")
-    parts = [p.strip() for p in rest.split(",")]
-    if not sep or len(parts) not in (2, 3) or not all(parts):
+def endpoint_entry(name: str, spec: str) -> tuple[str, Endpoint]:
+    """One endpoint as the command line gives it: ``NAME`` and ``KIND,URL[,KEY_ENV]``. Raises ValueError."""
+    text = f"{name}={spec}"
+    parts = [p.strip() for p in spec.split(",")]
+    if len(parts) not in (2, 3) or not all(parts):
         raise ValueError(f"expected NAME=KIND,URL[,KEY_ENV] with KIND one of {', '.join(KINDS)}, got {text!r}")
     kind = parts[0].lower()
     if kind not in KINDS:

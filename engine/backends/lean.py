@@ -66,6 +66,8 @@ def error_message(status: int, body: bytes) -> str:
 class LeanBackend(Backend):
     """An OpenAI-compatible model on a ``LeanClient``."""
 
+    client_kind = "lean"
+
     max_tokens_field = "max_completion_tokens"
 
     def __init__(self, *args: Any, provider: str = "vllm", stream: bool = False, **kwargs: Any) -> None:

@@ -26,6 +26,8 @@ from collections.abc import Callable, Mapping
 from contextlib import asynccontextmanager
 from datetime import datetime
 
+import msgspec
+
 from engine.backends.admission import CALL_PRIORITY, GAME_CALLED, PriorityGate
 
 # Seconds of the per-minute rate a bucket may hold.
@@ -150,25 +152,36 @@ def _number(headers: Mapping[str, str], name: str) -> float | None:
         return None
 
 
-class LimiterStats:
-    """Counters a dashboard and the run summary read."""
+class CallCounters(msgspec.Struct):
+    """The counters of one model's calls, the one place their names are written: ``usage.json``
+    gives each model these, in this order (``ModelHub.summary``), and sums them over the processes
+    of a run (``engine.session.playing.merge_usage``); a failed attempt names the one it counts
+    (``engine.backends.base.Failure.counter``)."""
 
-    def __init__(self) -> None:
-        self.calls = 0  # successful calls
-        self.attempts = 0
-        self.rate_limited = 0  # 429 and 529 replies
-        self.server_errors = 0  # other 5xx replies
-        self.timeouts = 0
-        self.connection_errors = 0
-        self.malformed = 0
-        self.failed = 0  # calls given up after all retries
-        self.prompt_tokens = 0
-        self.completion_tokens = 0
-        self.cached_tokens = 0
-        self.cost_usd: float | None = 0.0
-        self.latency_sum = 0.0
-        self.sent_times: deque[float] = deque()  # when each attempt of the last minute was sent
-        self.first_sent: float | None = None
+    calls: int = 0  # successful calls
+    attempts: int = 0
+    rate_limited: int = 0  # 429 and 529 replies
+    server_errors: int = 0  # other 5xx replies
+    timeouts: int = 0
+    connection_errors: int = 0
+    malformed: int = 0
+    failed: int = 0  # calls given up after all retries
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+
+
+COUNTERS: tuple[str, ...] = CallCounters.__struct_fields__
+
+
+class LimiterStats(CallCounters):
+    """Counters a dashboard and the run summary read: the call counters, the cost and latency so
+    far, and the attempts of the last minute."""
+
+    cost_usd: float | None = 0.0
+    latency_sum: float = 0.0
+    sent_times: deque[float] = msgspec.field(default_factory=deque)  # when each attempt of the last minute was sent
+    first_sent: float | None = None
 
     def rate(self, now: float, window: float = 60.0) -> float:
         """Attempts per minute over the last ``window`` seconds, or since the first attempt if that

@@ -50,18 +50,19 @@ def read_prices(path: str | Path) -> dict[str, Price]:
     return prices
 
 
-def parse_price(text: str) -> tuple[str, tuple[float, ...]]:
-    """``MODEL=IN,CACHED,OUT[,CACHE_WRITE]`` (dollars per million tokens). Raises ValueError."""
-    model, sep, numbers = text.partition("=")
+def price_entry(model: str, numbers: str) -> tuple[str, tuple[float, ...]]:
+    """One model's prices as the command line gives them: ``MODEL`` and ``IN,CACHED,OUT[,CACHE_WRITE]``
+    (dollars per million tokens). Raises ValueError."""
+    text = f"{model}={numbers}"
     parts = numbers.split(",")
-    if not sep or not model.strip() or len(parts) not in (3, 4):
+    if len(parts) not in (3, 4):
         raise ValueError(f"expected MODEL=INPUT,CACHED,OUTPUT[,CACHE_WRITE] dollars per million tokens, got {text!r}")
     try:
-        numbers = tuple(float(p) for p in parts)
-        Price(*numbers)
+        values = tuple(float(p) for p in parts)
+        Price(*values)
     except ValueError as exc:
         raise ValueError(f"{exc}, got {text!r}") from None
-    return model.strip(), numbers
+    return model, values
 
 
 class PriceTable:

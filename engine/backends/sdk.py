@@ -66,6 +66,7 @@ def _network_cause(exc: BaseException) -> BaseException | None:
 class SDKBackend(Backend):
     """A backend on an SDK client: posts the body, reads the reply with ``wire``."""
 
+    client_kind = "sdk"
     path = ""
 
     def _classify(self, exc: Exception) -> Failure | None:

@@ -8,7 +8,6 @@ import re
 import time
 from collections.abc import Callable
 
-import aiohttp
 import anyio
 
 from engine.backends.limiter import Limiter
@@ -53,6 +52,8 @@ async def poll_vllm(
     its own queue grows (another client shares it), more if it runs below its batch with nothing
     waiting. ``limiter`` is anything with ``cap``, ``running``, ``set_cap`` and ``stats`` (a
     limiter, or one server of several); ``heard`` learns whether each read was answered."""
+    import aiohttp  # only a run that calls a vLLM server needs the HTTP client
+
     headroom = vllm_headroom(seqs)
     last_change = -math.inf
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as session:

@@ -30,9 +30,23 @@ class Executor(Protocol):
         """How the models were called, per process that called them (``ModelHub.summary``), after ``play``."""
         ...
 
+    def worker_rows(self) -> list[tuple[str, dict[str, object]]]:
+        """A dashboard row per worker process (none when the games play in this process)."""
+        ...
+
+    def model_rows(self) -> list[tuple[str, dict[str, object]]]:
+        """A dashboard row per model, summed over the workers (none when this process calls the models)."""
+        ...
+
 
 class LocalExecutor:
     name = "local"
+
+    def worker_rows(self) -> list[tuple[str, dict[str, object]]]:
+        return []
+
+    def model_rows(self) -> list[tuple[str, dict[str, object]]]:
+        return []
 
     def summaries(self, factory: PolicyFactory) -> list[dict[str, Any]]:
         return [factory.hub.summary()] if factory.hub.backends() else []

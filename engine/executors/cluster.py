@@ -25,7 +25,7 @@ from typing import Any
 import anyio
 import msgspec
 
-from engine.backends.clients import BackendSettings
+from engine.backends.settings import BackendSettings
 from engine.session.collector import tune_collector
 from engine.policies.factory import PolicyFactory
 from engine.records.record import GameRecord, decode_record, encode_record

@@ -69,7 +69,7 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
 
     def parameter_sets(self, games: Mapping[str, Game] = GAMES) -> list[Any]:
         """Every combination of the parameter axes, in the order of the game's fields."""
-        Params = self.the_game(games).Params
+        Params = self.the_game(games).rules.Params
         unknown = [name for name in self.params if name not in Params.__struct_fields__]
         if unknown:
             raise InvalidParameter(unknown[0], f"{self.game} has no parameter {unknown[0]!r}; it has {', '.join(Params.__struct_fields__)}")
@@ -89,12 +89,12 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
         seen: set[bytes] = set()
         conditions = []
         axes = itertools.product(
-            self.agent_rosters(games), self.parameter_sets(games), self.feedback or [game.default_feedback],
+            self.agent_rosters(games), self.parameter_sets(games), self.feedback or [game.rules.default_feedback],
             self.history, self.max_turns or [None], *(getattr(self, n) or [UNSET] for n in EXTENSION_AXES),
         )
         for agents, params, feedback, history, max_turns, *extensions in axes:
             if max_turns is None:
-                max_turns = game.default_max_turns(params, tuple(agents))
+                max_turns = game.rules.default_max_turns(params, tuple(agents))
             options = Options(
                 feedback=feedback, max_turns=max_turns, history=None if history == "full" else history,
                 leak_audit=True if self.leak_audit else UNSET,
@@ -126,8 +126,8 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
         for params in self.parameter_sets(games):
             params.check()
         for mode in self.feedback:
-            if mode not in game.feedback:
-                raise InvalidParameter("feedback", f"feedback must be one of {', '.join(game.feedback)}, got {mode!r}")
+            if mode not in game.rules.feedback:
+                raise InvalidParameter("feedback", f"feedback must be one of {', '.join(game.rules.feedback)}, got {mode!r}")
         for history in self.history:
             if history != "full" and history < 0:
                 raise InvalidParameter("history", f"history must be 0 or more, or full, got {history}")
@@ -180,8 +180,8 @@ def grid_from_dict(data: dict[str, Any], games: Mapping[str, Game] = GAMES, *, g
     params = dict(data.pop("params", {}))
     game = get_game(data.get("game", DEFAULT_GAME), games)
     for key in [k for k in data if k not in GRID_KEYS]:
-        if key not in game.Params.__struct_fields__:
-            fields = sorted(GRID_KEYS | set(game.Params.__struct_fields__))
+        if key not in game.rules.Params.__struct_fields__:
+            fields = sorted(GRID_KEYS | set(game.rules.Params.__struct_fields__))
             raise ValueError(f"unknown key {key!r}; a grid of {game.name} takes {', '.join(fields)}")
         params[key] = data.pop(key)
     params = {k: v if isinstance(v, list) else [v] for k, v in params.items()}

@@ -66,15 +66,15 @@ class GameEnv(AECEnv):
     ) -> None:
         super().__init__()
         self.game = get_game(game, GAMES if games is None else games)
-        self.params = msgspec.convert({"game": self.game.name, **params}, self.game.Params)
+        self.params = msgspec.convert({"game": self.game.name, **params}, self.game.rules.Params)
         self.params.check()
-        self.roles = tuple(roles) if roles is not None else self.game.rosters[0]
-        if self.roles not in self.game.rosters:
-            raise ValueError(f"{self.game.name} is played by {' or '.join('/'.join(r) for r in self.game.rosters)}, not {'/'.join(self.roles)}")
-        self.max_turns = max_turns or self.game.default_max_turns(self.params, self.roles)
-        self.feedback_mode = feedback or self.game.default_feedback
-        if self.feedback_mode not in self.game.feedback:
-            raise ValueError(f"unknown feedback {self.feedback_mode!r}; choose from {', '.join(self.game.feedback)}")
+        self.roles = tuple(roles) if roles is not None else self.game.rules.rosters[0]
+        if self.roles not in self.game.rules.rosters:
+            raise ValueError(f"{self.game.name} is played by {' or '.join('/'.join(r) for r in self.game.rules.rosters)}, not {'/'.join(self.roles)}")
+        self.max_turns = max_turns or self.game.rules.default_max_turns(self.params, self.roles)
+        self.feedback_mode = feedback or self.game.rules.default_feedback
+        if self.feedback_mode not in self.game.rules.feedback:
+            raise ValueError(f"unknown feedback {self.feedback_mode!r}; choose from {', '.join(self.game.rules.feedback)}")
         self.history = history
         self.turn_order = turn_order
         self.render_mode = render_mode
@@ -99,9 +99,9 @@ class GameEnv(AECEnv):
         self._seed = self.seed_used + 1
         if seed is not None:
             self._action_space.seed(seed)
-        if self.game.prepare is not None:
-            self.game.prepare(self.params, self.seed_used)
-        self.state = self.game.new(self.params, self.seed_used, self.roles, self.max_turns)
+        if self.game.rules.prepare is not None:
+            self.game.rules.prepare(self.params, self.seed_used)
+        self.state = self.game.rules.new(self.params, self.seed_used, self.roles, self.max_turns)
         self.referee = Referee(self.state, turn_order=self.turn_order)
         self.agents = list(self.roles)
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -132,7 +132,7 @@ class GameEnv(AECEnv):
         asked = agent in self._asked
         context = TurnContext(
             game_id=self.seed_used, role=agent, turn=self.referee.turn, max_turns=self.state.max_turns,
-            view=self.state.view(agent), feedback=self.game.feedback[self.feedback_mode](self.state, agent),
+            view=self.state.view(agent), feedback=self.game.rules.feedback[self.feedback_mode](self.state, agent),
             conversation=recent_lines(self._heard[agent], self.history, agent),
             notices=self.referee.notices(agent) if asked else (), partners=tuple(r for r in self.roles if r != agent),
         )
@@ -142,7 +142,7 @@ class GameEnv(AECEnv):
 
     def prompt(self, agent: str) -> tuple[str, str]:
         """(system, user): the prompt ``agent`` is shown now, as a model policy would be sent it."""
-        return self.game.prompter.render(self.context(agent))
+        return self.game.faces.prompter.render(self.context(agent))
 
     def observe(self, agent: str) -> np.ndarray:
         system, user = self.prompt(agent)
@@ -169,7 +169,7 @@ class GameEnv(AECEnv):
         context = self.context(agent)
         turn = self.referee.turn
         try:
-            reply = action if isinstance(action, Reply) else self.game.prompter.parse(action, context)
+            reply = action if isinstance(action, Reply) else self.game.faces.prompter.parse(action, context)
             played = Turn(turn=turn, role=agent, message=reply.message, actions=reply.actions, rejected=reply.rejected,
                           reply_chars=len(action) if isinstance(action, str) else 0)
         except ReplyFormatError as exc:
@@ -244,8 +244,8 @@ class ScriptedPlayers:
         player = self._players.get(agent)
         if player is None:
             name = self.strategies.get(agent, self.env.game.default_policy)
-            player = self._players[agent] = self.env.game.scripted[name](agent, scripted_rng(self.env.seed_used, agent))
-        return run_now(player.reply(self.env.context(agent)))
+            player = self._players[agent] = self.env.game.rules.scripted[name](agent, scripted_rng(self.env.seed_used, agent))
+        return run_now(player.reply(self.env.context(agent))).text
 
 
 __all__ = ["GameEnv", "ScriptedPlayers", "env"]

@@ -17,7 +17,7 @@ from actors.environment import Environment
 from bus import CHANNEL, Bus, Channel, ChannelSpec, Delivery, PolicyChannel, Tap
 from bus.channel import Spend
 from feedback.actor import FeedbackActor
-from puzzles import GAMES, Game, GameResult, Referee, get_game
+from puzzles import GAMES, Game, GameResult, Referee, Secrets, get_game
 
 from engine.play.audit import LeakAudit, PhraseAudit
 from engine.policies.seat import HumanPolicy
@@ -39,13 +39,13 @@ def connect(bus: Bus, roles: tuple[str, ...], topology: str, make_channel: Calla
 def build_game(spec: GameSpec, bus: Bus, factory: PolicyFactory, game: Game) -> tuple[Environment, list[Actor]]:
     """The actors of one game, wired on ``bus`` as the spec says."""
     roles = tuple(spec.agents)
-    state = game.new(spec.params, spec.seed, roles, spec.max_turns)
+    state = game.rules.new(spec.params, spec.seed, roles, spec.max_turns)
     turn_order = spec.option("turn_order", "round_robin")
     topology = spec.option("topology", "all")
     memory = spec.option("memory", "reinject")
     referee = Referee(state, turn_order=turn_order, max_actions=spec.option("max_actions", None))
     environment = Environment(bus, spec.game_id, referee)
-    mode = game.feedback[spec.options.feedback]
+    mode = game.rules.feedback[spec.options.feedback]
     actors: list[Actor] = [
         environment,
         FeedbackActor(
@@ -56,7 +56,7 @@ def build_game(spec: GameSpec, bus: Bus, factory: PolicyFactory, game: Game) -> 
         policy = factory.make(spec.agents[role], role, spec.seed, game)
         actors.append(
             AgentActor(
-                bus, role, policy, game_id=spec.game_id, parse=game.prompter.parse, history=spec.options.history,
+                bus, role, policy, game_id=spec.game_id, parse=game.faces.prompter.parse, history=spec.options.history,
                 directed=topology == "directed", scratchpad=memory == "scratchpad",
             )
         )
@@ -73,9 +73,8 @@ def build_game(spec: GameSpec, bus: Bus, factory: PolicyFactory, game: Game) -> 
 
     connect(bus, state.roles, topology, make_channel)
     if spec.option("leak_audit", False):
-        secrets = getattr(state, "secrets", None)
-        if secrets is not None:  # the game names its private phrases
-            audit: LeakAudit | PhraseAudit = PhraseAudit({r: tuple(secrets(r)) for r in state.roles}, game.prompter.render)
+        if isinstance(state, Secrets):  # the game names its private phrases
+            audit: LeakAudit | PhraseAudit = PhraseAudit({r: tuple(state.secrets(r)) for r in state.roles}, game.faces.prompter.render)
         else:
             audit = LeakAudit({role: state.private(role) for role in state.roles})
         bus.add_tap(audit.tap)
@@ -175,9 +174,9 @@ async def _played(
             log = channel_log
             bus.add_tap(lambda address, message: log.append(message) if address == CHANNEL else None)
         game = get_game(spec.game, games)
-        if game.prepare is not None:  # slow set-up (planning, say) off the event loop
+        if game.rules.prepare is not None:  # slow set-up (planning, say) off the event loop
             preparing = preparing or anyio.CapacityLimiter(1)
-            await anyio.to_thread.run_sync(game.prepare, spec.params, spec.seed, limiter=preparing)
+            await anyio.to_thread.run_sync(game.rules.prepare, spec.params, spec.seed, limiter=preparing)
         environment, built = build_game(spec, bus, factory, game)
         actors.extend(built)
         await run_actors(actors)

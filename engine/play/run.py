@@ -15,7 +15,7 @@ from bus import Chat, Tap, TurnStart
 from puzzles import GAMES, Game
 
 from engine.backends.admission import CALL_PRIORITY
-from engine.backends.clients import CALL_GAME
+from engine.backends.settings import CALL_GAME
 from engine.play.game import play_game
 from engine.session.pacing import GameStarts
 from engine.policies.factory import PolicyFactory

@@ -10,8 +10,10 @@ never off module globals. A name is one of three things:
 - ``human``: a person plays the seat, through the front end of the factory's ``seats`` (the
   terminal, a browser page; ``engine.policies.seat``);
 - a policy of the user's own, ``package.module:NAME``: a class or function called as a scripted
-  strategy is, ``NAME(role, rng)``, returning an object with ``async reply(context) -> str``. The
-  module path has a dot, which no endpoint name has; that is how the two are told apart.
+  strategy is, ``NAME(role, rng)``, returning an object with ``async reply(context) -> Answer``
+  (``puzzles.policy``). One whose ``reply`` returns the reply's text, a plain ``str``, plays too:
+  ``TextPolicy`` wraps it. The module path has a dot, which no endpoint name has; that is how the
+  two are told apart.
 
 Use the factory as ``async with factory:`` around the games when models play (it opens and closes
 their clients).
@@ -22,12 +24,15 @@ from __future__ import annotations
 import inspect
 import random
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from puzzles import Game, Policy
+from puzzles import Answer, Game, Policy, SamplingPolicy, TurnContext
 
-from engine.backends import BackendSettings, ModelHub, split_name
+from engine.backends.settings import BackendSettings, split_name
 from engine.policies.seat import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, HUMAN, HumanPolicy
+
+if TYPE_CHECKING:
+    from engine.backends.clients import ModelHub
 
 MODEL_FORMS = ("openai:MODEL", "anthropic:MODEL", "vllm:MODEL", "ENDPOINT:MODEL", "package.module:Policy")
 
@@ -84,6 +89,25 @@ def import_policy(name: str) -> Any:
     return found
 
 
+class TextPolicy:
+    """A policy of the user's own as the engine plays it: what its ``reply`` returns is the turn's
+    ``Answer``, or the reply's text (a plain ``str``, as policies returned before ``Answer``), which
+    becomes an ``Answer`` with nothing else known."""
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+
+    async def reply(self, context: TurnContext) -> Answer:
+        answer = await self.policy.reply(context)
+        return answer if isinstance(answer, Answer) else Answer(answer)
+
+
+def own_policy(policy: Any) -> Policy:
+    """A policy of the user's own, wrapped once when it is made: a ``SamplingPolicy`` (best of n
+    sampled itself) answers with ``Answer`` already and plays as it is; any other in a ``TextPolicy``."""
+    return policy if isinstance(policy, SamplingPolicy) else TextPolicy(policy)
+
+
 def strategy_of(model: str) -> str:
     """The scripted strategy a model name asks a stand-in to play (the local model server, the
     forecast): its last path part, lower case, dashes as underscores."""
@@ -101,18 +125,33 @@ class PolicyFactory:
     for them (``engine.policies.seat``); a run with a human seat sets them before its games start."""
 
     def __init__(self, backends: BackendSettings | None = None, environ=None) -> None:
-        self.hub = ModelHub(backends, environ)
+        self._backends, self._environ = backends, environ
+        self._hub: ModelHub | None = None
         self._imported: dict[str, Any] = {}
         self.seats: Any = None
         self.turn_seconds = DEFAULT_TURN_SECONDS
         self.absent_after = DEFAULT_ABSENT_AFTER
 
+    @property
+    def hub(self) -> ModelHub:
+        """The run's model clients and limiters, built when first asked for: the model clients'
+        module (``engine.backends.clients``) is imported then, not with the factory."""
+        if self._hub is None:
+            from engine.backends.clients import ModelHub
+
+            self._hub = ModelHub(self._backends, self._environ)
+        return self._hub
+
+    @hub.setter
+    def hub(self, hub: ModelHub) -> None:
+        self._hub = hub
+
     def configure(self, backends: BackendSettings) -> None:
         """Set how models are called (before any policy is made)."""
-        self.hub = ModelHub(backends, self.hub.environ)
+        self._backends, self._hub = backends, None
 
     def names(self, game: Game) -> list[str]:
-        return sorted(game.scripted) + [HUMAN] + list(MODEL_FORMS)
+        return sorted(game.rules.scripted) + [HUMAN] + list(MODEL_FORMS)
 
     def canonical(self, name: str) -> str:
         """The name as it is saved with a run: one spelling per policy (a model name keeps its case)."""
@@ -134,7 +173,7 @@ class PolicyFactory:
             return
         if is_human(name):
             return
-        if _normal(name) not in game.scripted:
+        if _normal(name) not in game.rules.scripted:
             raise ValueError(f"unknown policy {name!r} for {game.name}; choose from {', '.join(self.names(game))}")
 
     def _policy_class(self, name: str) -> Any:
@@ -145,20 +184,20 @@ class PolicyFactory:
 
     def make(self, name: str, role: str, seed: int, game: Game) -> Policy:
         if is_import(name):
-            return self._policy_class(name)(role, scripted_rng(seed, role))
+            return own_policy(self._policy_class(name)(role, scripted_rng(seed, role)))
         if is_model(name):
             from actors.llm import LLMPolicy
 
             split_name(name)
             backend = self.hub.backend(self.canonical(name))
-            return LLMPolicy(backend, game.prompter, structured=self.hub.settings.options.structured)
+            return LLMPolicy(backend, game.faces.prompter, structured=self.hub.settings.options.structured)
         if is_human(name):
             if self.seats is None:
                 raise ValueError(f"{role} is played by a person, but this run has no seat for one (the terminal, a page)")
             front = self.seats.front(role, seed)
             return HumanPolicy(game, front, seconds=self.turn_seconds, absent_after=self.absent_after)
         self.check(name, game)
-        return game.scripted[_normal(name)](role, scripted_rng(seed, role))
+        return game.rules.scripted[_normal(name)](role, scripted_rng(seed, role))
 
     async def __aenter__(self) -> PolicyFactory:
         await self.hub.__aenter__()

@@ -1,5 +1,5 @@
 """A person plays a seat: the policy ``human``, and what it asks of a front end (the terminal form
-of ``runners.seat``, the browser page of ``runners.play``).
+of ``runners.seat``, the browser page of ``runners.seats.browser``).
 
 Each turn the policy builds a ``SeatTurn`` from the game's seat (``puzzles.seat``): the prompt a
 front end draws (``SeatPrompt``, plain data, JSON for a page) and the checks it runs on what the
@@ -21,8 +21,8 @@ import anyio
 import msgspec
 
 from bus import HumanTurn
-from puzzles import ChatLine, Game, Reply, TurnContext
-from puzzles.seat import ActionForm, Section, Seat, check_values, form_named, seat_of
+from puzzles import Answer, ChatLine, Game, Reply, TurnContext
+from puzzles.seat import ActionForm, IdleActions, Section, Seat, check_values, form_named, seat_of
 
 HUMAN = "human"
 DEFAULT_TURN_SECONDS = 600.0
@@ -87,8 +87,7 @@ class SeatTurn:
             game_id=context.game_id, role=context.role, turn=context.turn, max_turns=context.max_turns,
             rules=seat.rules(context), sections=tuple(seat.show(context)), conversation=context.conversation,
             notices=context.notices, forms=tuple(seat.forms(context)), partners=context.partners,
-            directed=context.directed, messages=getattr(seat, "messages", True),
-            max_actions=getattr(seat, "max_actions", None), seconds=seconds,
+            directed=context.directed, messages=seat.messages, max_actions=seat.max_actions, seconds=seconds,
         )
 
     def action(self, chosen: ChosenAction) -> Any:
@@ -135,8 +134,8 @@ class SeatTurn:
 
     def idle(self) -> Reply:
         """The turn of a person who gave no answer: no message, the game's idle actions."""
-        idle = getattr(self.seat, "idle", None)
-        return Reply(message="", actions=tuple(idle(self.context)) if idle is not None else ())
+        actions = tuple(self.seat.idle(self.context)) if isinstance(self.seat, IdleActions) else ()
+        return Reply(message="", actions=actions)
 
 
 class FrontEnd(Protocol):
@@ -189,12 +188,12 @@ class HumanPolicy:
         self.front = front
         self.seconds = seconds
         self.absent_after = absent_after
-        self.last_human: HumanTurn | None = None
         self.record = HumanSeat(front=front.kind, participant=front.participant)
         self._in_a_row = 0
 
-    async def reply(self, context: TurnContext) -> str:
-        turn = SeatTurn(context, self.seat, self.seconds, self.game.prompter)
+    async def reply(self, context: TurnContext) -> Answer:
+        """The person's reply in the game's format, with their response time (``Answer.human``)."""
+        turn = SeatTurn(context, self.seat, self.seconds, self.game.faces.prompter)
         started = time.monotonic()
         reply: Reply | None = None
         try:
@@ -206,7 +205,7 @@ class HumanPolicy:
         seconds = self._count(started, timed_out=reply is None)
         if reply is None:
             self._in_a_row += 1
-            self.last_human = HumanTurn(seconds, timed_out=True)
+            human = HumanTurn(seconds, timed_out=True)
             self.front.timed_out(turn)
             if self._in_a_row >= self.absent_after:
                 turns = f"{self._in_a_row} turns in a row" if self._in_a_row > 1 else "a turn"
@@ -214,8 +213,8 @@ class HumanPolicy:
             reply = turn.idle()
         else:
             self._in_a_row = 0
-            self.last_human = HumanTurn(seconds)
-        return self.game.prompter.format(reply)
+            human = HumanTurn(seconds)
+        return Answer(self.game.faces.prompter.format(reply), human=human)
 
     def _count(self, started: float, *, timed_out: bool) -> float:
         """Count a turn in the seat's record; its response seconds."""

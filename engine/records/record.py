@@ -12,6 +12,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from bus.channel import Delivery
+from bus.messages import USAGE_COUNTS, USAGE_TIMES
 from puzzles.referee import TurnLog
 
 from engine.policies.seat import HumanSeat
@@ -39,7 +40,10 @@ class ErrorInfo(msgspec.Struct, frozen=True):
 
 
 class UsageTotals(msgspec.Struct, omit_defaults=True):
-    """One agent's model calls in one game, summed. ``cost_usd`` is None when a call's price is unknown."""
+    """One agent's model calls in one game, summed. ``cost_usd`` is None when a call's price is unknown.
+
+    The fields are ``bus.Usage``'s less the model (``USAGE_COUNTS``, ``USAGE_TIMES``, the cost), in
+    the order results.jsonl has always written them."""
 
     calls: int = 0
     attempts: int = 0
@@ -52,14 +56,10 @@ class UsageTotals(msgspec.Struct, omit_defaults=True):
     cost_usd: float | None = 0.0
 
     def add(self, usage) -> None:
-        self.calls += usage.calls
-        self.attempts += usage.attempts
-        self.prompt_tokens += usage.prompt_tokens
-        self.completion_tokens += usage.completion_tokens
-        self.cached_tokens += usage.cached_tokens
-        self.message_tokens += usage.message_tokens
-        self.latency = round(self.latency + usage.latency, 4)
-        self.waited = round(self.waited + usage.waited, 4)
+        for name in USAGE_COUNTS:
+            setattr(self, name, getattr(self, name) + getattr(usage, name))
+        for name in USAGE_TIMES:
+            setattr(self, name, round(getattr(self, name) + getattr(usage, name), 4))
         if self.cost_usd is not None:
             self.cost_usd = None if usage.cost_usd is None else round(self.cost_usd + usage.cost_usd, 8)
 

@@ -78,21 +78,21 @@ DETAIL_MESSAGES = "messages"
 class Transcript(msgspec.Struct, kw_only=True):
     game_id: int
     spec: GameSpec
-    instance: Any = None  # the game as it started (``Game.instance``); None for games without one, and in older transcripts
+    instance: Any = None  # the game as it started (``Records.instance``); None for games without one, and in older transcripts
     outcome: str = ""
     turns: list[TranscriptTurn] = []
     detail: str = DETAIL_FULL  # "messages": a messages-only transcript (no views, conversation, prompts or raw replies)
 
 
 def game_instance(spec: GameSpec) -> Any:
-    """What the game of ``spec`` was as it started (``Game.instance``), as plain data; None if the
+    """What the game of ``spec`` was as it started (``Records.instance``), as plain data; None if the
     game gives none or cannot be built (the game itself then ends in an error that says why)."""
     game = get_game(spec.game)
-    if game.instance is None:
+    if game.records.instance is None:
         return None
     try:
-        state = game.new(spec.params, spec.seed, tuple(spec.agents), spec.max_turns)
-        return msgspec.to_builtins(game.instance(state))
+        state = game.rules.new(spec.params, spec.seed, tuple(spec.agents), spec.max_turns)
+        return msgspec.to_builtins(game.records.instance(state))
     except Exception:  # noqa: BLE001 - a transcript never stops a game
         return None
 

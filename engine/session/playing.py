@@ -17,22 +17,23 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import msgspec
-import structlog
 
 from bus import Act
 from puzzles import GAMES, Game
 
+from engine.backends.limiter import COUNTERS
 from engine.spending.budget import Spending
 from engine.executors import Executor, LocalExecutor
 from engine.session.pacing import GameStarts
 from engine.policies.factory import PolicyFactory, is_model
-from engine.records.record import INFRA_ERROR, GameRecord, is_infra_error
+from engine.records.record import GameRecord, is_infra_error
 from engine.records.ids import IdSet
 from engine.records.rundir import Plan, RunDir, RunDirError
 from engine.play.run import RunProgress
 from engine.plan.spec import GameSpec
 from engine.analysis.stats import ConditionSummary, SummaryBuilder
 from engine.records.transcripts import TranscriptWriter
+from engine.session.runlog import RunLog
 
 SUMMARY_FILE = "summary.json"
 USAGE_FILE = "usage.json"
@@ -57,16 +58,9 @@ def recorded_games(run: RunDir, total: int) -> IdSet:
     return ids
 
 
-def make_logger(stream: TextIO, level: str):
-    return structlog.wrap_logger(
-        structlog.WriteLogger(stream),
-        wrapper_class=structlog.make_filtering_bound_logger(level),
-        processors=[
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.JSONRenderer(),
-        ],
-    )
+def make_logger(stream: TextIO, level: str) -> RunLog:
+    """The run's JSON log on ``stream``, from ``level`` up (``engine.session.runlog``)."""
+    return RunLog(stream, level)
 
 
 class GameLog:
@@ -98,12 +92,6 @@ class GameLog:
             self.log.info("game_finished", game_id=record.game_id, outcome=record.outcome, turns=record.turns)
 
 
-_SUMMED = (
-    "calls", "attempts", "rate_limited", "server_errors", "timeouts", "connection_errors", "malformed", "failed",
-    "prompt_tokens", "completion_tokens", "cached_tokens",
-)
-
-
 def merge_usage(earlier: dict[str, Any] | None, now: dict[str, Any]) -> dict[str, Any]:
     """The run's usage: this process's calls added to what earlier processes of the run made. Each
     process is kept under ``processes`` with how it called the models; ``models`` holds the totals."""
@@ -114,8 +102,8 @@ def merge_usage(earlier: dict[str, Any] | None, now: dict[str, Any]) -> dict[str
     models: dict[str, dict[str, Any]] = {}
     for process in processes:
         for name, figures in process["models"].items():
-            total = models.setdefault(name, {k: 0 for k in _SUMMED} | {"cost_usd": 0.0, "latency_sum": 0.0})
-            for k in _SUMMED:
+            total = models.setdefault(name, {k: 0 for k in COUNTERS} | {"cost_usd": 0.0, "latency_sum": 0.0})
+            for k in COUNTERS:
                 total[k] += figures.get(k) or 0
             cost = figures.get("cost_usd")
             total["cost_usd"] = None if cost is None or total["cost_usd"] is None else round(total["cost_usd"] + cost, 6)

@@ -94,7 +94,7 @@ class _StandIn(Backend):
     async def _send(self, system, user, schema, history, sample=0):
         count = self.tokenizer.count
         prompt = count(system) + count(user) + sum(count(a) + count(b) for a, b in history)
-        found = self.game.prompter.read(system, user)
+        found = self.game.faces.prompter.read(system, user)
         if found is None:  # a call the game's prompter did not write as a turn (a module's question)
             text = "Nothing to add."
         else:
@@ -102,8 +102,8 @@ class _StandIn(Backend):
             key = (CALL_GAME.get(), context.role)
             agent = self.agents.get(key)
             if agent is None:
-                agent = self.agents[key] = self.game.scripted[self.strategy](context.role, random.Random(repr(key)))
-            text = await agent.reply(context)
+                agent = self.agents[key] = self.game.rules.scripted[self.strategy](context.role, random.Random(repr(key)))
+            text = (await agent.reply(context)).text
         completion = self.reply_tokens if self.reply_tokens is not None else count(text)
         return text, prompt, 0, 0, int(completion), {}
 
@@ -122,7 +122,7 @@ class _StandInHub(ModelHub):
         if backend is None:
             provider, model = split_name(name)
             strategy = strategy_of(model)
-            if strategy not in self.game.scripted:
+            if strategy not in self.game.rules.scripted:
                 strategy = self.game.default_policy
             backend = self._backends[name] = _StandIn(
                 self.game, strategy, self.reply_tokens, client=None, sdk=None, model=model,

@@ -9,8 +9,8 @@ feedback is the short paper's default (the long paper has none); distractors are
 
 from __future__ import annotations
 
-from ..base import Game
-from ..common.positions import Format1, feedback_modes, position_sort_keys, position_upgrade
+from ..base import Faces, Game, Records, Rules
+from ..positions.rules import Format1, feedback_modes, position_sort_keys, position_upgrade
 from .params import AsymPuzlParams
 from .prompt import AsymPuzlPrompter
 from .replay import REPLAY
@@ -41,26 +41,33 @@ def default_max_turns(params: AsymPuzlParams, roles: tuple[str, ...]) -> int:
 
 GAME = Game(
     name="asympuzl",
-    Params=AsymPuzlParams,
-    rosters=(ROLES, (SOLO,)),
-    new=new_game,
-    default_max_turns=default_max_turns,
-    prompter=AsymPuzlPrompter(),
-    Action=Replace,
-    feedback=feedback_modes(lambda state: (state.truth, state.hypotheses())),
-    default_feedback="own_detailed",
-    scripted=SCRIPTED,
-    sort_keys=position_sort_keys(),
-    score_labels={"actions_per_position": "actions/pos", "writes_per_position": "writes/pos"},
-    replay=REPLAY,
-    invalid_examples=invalid_examples,
-    # Games recorded before the prompt was a parameter were played with the guided prompt.
-    format_1=Format1(("size", "distractors", "distractors_in"), played_with={"prompt": "guided"}),
-    upgrade=position_upgrade(prompt="guided"),
-    saved_before={"prompt": "guided"},
-    seat=SEAT,
-    instance=AsymPuzlGame.instance,
-    description="two agents, shapes and colors (or one agent with both views)",
+    rules=Rules(
+        Params=AsymPuzlParams,
+        State=AsymPuzlGame,
+        rosters=(ROLES, (SOLO,)),
+        new=new_game,
+        default_max_turns=default_max_turns,
+        Action=Replace,
+        feedback=feedback_modes(lambda state: (state.truth, state.hypotheses())),
+        default_feedback="own_detailed",
+        scripted=SCRIPTED,
+        invalid_examples=invalid_examples,
+    ),
+    faces=Faces(
+        prompter=AsymPuzlPrompter(),
+        seat=SEAT,
+        replay=REPLAY,
+        description="two agents, shapes and colors (or one agent with both views)",
+    ),
+    records=Records(
+        score_labels={"actions_per_position": "actions/pos", "writes_per_position": "writes/pos"},
+        sort_keys=position_sort_keys(),
+        instance=AsymPuzlGame.instance,
+        upgrade=position_upgrade(prompt="guided"),
+        # Games recorded before the prompt was a parameter were played with the guided prompt.
+        format_1=Format1(("size", "distractors", "distractors_in"), played_with={"prompt": "guided"}),
+        saved_before={"prompt": "guided"},
+    ),
 )
 
 __all__ = ["GAME", "AsymPuzlParams"]

@@ -32,12 +32,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..base import ChatLine, TurnContext
-from ..common.positions import Feedback, RoleStatus
-from ..common.prompt import (
+from ..turn import ChatLine, TurnContext
+from ..positions.prompt import (
     NO_MESSAGES, SECTION_CLUES, SECTION_CONVERSATION, SECTION_FEEDBACK, SECTION_FORMAT, SECTION_HYPOTHESIS,
     SECTION_NOTES, SECTION_NOTICES, agent_name, extension_fields, names, role_of,
 )
+from ..positions.rules import Feedback, RoleStatus
 from .rules import ALICE, BOB, SOLO, AsymView, render_pieces
 
 HEADER = "# Puzzle State"

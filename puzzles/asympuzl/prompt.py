@@ -9,7 +9,7 @@ carries it):
   "(turn t of T)"; a line before the clues says what they mean, the puzzle's size and how many of
   them are distractors; feedback reads "Your part of the puzzle ...", one line per agent; the
   conversation names "Agent B (you, turn 1):"; the message field says "the other agents"; the
-  example action is a legal move (``puzzles.common.prompt``, shared with the chain game).
+  example action is a legal move (``puzzles.positions.prompt``, shared with the chain game).
 
 ``read`` turns a prompt of either back into the context it shows; the local model server uses it to
 answer as a scripted strategy would, so a whole game runs through real prompts and replies.
@@ -20,14 +20,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..base import Reply, TurnContext
-from ..common import prompt as common
-from ..common.positions import read_feedback
-from ..common.prompt import (
+from ..turn import Reply, TurnContext
+from ..positions import prompt as shared
+from ..positions.prompt import (
     SECTION_CLUES, SECTION_FEEDBACK, SECTION_HYPOTHESIS, UnreadablePrompt, agent_name,
 )
-from ..common.replies import format_json_reply, optional_fields, position_action_reader, read_reply
-from . import paper
+from ..positions.replies import format_json_reply, optional_fields, position_action_reader, read_reply
+from ..positions.rules import read_feedback
+from .paper import (  # by name, not ``from . import paper``: that would import this package's __init__ back
+    HEADER as PAPER_HEADER, read_conversation as read_paper_conversation, read_feedback as read_paper_feedback,
+    system_prompt as paper_system_prompt, user_prompt as paper_user_prompt,
+)
 from .rules import ALICE, BOB, SOLO, AsymView, Piece, Replace, render_clues
 
 SOLO_NAME = "the only agent"
@@ -54,7 +57,7 @@ def _views(context: TurnContext) -> list[str]:
 def system_prompt(context: TurnContext) -> str:
     """The task, identical for every turn of an agent (so providers can cache it)."""
     if context.view.prompt == "paper":
-        return paper.system_prompt(context)
+        return paper_system_prompt(context)
     size = context.view.size
     if context.role == SOLO:
         return (
@@ -68,10 +71,10 @@ def system_prompt(context: TurnContext) -> str:
         f"Your goal is to solve a symbolic puzzle with {size} positions.\n\n"
         "Each position must have the correct (shape, color) pair.\n\n" + "\n".join(_views(context))
     )
-    return common.system_prompt(context, task)
+    return shared.system_prompt(context, task)
 
 
-render_feedback = common.feedback_text
+render_feedback = shared.feedback_text
 
 
 def _hypothesis(view: AsymView) -> str:
@@ -85,14 +88,14 @@ def user_prompt(context: TurnContext) -> str:
     """The puzzle state this turn."""
     view: AsymView = context.view
     if view.prompt == "paper":
-        return paper.user_prompt(context, _hypothesis(view))
+        return paper_user_prompt(context, _hypothesis(view))
     alone = context.role == SOLO
-    return common.user_prompt(
+    return shared.user_prompt(
         context,
         lambda: render_clues(context.role, view.clues, view.size),
         _hypothesis(view),
         None if context.feedback is None else render_feedback(context.feedback),
-        common.output_format(context, ACTION, EXAMPLE, alone=alone),
+        shared.output_format(context, ACTION, EXAMPLE, alone=alone),
         alone=alone,
     )
 
@@ -103,7 +106,7 @@ def render_prompt(context: TurnContext) -> tuple[str, str]:
 
 
 def reply_schema(context: TurnContext) -> dict[str, Any]:
-    return common.reply_schema(context, ("shape", "color"))
+    return shared.reply_schema(context, ("shape", "color"))
 
 
 # ---- Replies ----
@@ -144,19 +147,19 @@ def _pieces(text: str) -> tuple[Piece, ...]:
 
 
 def _role(name: str) -> str:
-    return SOLO if name == SOLO_NAME else common.role_of(name)
+    return SOLO if name == SOLO_NAME else shared.role_of(name)
 
 
 def read_prompt(system: str, user: str) -> TurnContext:
     """The context an AsymPuzl prompt of either kind shows; raises UnreadablePrompt if it is not
     one. The paper's prompt shows no turn: its turns (the context's and the lines') read as 0."""
-    me, size, turn = common.ME.search(system), _SIZE.search(system), common.TURN.search(user)
+    me, size, turn = shared.ME.search(system), _SIZE.search(system), shared.TURN.search(user)
     guided = turn is not None
-    if me is None or size is None or not (guided or user.startswith(paper.HEADER + "\n")):
+    if me is None or size is None or not (guided or user.startswith(PAPER_HEADER + "\n")):
         raise UnreadablePrompt("not an AsymPuzl prompt")
     if "Each position must have the correct (shape, color) pair." not in system:
         raise UnreadablePrompt("only AsymPuzl prompts can be read back here")
-    found = common.sections(user)
+    found = shared.sections(user)
     if SECTION_CLUES not in found:
         raise UnreadablePrompt("the prompt shows no clues")
     role = _role(me.group(1))
@@ -167,7 +170,7 @@ def read_prompt(system: str, user: str) -> TurnContext:
     feedback = None
     if SECTION_FEEDBACK in found:
         shown = found[SECTION_FEEDBACK]
-        feedback = read_feedback(shown, role, _role) if guided else paper.read_feedback(shown, role)
+        feedback = read_feedback(shown, role, _role) if guided else read_paper_feedback(shown, role)
     return TurnContext(
         game_id=0,
         role=role,
@@ -175,15 +178,17 @@ def read_prompt(system: str, user: str) -> TurnContext:
         max_turns=int(turn.group(2)) if guided else 0,
         view=view,
         feedback=feedback,
-        conversation=common.read_conversation(found) if guided else paper.read_conversation(found),
-        notices=common.read_notices(found),
-        partners=common.read_partners(system),
-        directed=common.is_directed(found),
+        conversation=shared.read_conversation(found) if guided else read_paper_conversation(found),
+        notices=shared.read_notices(found),
+        partners=shared.read_partners(system),
+        directed=shared.is_directed(found),
     )
 
 
 class AsymPuzlPrompter:
     """AsymPuzl's side of the model policy (``puzzles.base.Prompter``)."""
+
+    chat_memory = False  # each turn is a fresh (system, user) pair
 
     def render(self, context: TurnContext) -> tuple[str, str]:
         return render_prompt(context)

@@ -1,9 +1,9 @@
 """AsymPuzl in a replay: the truth as color and shape per position, each agent's clues, and each
-agent's hypothesis against the truth after its turns (``puzzles.common.replay``)."""
+agent's hypothesis against the truth after its turns (``puzzles.positions.replay``)."""
 
 from __future__ import annotations
 
-from ..common.replay import PositionReplay
+from ..positions.replay import PositionReplay
 from .rules import AsymPuzlGame, Piece, Replace
 
 

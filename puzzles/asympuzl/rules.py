@@ -21,9 +21,10 @@ from typing import Literal, get_args
 
 import msgspec
 
-from ..base import InvalidParameter, Rejected, Step
-from ..common.positions import PositionGame
-from ..common.vocab import COLOR_SET, COLORS, SHAPE_SET, SHAPES
+from ..base import InvalidParameter, Step
+from ..turn import Rejected
+from ..positions.rules import PositionGame
+from ..positions.vocab import COLOR_SET, COLORS, SHAPE_SET, SHAPES
 
 ALICE = "alice"
 BOB = "bob"

@@ -28,9 +28,10 @@ from __future__ import annotations
 import random
 import re
 
-from ..base import ScriptedFactory, TurnContext
-from ..common.positions import Feedback, positions_to_rewrite
-from ..common.vocab import COLORS
+from ..turn import TurnContext
+from ..policy import Answer, ScriptedFactory
+from ..positions.rules import Feedback, positions_to_rewrite
+from ..positions.vocab import COLORS
 from .prompt import format_reply
 from .rules import ALICE, SOLO, Piece, Replace
 
@@ -141,11 +142,11 @@ class ShareEverything:
     def __init__(self, role: str, rng: random.Random) -> None:
         self.memory = _Memory()
 
-    async def reply(self, context: TurnContext) -> str:
+    async def reply(self, context: TurnContext) -> Answer:
         self.memory.read(context)
         target = target_for(context, self.memory)
         actions = _changes(context, target, target)
-        return format_reply("I will share everything I know.", share_message(context), actions)
+        return Answer(format_reply("I will share everything I know.", share_message(context), actions))
 
 
 class OnePiece:
@@ -156,7 +157,7 @@ class OnePiece:
         self.volunteered: set[str] = set()  # Bob: pairs already offered
         self.told: set[int] = set()  # Alice: positions already stated
 
-    async def reply(self, context: TurnContext) -> str:
+    async def reply(self, context: TurnContext) -> Answer:
         memory = self.memory
         memory.read(context)
         target = target_for(context, memory)
@@ -167,7 +168,7 @@ class OnePiece:
         else:
             message = self._bob_answer(context, target)
         actions = _changes(context, target, target)
-        return format_reply("One thing at a time.", message, actions)
+        return Answer(format_reply("One thing at a time.", message, actions))
 
     def _alice_question(self, context: TurnContext) -> str:
         """Ask about the first shape whose color is unknown; once all are known, tell Bob the
@@ -207,8 +208,8 @@ class IgnorePartner:
     def __init__(self, role: str, rng: random.Random) -> None:
         pass
 
-    async def reply(self, context: TurnContext) -> str:
-        return format_reply("I will go by my own clues.", share_message(context), [])
+    async def reply(self, context: TurnContext) -> Answer:
+        return Answer(format_reply("I will go by my own clues.", share_message(context), []))
 
 
 class Noisy:
@@ -230,7 +231,7 @@ class Noisy:
         others = [p for p in context.view.clues if p != piece]
         return self.rng.choice(others) if others else piece
 
-    async def reply(self, context: TurnContext) -> str:
+    async def reply(self, context: TurnContext) -> Answer:
         self.memory.read(context)
         target = target_for(context, self.memory)
         positions = {p for p, piece in target.items() if self.intended.get(p) != piece}
@@ -241,7 +242,7 @@ class Noisy:
             written = self._garble(piece, context) if self.rng.random() < self.noise else piece
             actions.append(Replace(p, written.shape, written.color))
             self.intended[p] = piece
-        return format_reply("Let me fix my hypothesis.", share_message(context), actions)
+        return Answer(format_reply("Let me fix my hypothesis.", share_message(context), actions))
 
 
 SCRIPTED: dict[str, ScriptedFactory] = {

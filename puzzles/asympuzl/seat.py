@@ -1,13 +1,13 @@
 """AsymPuzl for a person in a seat (``puzzles.seat``): the clues as the role reads them, the rest as
-every position game shows it (``puzzles.common.seat``)."""
+every position game shows it (``puzzles.positions.seat``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..base import TurnContext
-from ..common.seat import END, PositionSeat, partner_sentences
-from ..common.vocab import COLORS, SHAPES
+from ..turn import TurnContext
+from ..positions.seat import END, PositionSeat, partner_sentences
+from ..positions.vocab import COLORS, SHAPES
 from ..seat import Section
 from .rules import ALICE, BOB, SOLO, AsymView, Piece, Replace
 

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from ..base import Game
-from ..common.positions import Format1, feedback_modes, position_sort_keys, position_upgrade
+from ..base import Faces, Game, Records, Rules
+from ..positions.rules import Format1, feedback_modes, position_sort_keys, position_upgrade
 from .params import ChainParams
 from .prompt import ChainPrompter
 from .replay import REPLAY
@@ -36,24 +36,31 @@ def default_max_turns(params: ChainParams, roles: tuple[str, ...]) -> int:
 
 GAME = Game(
     name="chain",
-    Params=ChainParams,
-    rosters=tuple(CHAIN_ROLES[:k] for k in range(2, len(CHAIN_ROLES) + 1)),
-    new=new_game,
-    default_max_turns=default_max_turns,
-    prompter=ChainPrompter(),
-    Action=ChainReplace,
-    feedback=feedback_modes(lambda state: (state.truth, state.hypotheses())),
-    default_feedback="own_detailed",
-    scripted=SCRIPTED,
-    sort_keys=position_sort_keys(),
-    score_labels={"actions_per_position": "actions/pos", "writes_per_position": "writes/pos"},
-    replay=REPLAY,
-    invalid_examples=invalid_examples,
-    format_1=Format1(("size",)),
-    upgrade=position_upgrade(),
-    seat=SEAT,
-    instance=ChainGame.instance,
-    description="2 to 4 agents, each holding one link of a chain of attributes",
+    rules=Rules(
+        Params=ChainParams,
+        State=ChainGame,
+        rosters=tuple(CHAIN_ROLES[:k] for k in range(2, len(CHAIN_ROLES) + 1)),
+        new=new_game,
+        default_max_turns=default_max_turns,
+        Action=ChainReplace,
+        feedback=feedback_modes(lambda state: (state.truth, state.hypotheses())),
+        default_feedback="own_detailed",
+        scripted=SCRIPTED,
+        invalid_examples=invalid_examples,
+    ),
+    faces=Faces(
+        prompter=ChainPrompter(),
+        seat=SEAT,
+        replay=REPLAY,
+        description="2 to 4 agents, each holding one link of a chain of attributes",
+    ),
+    records=Records(
+        score_labels={"actions_per_position": "actions/pos", "writes_per_position": "writes/pos"},
+        sort_keys=position_sort_keys(),
+        instance=ChainGame.instance,
+        upgrade=position_upgrade(),
+        format_1=Format1(("size",)),
+    ),
 )
 
 __all__ = ["GAME", "ChainParams"]

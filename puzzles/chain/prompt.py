@@ -6,13 +6,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..base import Reply, TurnContext
-from ..common import prompt as common
-from ..common.positions import read_feedback
-from ..common.prompt import (
+from ..turn import Reply, TurnContext
+from ..positions import prompt as shared
+from ..positions.prompt import (
     SECTION_CLUES, SECTION_FEEDBACK, SECTION_HYPOTHESIS,
 )
-from ..common.replies import format_json_reply, optional_fields, position_action_reader, read_reply
+from ..positions.replies import format_json_reply, optional_fields, position_action_reader, read_reply
+from ..positions.rules import read_feedback
 from .rules import CHAIN_ROLES, ChainReplace, ChainView, render_item
 
 
@@ -34,7 +34,7 @@ def _clues(context: TurnContext) -> str:
     return head + "\n" + body
 
 
-render_feedback = common.feedback_text
+render_feedback = shared.feedback_text
 
 
 def render_prompt(context: TurnContext) -> tuple[str, str]:
@@ -49,12 +49,12 @@ def render_prompt(context: TurnContext) -> tuple[str, str]:
     action = "{" + f'"replace": <position>, "by": {{{by}}}' + "}"
     example = "{" + f'"replace": 1, "by": {{{filled}}}' + "}"
     hypothesis = "\n".join(render_item(p, item, view.attributes) for p, item in enumerate(view.hypothesis, 1))
-    user = common.user_prompt(
+    user = shared.user_prompt(
         context, lambda: _clues(context), hypothesis,
         None if context.feedback is None else render_feedback(context.feedback),
-        common.output_format(context, action, example),
+        shared.output_format(context, action, example),
     )
-    return common.system_prompt(context, task), user
+    return shared.system_prompt(context, task), user
 
 
 def action_reader(attributes: tuple[str, ...]):
@@ -92,31 +92,33 @@ def _items(text: str, attributes: tuple[str, ...]) -> tuple[tuple[str | None, ..
 
 def read_prompt(system: str, user: str) -> TurnContext | None:
     """The context a chain prompt shows, or None if it is not one (or shows no clues)."""
-    me, size, turn = common.ME.search(system), _SIZE.search(system), common.TURN.search(user)
+    me, size, turn = shared.ME.search(system), _SIZE.search(system), shared.TURN.search(user)
     attributes = _ATTRIBUTES.search(system)
-    found = common.sections(user)
+    found = shared.sections(user)
     if me is None or size is None or turn is None or attributes is None or SECTION_CLUES not in found:
         return None
     names = tuple(attributes.group(1).split(", "))
-    role = common.role_of(me.group(1))
+    role = shared.role_of(me.group(1))
     clues = _items(found[SECTION_CLUES], names)
     view = ChainView(int(size.group(1)), names, clues, _items(found.get(SECTION_HYPOTHESIS, ""), names))
     return TurnContext(
         game_id=0, role=role, turn=int(turn.group(1)), max_turns=int(turn.group(2)),
-        view=view, feedback=read_feedback(found[SECTION_FEEDBACK], role, common.role_of) if SECTION_FEEDBACK in found else None,
-        conversation=common.read_conversation(found), notices=common.read_notices(found),
-        partners=common.read_partners(system), directed=common.is_directed(found),
+        view=view, feedback=read_feedback(found[SECTION_FEEDBACK], role, shared.role_of) if SECTION_FEEDBACK in found else None,
+        conversation=shared.read_conversation(found), notices=shared.read_notices(found),
+        partners=shared.read_partners(system), directed=shared.is_directed(found),
     )
 
 
 class ChainPrompter:
     """The chain puzzle's side of the model policy (``puzzles.base.Prompter``)."""
 
+    chat_memory = False  # each turn is a fresh (system, user) pair
+
     def render(self, context: TurnContext) -> tuple[str, str]:
         return render_prompt(context)
 
     def schema(self, context: TurnContext) -> dict[str, Any] | None:
-        return common.reply_schema(context, context.view.attributes)
+        return shared.reply_schema(context, context.view.attributes)
 
     def parse(self, text: str, context: TurnContext) -> Reply:
         return read_reply(text, action_reader(context.view.attributes), optional=optional_fields(context))

@@ -1,10 +1,10 @@
 """The chain puzzle in a replay: the truth as one value per attribute at each position, each agent's
 link (the first agent's values in position order, the others' pairs), and each agent's hypothesis
-against the truth after its turns (``puzzles.common.replay``)."""
+against the truth after its turns (``puzzles.positions.replay``)."""
 
 from __future__ import annotations
 
-from ..common.replay import PositionReplay
+from ..positions.replay import PositionReplay
 from .rules import ChainGame, ChainReplace, Item
 
 

@@ -16,9 +16,10 @@ import random
 
 import msgspec
 
-from ..base import InvalidParameter, Rejected, Step
-from ..common.positions import PositionGame
-from ..common.vocab import COLORS, MATERIALS, PATTERNS, SHAPES
+from ..base import InvalidParameter, Step
+from ..turn import Rejected
+from ..positions.rules import PositionGame
+from ..positions.vocab import COLORS, MATERIALS, PATTERNS, SHAPES
 
 ATTRIBUTES: tuple[str, ...] = ("shape", "color", "pattern", "material")
 VOCABULARIES: dict[str, tuple[str, ...]] = {

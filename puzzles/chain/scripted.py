@@ -15,8 +15,9 @@ import random
 import re
 from collections.abc import Callable
 
-from ..base import ScriptedFactory, TurnContext
-from ..common.positions import Feedback, positions_to_rewrite
+from ..turn import TurnContext
+from ..policy import Answer, ScriptedFactory
+from ..positions.rules import Feedback, positions_to_rewrite
 from .prompt import format_reply
 from .rules import VOCABULARIES, ChainReplace, ChainView
 
@@ -111,8 +112,8 @@ class ShareEverything:
     def __init__(self, role: str, rng: random.Random) -> None:
         self.memory = ChainMemory()
 
-    async def reply(self, context: TurnContext) -> str:
-        return chain_reply(context, self.memory, listen=True, act=True)
+    async def reply(self, context: TurnContext) -> Answer:
+        return Answer(chain_reply(context, self.memory, listen=True, act=True))
 
 
 class OnePiece:
@@ -120,16 +121,16 @@ class OnePiece:
         self.memory = ChainMemory()
         self.sent: set = set()
 
-    async def reply(self, context: TurnContext) -> str:
-        return chain_reply(context, self.memory, listen=True, act=True, one_fact=self.sent)
+    async def reply(self, context: TurnContext) -> Answer:
+        return Answer(chain_reply(context, self.memory, listen=True, act=True, one_fact=self.sent))
 
 
 class IgnorePartner:
     def __init__(self, role: str, rng: random.Random) -> None:
         self.memory = ChainMemory()
 
-    async def reply(self, context: TurnContext) -> str:
-        return chain_reply(context, self.memory, listen=False, act=False)
+    async def reply(self, context: TurnContext) -> Answer:
+        return Answer(chain_reply(context, self.memory, listen=False, act=False))
 
 
 class Noisy:
@@ -142,7 +143,7 @@ class Noisy:
     def _to_rewrite(self, feedback: Feedback | None, target: dict) -> set[int]:
         return positions_to_rewrite(feedback, bool(self.intended), target)
 
-    async def reply(self, context: TurnContext) -> str:
+    async def reply(self, context: TurnContext) -> Answer:
         attributes = context.view.attributes
 
         def writes(target: dict[int, tuple[str, ...]]) -> list[ChainReplace]:
@@ -158,7 +159,7 @@ class Noisy:
                 self.intended[p] = target[p]
             return actions
 
-        return chain_reply(context, self.memory, listen=True, act=True, writes=writes)
+        return Answer(chain_reply(context, self.memory, listen=True, act=True, writes=writes))
 
 
 SCRIPTED: dict[str, ScriptedFactory] = {

@@ -1,10 +1,10 @@
 """The chain puzzle for a person in a seat (``puzzles.seat``): the role's link of the chain as it
-reads, the rest as every position game shows it (``puzzles.common.seat``)."""
+reads, the rest as every position game shows it (``puzzles.positions.seat``)."""
 
 from __future__ import annotations
 
-from ..base import TurnContext
-from ..common.seat import END, PositionSeat, person_name
+from ..turn import TurnContext
+from ..positions.seat import END, PositionSeat, person_name
 from ..seat import Section
 from .rules import CHAIN_ROLES, VOCABULARIES, ChainReplace, ChainView, Item
 

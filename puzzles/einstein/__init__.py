@@ -4,7 +4,7 @@ share a constraint, ask about a block or pass, one action per step, 30 steps in 
 
 from __future__ import annotations
 
-from ..base import Game
+from ..base import Faces, Game, Records, Rules
 from .actions import Action, Ask, Grounding, Move, Relation, Share
 from .board import BIN_NAMES, MAX_BLOCK_NUMBER, ROLES
 from .generate import generate
@@ -50,24 +50,31 @@ def invalid_examples(state: EinsteinGame, role: str) -> list:
 
 GAME = Game(
     name="einstein",
-    Params=EinsteinParams,
-    rosters=(ROLES,),
-    new=new_game,
-    default_max_turns=default_max_turns,
-    prompter=EinsteinPrompter(),
-    Action=Action,
-    scripted=SCRIPTED,
-    score_labels={
-        "success": "SR", "partial": "Sub.R", "steps": "steps", "step_ratio": "StepR",
-        "step_ratio_all": "StepR (all)", "corrected_rate": "Corr.R",
-    },
-    replay=REPLAY,
-    invalid_examples=invalid_examples,
-    prepare=prepare,
-    seat=SEAT,
-    # The paper's human study (Table 4) reports the success rate and the step ratio.
-    human_study={"success": "SR", "step_ratio": "StepR"},
-    description="two players sort blocks into bins from split constraints, moving, sharing and asking",
+    rules=Rules(
+        Params=EinsteinParams,
+        State=EinsteinGame,
+        rosters=(ROLES,),
+        new=new_game,
+        default_max_turns=default_max_turns,
+        Action=Action,
+        scripted=SCRIPTED,
+        invalid_examples=invalid_examples,
+        prepare=prepare,
+    ),
+    faces=Faces(
+        prompter=EinsteinPrompter(),
+        seat=SEAT,
+        replay=REPLAY,
+        description="two players sort blocks into bins from split constraints, moving, sharing and asking",
+    ),
+    records=Records(
+        score_labels={
+            "success": "SR", "partial": "Sub.R", "steps": "steps", "step_ratio": "StepR",
+            "step_ratio_all": "StepR (all)", "corrected_rate": "Corr.R",
+        },
+        # The paper's human study (Table 4) reports the success rate and the step ratio.
+        human_study={"success": "SR", "step_ratio": "StepR"},
+    ),
 )
 
 __all__ = ["GAME", "EinsteinGame", "EinsteinParams"]

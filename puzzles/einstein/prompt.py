@@ -25,7 +25,7 @@ from typing import Any
 
 import msgspec
 
-from ..base import ChatLine, Reply, ReplyFormatError, TurnContext
+from ..turn import ChatLine, Reply, ReplyFormatError, TurnContext
 from .actions import Unreadable, _Bad, _item, item_text, read_action, reply_text
 from .board import BIN_NAMES, BIN_OF, BOARD_ORDER, REACH, ROLES, SIDE
 from .prompt_text import system_prompts, user_template
@@ -213,6 +213,8 @@ def _with(view: EinsteinView, **changes) -> EinsteinView:
 
 class EinsteinPrompter:
     """The Einstein game's side of the model policy (``puzzles.base.Prompter``)."""
+
+    chat_memory = False  # each turn is a fresh (system, user) pair
 
     def render(self, context: TurnContext) -> tuple[str, str]:
         return render_prompt(context)

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import Rejected, Say, Step
+from ..base import Say, Step
+from ..turn import Rejected
 from .actions import Action, Ask, Move, Pass, Share, Unreadable, action_text, item_text, malformed, why_unreadable
 from .board import BIN_NAMES, BIN_OF, COMMON, REACH, ROLES, Instance
 from .knowledge import compact, start_mind

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import random
 
-from ..base import Reply, ScriptedFactory, TurnContext
+from ..turn import Reply, TurnContext
+from ..policy import Answer, ScriptedFactory
 from .actions import Action, Ask, Move, Pass, Share, read_action
 from .board import BIN_NAMES, BIN_OF, COMMON, OWN, REACH, START
 from .knowledge import add, compact, infer
@@ -175,34 +176,34 @@ class Optimal:
     def __init__(self, role: str, rng: random.Random) -> None:
         self.role = role
 
-    async def reply(self, context: TurnContext) -> str:
+    async def reply(self, context: TurnContext) -> Answer:
         action, why = decide(context.view, context.role)
-        return _write(action, why)
+        return Answer(_write(action, why))
 
 
 class ShareEverything:
     def __init__(self, role: str, rng: random.Random) -> None:
         self.role = role
 
-    async def reply(self, context: TurnContext) -> str:
+    async def reply(self, context: TurnContext) -> Answer:
         action, why = decide(context.view, context.role, share_first=True)
-        return _write(action, why)
+        return Answer(_write(action, why))
 
 
 class SeekOnly:
     def __init__(self, role: str, rng: random.Random) -> None:
         self.role = role
 
-    async def reply(self, context: TurnContext) -> str:
+    async def reply(self, context: TurnContext) -> Answer:
         action, why = decide(context.view, context.role, share_unasked=False)
-        return _write(action, why)
+        return Answer(_write(action, why))
 
 
 class RandomMover:
     def __init__(self, role: str, rng: random.Random) -> None:
         self.rng = rng
 
-    async def reply(self, context: TurnContext) -> str:
+    async def reply(self, context: TurnContext) -> Answer:
         view: EinsteinView = context.view
         board = view.board()
         reach = REACH[context.role]
@@ -211,8 +212,8 @@ class RandomMover:
             for t in reach if t != board[b]
         ]
         if not options:
-            return _write(Pass(), "Nothing within reach.")
-        return _write(self.rng.choice(options), "A random move.")
+            return Answer(_write(Pass(), "Nothing within reach."))
+        return Answer(_write(self.rng.choice(options), "A random move."))
 
 
 SCRIPTED: dict[str, ScriptedFactory] = {

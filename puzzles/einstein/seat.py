@@ -12,7 +12,7 @@ shown comes from the seat's own view: the partner's constraints are never in it.
 
 from __future__ import annotations
 
-from ..base import TurnContext
+from ..turn import TurnContext
 from ..common.replay import Board, Span
 from ..seat import ActionForm, Field, Section, Values, check_values, form_named
 from .actions import Action, Ask, Grounding, Item, Move, Pass, Share, action_text, item_text

@@ -4,7 +4,7 @@ weights, negotiated in free text). Roles: ``light`` (moves first) and ``ghost``.
 
 from __future__ import annotations
 
-from ..base import Game
+from ..base import Faces, Game, Records, Rules
 from .board import GHOST, LIGHT, board_for_seed, generated_board, paper_board
 from .params import TspParams
 from .prompter import TspPrompter
@@ -50,23 +50,30 @@ def invalid_examples(state: TspGame, role: str) -> list[TspAction]:
 
 GAME = Game(
     name="tsp",
-    Params=TspParams,
-    rosters=((LIGHT, GHOST),),
-    new=new_game,
-    default_max_turns=default_max_turns,
-    prompter=TspPrompter(),
-    Action=TspAction,
-    scripted=SCRIPTED,
-    score_labels={
-        "identical": "Identical", "correct": "Correct", "optimal": "Optimal", "score": "score",
-        "percentile": "percentile", "s90": "S>=90", "turns_to_end": "turns to end",
-    },
-    replay=REPLAY,
-    invalid_examples=invalid_examples,
-    seat=SEAT,
-    # The paper's human study (Table 3): Completed is both players submitting the identical path (§3.5).
-    human_study={"identical": "Completed", "s90": "Score >= 90", "optimal": "Optimal"},
-    description="Traveling Adventurers: agree on the round trip that collects the most coins together",
+    rules=Rules(
+        Params=TspParams,
+        State=TspGame,
+        rosters=((LIGHT, GHOST),),
+        new=new_game,
+        default_max_turns=default_max_turns,
+        Action=TspAction,
+        scripted=SCRIPTED,
+        invalid_examples=invalid_examples,
+    ),
+    faces=Faces(
+        prompter=TspPrompter(),
+        seat=SEAT,
+        replay=REPLAY,
+        description="Traveling Adventurers: agree on the round trip that collects the most coins together",
+    ),
+    records=Records(
+        score_labels={
+            "identical": "Identical", "correct": "Correct", "optimal": "Optimal", "score": "score",
+            "percentile": "percentile", "s90": "S>=90", "turns_to_end": "turns to end",
+        },
+        # The paper's human study (Table 3): Completed is both players submitting the identical path (§3.5).
+        human_study={"identical": "Completed", "s90": "Score >= 90", "optimal": "Optimal"},
+    ),
 )
 
 __all__ = ["GAME", "TspParams"]

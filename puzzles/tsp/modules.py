@@ -17,7 +17,8 @@ import re
 
 import msgspec
 
-from ..base import ModelCall, TurnContext
+from ..base import ModelCall
+from ..turn import TurnContext
 from .board import ROOM_NAMES, canonical_edges
 from .prompt import START, WRONG_FORMAT, observation
 from .rules import TspView

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from ..base import TurnContext
+from ..turn import TurnContext
 from .board import DISPLAY_ORDER, LIGHT, ROOM_NAMES, paper_board
 from .rules import STATE_VARIANTS, TspView
 

@@ -13,7 +13,8 @@ import json
 import re
 from typing import Any
 
-from ..base import ChatLine, ModelCall, Reply, TurnContext
+from ..base import ModelCall
+from ..turn import ChatLine, Reply, TurnContext
 from .board import GHOST, LIGHT, ROOM_ORDER
 from .modules import GroundingRequest, prepare
 from .prompt import NOTICES_LINE, START, WRONG_FORMAT, fields, system_prompt, user_prompt

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from ..base import Rejected, Reply, ReplyFormatError
+from ..turn import Rejected, Reply, ReplyFormatError
 from .rules import TspAction
 
 FLAGS = ("thought", "thought-draft", "thought-missing", "action", "message")

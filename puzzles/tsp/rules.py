@@ -17,7 +17,8 @@ from collections import Counter
 
 import msgspec
 
-from ..base import Rejected, Step
+from ..base import Step
+from ..turn import Rejected
 from .board import GHOST, LIGHT, Board
 from .params import TspParams
 from .solver import Solution, TourStats, is_tour, solve, tour_score, tour_stats

@@ -21,7 +21,8 @@ import json
 import random
 import re
 
-from ..base import ScriptedFactory, TurnContext
+from ..turn import TurnContext
+from ..policy import Answer, ScriptedFactory
 from .modules import GroundingRequest
 from .prompt import DRAFT_VARIANTS, START, WRONG_FORMAT, observation
 from .replies import format_reply
@@ -60,9 +61,9 @@ class ScriptedPlayer:
         self.rng = rng
         self.partner: dict[frozenset, int] = {}
 
-    async def reply(self, context: TurnContext) -> str:
+    async def reply(self, context: TurnContext) -> Answer:
         if isinstance(context.view, GroundingRequest):
-            return grounding_reply(context.view)
+            return Answer(grounding_reply(context.view))
         view: TspView = context.view
         self.own = {frozenset((a, b)): w for a, b, w in view.weights}
         news = partner_news(context)
@@ -71,7 +72,7 @@ class ScriptedPlayer:
                 if a != b and a in view.rooms and b in view.rooms:
                     self.partner[frozenset((a, b))] = int(w)
         thought, actions, message = self.play(view, news or "")
-        return format_reply(thought, tuple(actions), message, draft=view.variant in DRAFT_VARIANTS)
+        return Answer(format_reply(thought, tuple(actions), message, draft=view.variant in DRAFT_VARIANTS))
 
     def joint(self, a: str, b: str) -> int:
         """The joint coins of a hallway as far as this player knows (unknown partner coins count 0)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from ..base import TurnContext
+from ..turn import TurnContext
 from ..common.replay import Board, Span
 from ..seat import ActionForm, Field, Section, Values, check_values, form_named
 from .board import DISPLAY_ORDER, ROOM_NAMES
@@ -39,6 +39,7 @@ class TspSeat:
     """The seat of either player (light or ghost)."""
 
     max_actions: int | None = None
+    messages = True
 
     def rules(self, context: TurnContext) -> str:
         view: TspView = context.view

@@ -24,9 +24,9 @@ Modules: ``server`` (admission and endpoints), ``players`` (the replies), ``wire
 wire formats), ``cli`` (the command line).
 """
 
-from .cli import build_parser, config_from_args, main, serve
-from .players import Players, strategy_names
-from .server import FAULT_KINDS, FakeConfig, FakeServer, FakeStats
+from runners.fake_llm.cli import build_parser, config_from_args, main, serve
+from runners.fake_llm.players import Players, strategy_names
+from runners.fake_llm.server import FAULT_KINDS, FakeConfig, FakeServer, FakeStats
 
 __all__ = [
     "FAULT_KINDS", "FakeConfig", "FakeServer", "FakeStats", "Players", "build_parser", "config_from_args", "main",

@@ -10,7 +10,7 @@ Each kind turns the reply a strategy wrote into a bad one, keeping the game play
 
 from __future__ import annotations
 
-from puzzles.base import MAX_REPLY_CHARS
+from puzzles.turn import MAX_REPLY_CHARS
 
 BAD_REPLY_KINDS = ("surrogate", "control", "braces", "huge")
 _MESSAGE = '{"message":"'

@@ -6,11 +6,12 @@ import argparse
 import asyncio
 import sys
 
-from .._args import bounded
-from .bad_replies import BAD_REPLY_KINDS
-from .players import strategy_names
-from .server import FAULT_KINDS, FakeConfig, FakeServer
+from runners.args import bounded, key_value
+from runners.fake_llm.bad_replies import BAD_REPLY_KINDS
+from runners.fake_llm.players import strategy_names
+from runners.fake_llm.server import FAULT_KINDS, FakeConfig, FakeServer
 
+PROG = "python -m runners.fake_llm"
 DESCRIPTION = "A local model server for dry runs and tests: speaks the OpenAI and Anthropic APIs and vLLM's extras."
 
 
@@ -18,12 +19,12 @@ def _kind_and_probability(kinds: tuple[str, ...]):
     """An argparse type for KIND=P with KIND one of ``kinds`` and P a probability."""
 
     def parse(text: str) -> tuple[str, float]:
-        kind, sep, value = text.partition("=")
         try:
+            kind, value = key_value(text, "KIND=P")
             probability = float(value)
         except ValueError:
-            probability = -1.0
-        if not sep or kind not in kinds or not 0 <= probability <= 1:
+            kind, probability = "", -1.0
+        if kind not in kinds or not 0 <= probability <= 1:
             raise argparse.ArgumentTypeError(f"expected KIND=P with KIND one of {', '.join(kinds)} and P in [0, 1], got {text!r}")
         return kind, probability
 
@@ -48,8 +49,8 @@ def _storm(text: str) -> tuple[float, float]:
 _positive = bounded(float, 0.0, what="a number >= 0")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m runners.fake_llm", description=DESCRIPTION)
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000, help="0 picks a free port (default 8000)")
     p.add_argument("--strategy", default="share_everything", choices=strategy_names(), help="how replies play when the model is not named after a strategy of the game")
@@ -88,13 +89,13 @@ async def serve(config: FakeConfig, host: str, port: int) -> None:
         await server.stop()
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: list[str] | None = None, prog: str = PROG) -> int:
+    args = build_parser(prog).parse_args(argv)
     try:
         config = config_from_args(args)
         FakeServer(config)  # check the config before binding
     except ValueError as exc:
-        print(f"python -m runners.fake_llm: error: {exc}", file=sys.stderr)
+        print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     try:
         asyncio.run(serve(config, args.host, args.port))

@@ -39,7 +39,7 @@ _SEED = re.compile(r";seed=(-?\d+)$")
 
 def strategy_names(games: Mapping[str, Game] = GAMES) -> list[str]:
     """Every scripted strategy of any game, sorted."""
-    return sorted({name for game in games.values() for name in game.scripted})
+    return sorted({name for game in games.values() for name in game.rules.scripted})
 
 
 def game_rng(game_id: str, role: str) -> random.Random:
@@ -63,7 +63,7 @@ class Players:
 
     def _read(self, system: str, user: str) -> tuple[Game, Any, Any] | None:
         for game in self.games.values():
-            found = game.prompter.read(system, user)
+            found = game.faces.prompter.read(system, user)
             if found is not None:
                 return game, *found
         return None
@@ -72,7 +72,7 @@ class Players:
         agent_key = (game_id, game.name, strategy, role)
         policy = self.agents.get(agent_key)
         if policy is None:
-            policy = game.scripted[strategy](role, game_rng(game_id, role))
+            policy = game.rules.scripted[strategy](role, game_rng(game_id, role))
             self.agents[agent_key] = policy
             if len(self.agents) > self.kept:
                 self.agents.popitem(last=False)
@@ -88,18 +88,18 @@ class Players:
             return "I cannot read this prompt (no game wrote it), so I have nothing to answer."
         game, context, key = found
         strategy = strategy_of(model)
-        if strategy not in game.scripted:
+        if strategy not in game.rules.scripted:
             strategy = self.default
-        if strategy not in game.scripted:
+        if strategy not in game.rules.scripted:
             return f"I cannot play {game.name} as {strategy!r}: it has no such strategy."
         role = context.role
-        if game_id is not None and not getattr(game.prompter, "chat_memory", False):
-            return await self._agent(game, strategy, game_id, role).reply(context)
+        if game_id is not None and not game.faces.prompter.chat_memory:
+            return (await self._agent(game, strategy, game_id, role).reply(context)).text
         rng = game_rng(game_id, role) if game_id is not None else random.Random(repr((game.name, strategy, key)))
-        agent = game.scripted[strategy](role, rng)
-        if getattr(game.prompter, "chat_memory", False):
+        agent = game.rules.scripted[strategy](role, rng)
+        if game.faces.prompter.chat_memory:
             for user in users[:-1]:  # the chat carries the agent's memory: replay it
-                earlier = game.prompter.read(system, user)
+                earlier = game.faces.prompter.read(system, user)
                 if earlier is not None:
                     await agent.reply(earlier[0])
-        return await agent.reply(context)
+        return (await agent.reply(context)).text

@@ -19,9 +19,9 @@ from engine.backends.limiter import Bucket
 from engine.backends.tokens import estimate_tokens
 from puzzles import GAMES, Game
 
-from .bad_replies import BAD_REPLY_KINDS, bad_reply
-from .players import MAX_AGENTS_KEPT, Players
-from .wire import (
+from runners.fake_llm.bad_replies import BAD_REPLY_KINDS, bad_reply
+from runners.fake_llm.players import MAX_AGENTS_KEPT, Players
+from runners.fake_llm.wire import (
     Broken, Refused, anthropic_message, anthropic_stream, broken_reply, error_reply, openai_completion,
     openai_stream, prompt_parts,
 )

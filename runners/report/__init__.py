@@ -4,6 +4,6 @@
 ``formats``: the output formats. ``plots``: the PNG plots. The numbers are ``engine.analysis``'s.
 """
 
-from .cli import build_parser, main
+from runners.report.cli import build_parser, main
 
 __all__ = ["build_parser", "main"]

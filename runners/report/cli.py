@@ -21,17 +21,18 @@ from rich.console import Console
 from engine.analysis import AGENTS, ReportError, Results, group_by, layout, read_results
 from engine.records.rundir import RESULTS_FILE
 from engine.records.record import INFRA_ERROR, is_infra_error
-from runners._runloop import OneLineParser
+from runners.args import OneLineParser, key_value
 
-from .formats import to_csv, to_html, to_latex, to_markdown, to_rich
-from .plots import PLOT_FILES, PLOT_FORMATS, PLOTS_INSTALL, make_plots
-from .tables import UNIT_NAMES, Table, build_tables, condition_columns
+from runners.report.formats import to_csv, to_html, to_latex, to_markdown, to_rich
+from runners.report.plots import PLOT_FILES, PLOT_FORMATS, PLOTS_INSTALL, make_plots
+from runners.report.cells import UNIT_NAMES, Table, condition_columns
+from runners.report.tables import build_tables
 
 PROG = "python -m runners.report"
 
 
-def build_parser() -> OneLineParser:
-    p = OneLineParser(prog=PROG, description="Report on a run's results: tables, plots and an HTML page.")
+def build_parser(prog: str = PROG) -> OneLineParser:
+    p = OneLineParser(prog=prog, description="Report on a run's results: tables, plots and an HTML page.")
     p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help=f"run directory (or its {RESULTS_FILE})")
     p.add_argument("--out", type=Path, metavar="DIR", help="where to write the report (default RUN_DIR/report)")
     p.add_argument(
@@ -73,10 +74,14 @@ def locate(path: Path) -> Path:
 def parse_compare(values: Sequence[str] | None) -> tuple[str, str, str] | None:
     if values is None:
         return None
-    parts = [v.partition("=") for v in values]
-    if any(not sep or not name.strip() for name, sep, _ in parts) or parts[0][0].strip() != parts[1][0].strip():
-        raise ReportError(f"expected FIELD=A FIELD=B with one field, got {' '.join(values)}")
-    return (parts[0][0].strip(), parts[0][2].strip(), parts[1][2].strip())
+    form = "FIELD=A FIELD=B with one field"
+    try:
+        (field, a), (other, b) = (key_value(v, form) for v in values)
+    except ValueError:
+        field, other = "", None
+    if field != other:
+        raise ReportError(f"expected {form}, got {' '.join(values)}")
+    return field, a, b
 
 
 def intro_lines(results: Results, path: Path) -> list[str]:
@@ -127,8 +132,8 @@ def remove_stale(out: Path, tables: Sequence[Table], images: Sequence[Path]) -> 
         (out / name).unlink(missing_ok=True)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+def main(argv: list[str] | None = None, prog: str = PROG) -> int:
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     try:
         results_path = locate(args.run_dir)

@@ -14,8 +14,8 @@ from pathlib import Path
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from .latex import latex_escape, to_latex
-from .tables import Table
+from runners.report.latex import latex_escape, to_latex
+from runners.report.cells import Table
 
 __all__ = ["latex_escape", "to_csv", "to_html", "to_latex", "to_markdown", "to_rich"]
 

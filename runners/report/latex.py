@@ -21,9 +21,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from runners._widths import short_names
+from runners.dashboard.widths import short_names
 
-from .tables import Table
+from runners.report.cells import Table
 
 MAX_ROWS = 30  # rows of one LaTeX table at most
 MAX_THINNED = 10  # K columns at most

@@ -27,9 +27,9 @@ from engine.analysis import (
 )
 from engine.analysis.stats import wilson_interval
 
-from runners._widths import short_names
+from runners.dashboard.widths import short_names
 
-from .tables import key_label, score_labels
+from runners.report.cells import key_label, score_labels
 
 PLOTS_INSTALL = "pip install -e '.[plots]'"
 PLOT_FORMATS = ("png", "pdf", "svg")

@@ -1,20 +1,14 @@
-"""The report's tables as text: header, rows and a note for the terminal and documents, and the
-same numbers in full for the CSV files."""
+"""The report's tables, one function each (success, turns, scores, sizes, errors, model calls, a
+paired comparison, and the human seats of ``seats``), and the list of them a report prints."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from engine.records.record import GameRecord
 from engine.analysis import (
-    AGENTS,
     condition_fields,
     error_counts,
-    field_values,
-    group_by,
-    layout,
     paired_comparison,
     roles_of,
     score_keys,
@@ -25,92 +19,11 @@ from engine.analysis import (
     success_table,
     usage_per_condition,
 )
-from engine.analysis.stats import ScoreSummary
-from puzzles import get_game
-
-UNIT_NAMES = {"chars": "characters", "tokens": "tokens"}
-# Fields whose values name themselves in a column header; others are shown as field=value.
-SELF_NAMED = (AGENTS, "feedback")
-
-
-@dataclass
-class Table:
-    name: str  # file stem of its CSV
-    title: str
-    header: list[str]
-    rows: list[list[str]]
-    labels: int  # leading label columns (left-aligned)
-    note: str = ""
-    csv_header: list[str] = field(default_factory=list)
-    csv_rows: list[list[object]] = field(default_factory=list)
-    thin_from: int = 0  # when > 0, the columns from here on may be thinned out on the terminal
-
-
-def pct(x: float | None) -> str:
-    return "-" if x is None or math.isnan(x) else f"{100 * x:.1f}"
-
-
-def num(x: float, digits: int = 2) -> str:
-    return "-" if math.isnan(x) else f"{x:.{digits}f}"
-
-
-def frac(x: float | None) -> object:
-    """A fraction (or a mean) for the CSV files: four decimals, empty when undefined."""
-    return "" if x is None or math.isnan(x) else round(x, 4)
-
-
-def value_label(field_name: str, value: str) -> str:
-    return value if field_name in SELF_NAMED else f"{field_name}={value}"
-
-
-def key_label(fields: Sequence[str], key: Sequence[str]) -> str:
-    return ", ".join(value_label(f, v) for f, v in zip(fields, key)) or "all"
-
-
-def fixed_note(records: Sequence[GameRecord]) -> str:
-    frame = layout(records)
-    parts = []
-    if frame.fixed:
-        parts.append("Same in every game: " + ", ".join(f"{f}={v}" for f, v in frame.fixed.items()) + ".")
-    parts += [note + "." for note in frame.notes]
-    return " ".join(parts)
-
-
-def _label_columns(fields: Sequence[str]) -> list[str]:
-    return list(fields) or ["condition"]
-
-
-def _label_cells(fields: Sequence[str], key: Sequence[str]) -> list[str]:
-    return list(key) if fields else ["all"]
-
-
-def condition_columns(records: Sequence[GameRecord]) -> list[str]:
-    """The fields that name a condition in full in the CSV files (roles one by one)."""
-    names: dict[str, None] = {}
-    for record in records:
-        names.update(dict.fromkeys(record.spec.condition_fields()))
-    return list(names)
-
-
-def _full_values(records: Sequence[GameRecord], fields: Sequence[str]) -> dict[tuple[str, ...], list[str]]:
-    """For each group key over ``fields``, every condition field's value (from its first game)."""
-    columns = condition_columns(records)
-    full = {}
-    for key, group in group_by(records, fields):
-        values = field_values(group[0])
-        full[key] = [values.get(c, "") for c in columns]
-    return full
-
-
-def score_labels(records: Sequence[GameRecord]) -> dict[str, str]:
-    """Each score key's display name, as the game of the first game that gives it names it."""
-    labels: dict[str, str] = {}
-    for record in records:
-        for key in record.scores:
-            if key not in labels:
-                labels[key] = get_game(record.spec.game).score_label(key)
-    return labels
-
+from runners.report.cells import (
+    UNIT_NAMES, Table, condition_columns, fixed_note, frac, full_values, key_label, label_cells, label_columns, num, pct,
+    score_cell, score_labels,
+)
+from runners.report.seats import humans_table
 
 # ---------------------------------------------------------------------------------------------
 # The tables
@@ -138,7 +51,7 @@ def success_main(records: Sequence[GameRecord], rows: Sequence[str]) -> Table:
         "those are counted in the errors table). " + fixed_note(records)
     )
     keys = list(frame.rows) + list(frame.columns)
-    full = _full_values(records, keys)
+    full = full_values(records, keys)
     extra = [i for i, f in enumerate(keys) if f not in condition_columns(records)]  # such as agents
     csv_header = [keys[i] for i in extra] + condition_columns(records)
     csv_header += ["games", "errors", "n", "successes", "success_rate", "ci_low", "ci_high"]
@@ -155,9 +68,9 @@ def success_main(records: Sequence[GameRecord], rows: Sequence[str]) -> Table:
 def success_turns(records: Sequence[GameRecord], fields: Sequence[str]) -> Table:
     curves = success_by_turn(records, fields)
     max_turn = len(curves[0].solved_by) if curves else 0
-    header = _label_columns(fields) + ["n"] + [f"K={k}" for k in range(1, max_turn + 1)]
-    rows = [_label_cells(fields, c.key) + [str(c.n)] + [pct(r) for r in c.rates] for c in curves]
-    full = _full_values(records, fields)
+    header = label_columns(fields) + ["n"] + [f"K={k}" for k in range(1, max_turn + 1)]
+    rows = [label_cells(fields, c.key) + [str(c.n)] + [pct(r) for r in c.rates] for c in curves]
+    full = full_values(records, fields)
     csv_rows = [
         full[c.key] + [c.n, k, solved, frac(solved / c.n if c.n else None)]
         for c in curves
@@ -165,23 +78,9 @@ def success_turns(records: Sequence[GameRecord], fields: Sequence[str]) -> Table
     ]
     note = "Success % within K turns: games solved at turn K or earlier, over games that ended without a game error."
     return Table(
-        "success_by_turn", "Success rate at turn K", header, rows, len(_label_columns(fields)), note,
-        condition_columns(records) + ["n", "K", "solved", "success_rate"], csv_rows, thin_from=len(_label_columns(fields)) + 1,
+        "success_by_turn", "Success rate at turn K", header, rows, len(label_columns(fields)), note,
+        condition_columns(records) + ["n", "K", "solved", "success_rate"], csv_rows, thin_from=len(label_columns(fields)) + 1,
     )
-
-
-def score_cell(summary: ScoreSummary | None, n: int) -> str:
-    """A rate as "% [low-high]", a mean as "mean [low, high]"; the games that gave the score in
-    parentheses where fewer than ``n``."""
-    if summary is None or summary.n == 0:
-        return "-"
-    if summary.kind == "rate":
-        text = f"{pct(summary.value)} [{pct(summary.low)}-{pct(summary.high)}]"
-    elif math.isnan(summary.low):
-        text = num(summary.value)
-    else:
-        text = f"{num(summary.value)} [{num(summary.low)}, {num(summary.high)}]"
-    return text if summary.n == n else f"{text} ({summary.n})"
 
 
 def scores_table(records: Sequence[GameRecord], fields: Sequence[str]) -> Table | None:
@@ -191,9 +90,9 @@ def scores_table(records: Sequence[GameRecord], fields: Sequence[str]) -> Table 
         return None
     labels = score_labels(records)
     data = scores_per_condition(records, fields)
-    header = _label_columns(fields) + ["n"] + [labels[k] + (" %" if kinds[k] == "rate" else "") for k in kinds]
-    rows = [_label_cells(fields, r.key) + [str(r.n)] + [score_cell(r.scores.get(k), r.n) for k in kinds] for r in data]
-    full = _full_values(records, fields)
+    header = label_columns(fields) + ["n"] + [labels[k] + (" %" if kinds[k] == "rate" else "") for k in kinds]
+    rows = [label_cells(fields, r.key) + [str(r.n)] + [score_cell(r.scores.get(k), r.n) for k in kinds] for r in data]
+    full = full_values(records, fields)
     csv_rows = [
         full[r.key] + [key, labels[key], s.kind, s.n, frac(s.value), frac(s.low), frac(s.high)]
         for r in data
@@ -206,7 +105,7 @@ def scores_table(records: Sequence[GameRecord], fields: Sequence[str]) -> Table 
         "games that gave the score, where fewer than n."
     )
     return Table(
-        "scores", "Scores, per condition", header, rows, len(_label_columns(fields)), note,
+        "scores", "Scores, per condition", header, rows, len(label_columns(fields)), note,
         condition_columns(records) + ["score", "label", "kind", "n", "value", "low", "high"], csv_rows,
     )
 
@@ -215,17 +114,17 @@ def sizes_table(records: Sequence[GameRecord], fields: Sequence[str], unit: str)
     roles = roles_of(records)
     name = UNIT_NAMES.get(unit, unit)
     data = sizes_per_turn(records, fields, unit)
-    header = _label_columns(fields) + ["n"]
+    header = label_columns(fields) + ["n"]
     for role in roles:
         header += [f"{role} reply {unit}", f"{role} message {unit}", f"{role} message/reply %"]
     rows = []
     for r in data:
-        cells = _label_cells(fields, r.key) + [str(r.n)]
+        cells = label_cells(fields, r.key) + [str(r.n)]
         for role in roles:
             s = r.roles[role]
             cells += [num(s.reply, 1), num(s.message, 1), pct(s.share)]
         rows.append(cells)
-    full = _full_values(records, fields)
+    full = full_values(records, fields)
     csv_rows = [
         full[r.key] + [r.n, role, r.roles[role].turns, frac(r.roles[role].reply), frac(r.roles[role].message), frac(r.roles[role].share)]
         for r in data
@@ -236,7 +135,7 @@ def sizes_table(records: Sequence[GameRecord], fields: Sequence[str], unit: str)
         f"message/reply % = mean message / mean reply x 100. n = games that ended without error."
     )
     return Table(
-        f"{unit}_per_turn", f"Output per turn, in {name}", header, rows, len(_label_columns(fields)), note,
+        f"{unit}_per_turn", f"Output per turn, in {name}", header, rows, len(label_columns(fields)), note,
         condition_columns(records) + ["n", "role", "turns", f"mean_reply_{unit}", f"mean_message_{unit}", "message_share"],
         csv_rows,
     )
@@ -246,18 +145,18 @@ def errors_table(records: Sequence[GameRecord], fields: Sequence[str]) -> Table:
     roles = roles_of(records)
     data = error_counts(records, fields)
     header = (
-        _label_columns(fields) + ["games"] + [f"format errors {role}" for role in roles]
+        label_columns(fields) + ["games"] + [f"format errors {role}" for role in roles]
         + [f"invalid actions {role}" for role in roles] + ["infra errors", "other errors"]
     )
     rows = []
     for r in data:
         kinds = ", ".join(f"{k} {v}" for k, v in r.other_kinds.items())
         rows.append(
-            _label_cells(fields, r.key) + [str(r.games)]
+            label_cells(fields, r.key) + [str(r.games)]
             + [str(r.format_errors[role]) for role in roles] + [str(r.invalid_actions[role]) for role in roles]
             + [str(r.infra_errors), f"{r.other_errors} ({kinds})" if kinds else str(r.other_errors)]
         )
-    full = _full_values(records, fields)
+    full = full_values(records, fields)
     csv_rows = [
         full[r.key] + [r.games] + [r.format_errors[role] for role in roles] + [r.invalid_actions[role] for role in roles]
         + [r.infra_errors, r.other_errors, ";".join(f"{k}:{v}" for k, v in r.other_kinds.items())]
@@ -268,7 +167,7 @@ def errors_table(records: Sequence[GameRecord], fields: Sequence[str]) -> Table:
         "infrastructure. Other errors: games that ended in any other error. Both are left out of every rate."
     )
     return Table(
-        "errors", "Errors", header, rows, len(_label_columns(fields)), note,
+        "errors", "Errors", header, rows, len(label_columns(fields)), note,
         condition_columns(records) + ["games"] + [f"format_errors_{role}" for role in roles]
         + [f"invalid_actions_{role}" for role in roles] + ["infra_errors", "other_errors", "other_error_kinds"],
         csv_rows,
@@ -280,22 +179,22 @@ def usage_table(records: Sequence[GameRecord], fields: Sequence[str]) -> Table |
     if not data:
         return None
     money = lambda x: "-" if x is None else f"{x:.2f}"  # noqa: E731
-    header = _label_columns(fields) + ["games", "calls", "prompt tokens", "reply tokens", "cost $", "$ per game", "$ per success"]
+    header = label_columns(fields) + ["games", "calls", "prompt tokens", "reply tokens", "cost $", "$ per game", "$ per success"]
     rows = [
-        _label_cells(fields, r.key) + [
+        label_cells(fields, r.key) + [
             str(r.games), str(r.calls), f"{r.prompt_tokens:,}", f"{r.completion_tokens:,}", money(r.cost),
             money(r.cost / r.games if r.cost is not None and r.games else None), money(r.cost_per_success),
         ]
         for r in data
     ]
-    full = _full_values(records, fields)
+    full = full_values(records, fields)
     csv_rows = [
         full[r.key] + [r.games, r.calls, r.prompt_tokens, r.completion_tokens, "" if r.cost is None else round(r.cost, 6)]
         for r in data
     ]
     note = "Every game's model calls, games that ended in an error included (they were paid for). Cost: - when a model has no price."
     return Table(
-        "usage", "Model calls and cost", header, rows, len(_label_columns(fields)), note,
+        "usage", "Model calls and cost", header, rows, len(label_columns(fields)), note,
         condition_columns(records) + ["games", "calls", "prompt_tokens", "completion_tokens", "cost_usd"], csv_rows,
     )
 
@@ -308,7 +207,7 @@ def paired_table(records: Sequence[GameRecord], compare_field: str, a: str, b: s
     comparison = paired_comparison(records, compare_field, a, b)
     fields = comparison.fields
     label_a, label_b = f"{compare_field}={a}", f"{compare_field}={b}"
-    header = _label_columns(fields) + [
+    header = label_columns(fields) + [
         "pairs", f"success % {label_a}", f"success % {label_b}", f"{b} - {a} (points)", "95% interval",
         f"{a} only / {b} only", "unpaired",
     ]
@@ -319,7 +218,7 @@ def paired_table(records: Sequence[GameRecord], compare_field: str, a: str, b: s
         else:
             diff, interval = "-", "-"
         rows.append(
-            _label_cells(fields, r.key)
+            label_cells(fields, r.key)
             + [str(r.pairs), pct(r.rate_a), pct(r.rate_b), diff, interval, f"{r.a_only} / {r.b_only}", str(r.unpaired)]
         )
         csv_rows.append(
@@ -333,7 +232,7 @@ def paired_table(records: Sequence[GameRecord], compare_field: str, a: str, b: s
         "method for paired proportions. Pairs with a game error on either side are left out (unpaired)."
     )
     return Table(
-        "paired", f"Paired comparison: {label_b} against {label_a}", header, rows, len(_label_columns(fields)), note,
+        "paired", f"Paired comparison: {label_b} against {label_a}", header, rows, len(label_columns(fields)), note,
         list(fields) + ["field", "a", "b", "pairs", "both", "a_only", "b_only", "neither", "unpaired",
                         "success_rate_a", "success_rate_b", "difference", "ci_low", "ci_high"],
         csv_rows,
@@ -346,8 +245,6 @@ def build_tables(records: Sequence[GameRecord], rows: Sequence[str], compare: tu
     scores = scores_table(records, fields)
     if scores is not None:
         tables.append(scores)
-    from .humans import humans_table  # here, not at the top: ``humans`` builds on this module's Table
-
     people = humans_table(records, rows)
     if people is not None:
         tables.append(people)

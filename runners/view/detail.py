@@ -1,8 +1,8 @@
 """One game as plain data, for the terminal replay (``runners.replay``) and the HTML viewer alike,
 so that both show the same detail.
 
-The game is rebuilt from its spec (``Game.new``) and each turn's actions are applied again through
-``GameState.step``, so the game (``Game.replay``) can show its state after every turn, and the view
+The game is rebuilt from its spec (``Rules.new``) and each turn's actions are applied again through
+``GameState.step``, so the game (``Faces.replay``) can show its state after every turn, and the view
 each agent had where the transcript does not keep it (messages-only transcripts). Where the
 rebuilt game differs from what was recorded (the instance, a turn's progress, a best-of-n choice),
 a note says so. Without a transcript, the record's turn log is all there is.
@@ -23,7 +23,8 @@ import msgspec
 from engine import GameRecord
 from engine.policies.factory import is_human
 from engine.records.transcripts import DETAIL_FULL, Transcript, TranscriptTurn
-from puzzles import Game, Rejected, get_game
+from puzzles import BestOfN, Game, Rejected, get_game
+from puzzles.common.replay import BoardReplay
 
 
 def role_name(role: str) -> str:
@@ -31,7 +32,7 @@ def role_name(role: str) -> str:
 
 
 class BasicReplay:
-    """The replay of a game that has none of its own (``Game.replay`` is None): actions as JSON,
+    """The replay of a game that has none of its own (``Faces.replay`` is None): actions as JSON,
     progress as a number."""
 
     def header(self, state: Any) -> list:
@@ -51,7 +52,7 @@ class BasicReplay:
 
 
 def replay_of(game: Game) -> Any:
-    return game.replay if game.replay is not None else BasicReplay()
+    return game.faces.replay if game.faces.replay is not None else BasicReplay()
 
 
 def spans(line: Any) -> list[list[str]]:
@@ -59,8 +60,7 @@ def spans(line: Any) -> list[list[str]]:
 
 
 def board_of(replay: Any, state: Any) -> dict | None:
-    draw = getattr(replay, "board", None)
-    board = draw(state) if draw is not None else None
+    board = replay.board(state) if isinstance(replay, BoardReplay) else None
     if board is None:
         return None
     return {"columns": list(board.columns), "rows": [[[c.text, c.mark] for c in row] for row in board.rows]}
@@ -118,14 +118,13 @@ def _candidates(game: Game, replay: Any, turn: TranscriptTurn, state: Any, notes
     shown, read = [], []
     for i, candidate in enumerate(turn.candidates):
         try:
-            actions = msgspec.convert(candidate.get("actions", []), tuple[game.Action, ...])
+            actions = msgspec.convert(candidate.get("actions", []), tuple[game.rules.Action, ...])
         except msgspec.ValidationError:
             actions = ()
         read.append(actions)
         text = replay.actions(actions) if actions else f"unreadable ({candidate.get('format_error') or 'no action'})"
         shown.append({"text": text, "chosen": i == turn.chosen, "message": candidate.get("message", "")})
-    choose = getattr(state, "choose", None)
-    if choose is not None and choose(turn.role, tuple(read)) != turn.chosen:
+    if isinstance(state, BestOfN) and state.choose(turn.role, tuple(read)) != turn.chosen:
         notes.append("the replayed game chooses another candidate here")
     return shown
 
@@ -144,7 +143,7 @@ def _turn(game: Game, replay: Any, turn: TranscriptTurn, state: Any, view: Any, 
     }
     step["candidates"] = _candidates(game, replay, turn, state, notes)
     try:
-        actions = msgspec.convert(turn.actions, tuple[game.Action, ...])
+        actions = msgspec.convert(turn.actions, tuple[game.rules.Action, ...])
     except msgspec.ValidationError:
         actions = None
         notes.append(f"actions not readable as {game.name} actions: {msgspec.json.encode(turn.actions).decode()}")
@@ -212,10 +211,10 @@ def game_detail(record: GameRecord, transcript: Transcript | None, game: Game | 
     game = game or get_game(record.spec.game)
     replay = replay_of(game)
     spec = record.spec
-    state = game.new(spec.params, spec.seed, tuple(spec.agents), spec.max_turns)
+    state = game.rules.new(spec.params, spec.seed, tuple(spec.agents), spec.max_turns)
     notes: list[str] = []
-    if transcript is not None and transcript.instance is not None and game.instance is not None:
-        if msgspec.json.decode(msgspec.json.encode(game.instance(state))) != transcript.instance:
+    if transcript is not None and transcript.instance is not None and game.records.instance is not None:
+        if msgspec.json.decode(msgspec.json.encode(game.records.instance(state))) != transcript.instance:
             notes.append("the game rebuilt from its seed is not the one the transcript recorded")
     detail: dict[str, Any] = {
         # The seed as text: a 64-bit seed is past what a JavaScript number holds exactly.

@@ -22,7 +22,7 @@ from engine import GameRecord, RunDir
 from engine.records.rundir import decode_any_record
 from engine.records.transcripts import TRANSCRIPTS_FILE, Transcript
 
-from .detail import game_detail, humans_of
+from runners.view.detail import game_detail, humans_of
 
 SUMMARY_FILE = "summary.json"
 OUTCOMES = {"success": "s", "failure": "f", "error": "e"}

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .index import RunIndex
+from runners.view.index import RunIndex
 
 ASSETS = Path(__file__).parent
 DEFAULT_EMBED = 300

@@ -11,8 +11,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .index import RunIndex
-from .page import detail_or_failure, page_html
+from runners.view.index import RunIndex
+from runners.view.page import detail_or_failure, page_html
 
 
 def make_server(index: RunIndex, port: int = 8000, host: str = "127.0.0.1") -> ThreadingHTTPServer:

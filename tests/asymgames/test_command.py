@@ -11,7 +11,6 @@ import pytest
 
 import asymgames
 from asymgames import cli
-from runners._runloop import OneLineParser
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,12 +19,6 @@ def command() -> str:
     found = shutil.which("asymgames", path=str(Path(sys.executable).parent))
     assert found, "the asymgames command is not installed: pip install -e ."
     return found
-
-
-@pytest.fixture
-def forms(monkeypatch):
-    """The command sets the runners' usage spelling for its process; give it back after the test."""
-    monkeypatch.setattr(OneLineParser, "command_forms", {})
 
 
 def test_the_package_imports_with_its_version_and_public_names():
@@ -50,13 +43,13 @@ def test_an_unknown_command_is_one_line_and_status_2(capsys):
     assert err.count("\n") == 1 and "frobnicate" in err
 
 
-def test_a_runner_missing_from_the_installation_is_named(monkeypatch, capsys, forms):
+def test_a_runner_missing_from_the_installation_is_named(monkeypatch, capsys):
     monkeypatch.setitem(cli.COMMANDS, "ghost", ("runners.no_such_runner", "main", ""))
     assert cli.main(["ghost", "RUN_DIR"]) == 2
     assert "ghost is not available in this installation (runners.no_such_runner is missing)" in capsys.readouterr().err
 
 
-def test_run_hands_its_arguments_to_the_runner_under_the_commands_name(tmp_path, capsys, forms):
+def test_run_hands_its_arguments_to_the_runner_under_the_commands_name(tmp_path, capsys):
     out = tmp_path / "run"
     assert cli.main(["run", "--games", "6", "--out", str(out), "--no-dashboard"]) == 0
     assert len((out / "results.jsonl").read_text().splitlines()) == 6
@@ -66,7 +59,7 @@ def test_run_hands_its_arguments_to_the_runner_under_the_commands_name(tmp_path,
     assert capsys.readouterr().err.startswith("asymgames run: error: argument --games")
 
 
-def test_forecast_is_a_dry_run_of_a_run_or_of_a_sweep(tmp_path, capsys, forms):
+def test_forecast_is_a_dry_run_of_a_run_or_of_a_sweep(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["forecast", "--games", "4", "--out", str(tmp_path / "run")])
     assert exit_info.value.code == 0
@@ -96,3 +89,13 @@ def test_a_users_own_engine_module_in_the_working_directory_breaks_nothing(tmp_p
         assert done.returncode == 0, done.stderr
         records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
         assert [r["game_id"] for r in records] == list(range(5))
+
+
+@pytest.mark.parametrize("name", list(cli.COMMANDS))
+def test_every_command_answers_help_under_its_own_name(name, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        cli.main([name, "--help"])
+    assert stopped.value.code == 0
+    usage = capsys.readouterr().out
+    shown = "run" if name == "forecast" else name
+    assert usage.startswith(f"usage: asymgames {shown} "), usage[:80]

@@ -41,11 +41,11 @@ def _play(e: GameEnv, seed: int, players: ScriptedPlayers) -> tuple[str, int, di
 def test_scripted_players_through_the_env_play_the_game_as_the_turn_machine_does(name):
     game = GAMES[name]
     e = env(name)
-    for strategy in game.scripted:
+    for strategy in game.rules.scripted:
         players = ScriptedPlayers(e, dict.fromkeys(e.possible_agents, strategy))
         for seed in range(3):
             outcome, turns, rewards = _play(e, seed, players)
-            expected = play_scripted(game, game.Params(), seed, e.roles, dict.fromkeys(e.roles, strategy))
+            expected = play_scripted(game, game.rules.Params(), seed, e.roles, dict.fromkeys(e.roles, strategy))
             assert (outcome, turns) == (expected.outcome, expected.turns), (strategy, seed)
             assert set(rewards.values()) == {1.0 if outcome == "success" else 0.0}
 

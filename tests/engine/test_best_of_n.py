@@ -33,7 +33,7 @@ async def test_the_reasoning_verifier_plays_the_first_candidate_in_the_valid_set
         assert acts and all(len(act.candidates) == 4 and act.chosen is not None for act in acts)
         assert [(t.candidates, t.chosen) for t in record.turn_log] == [(4, act.chosen) for act in acts]
         # An independent replay: the chosen candidate is the first whose action is in the valid set.
-        state = game.new(spec.params, spec.seed, tuple(spec.agents), spec.max_turns)
+        state = game.rules.new(spec.params, spec.seed, tuple(spec.agents), spec.max_turns)
         for act in acts:
             played = act.candidates[act.chosen]
             assert tuple(act.actions) == played.actions and act.reply == played.reply

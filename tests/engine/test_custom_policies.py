@@ -1,5 +1,7 @@
 """A policy of the user's own named on the command line (``package.module:Class``), in a run, a sweep
-and their resumes; a name that cannot be imported or is not a policy is one line and status 2."""
+and their resumes; a name that cannot be imported or is not a policy is one line and status 2; one
+that returns the text alone still plays, and what an ``Answer`` says of the call reaches the record
+and the transcript."""
 
 from __future__ import annotations
 
@@ -9,15 +11,68 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 
-from engine import RunDir
-from engine.policies.factory import is_import, is_model
+from bus import Usage
+from engine import Grid, PolicyFactory, RunDir, play_game
+from engine.policies.factory import TextPolicy, is_import, is_model
+from engine.records.transcripts import TranscriptMaker
+from examples.custom_policy import HalfSharer
+from puzzles import GAMES, Answer
+from puzzles.asympuzl.scripted import ShareEverything
 from runners.concurrent import main as run_main
 from runners.sweep import main as sweep_main
 
 ROOT = Path(__file__).resolve().parents[2]
 HALF = "examples.custom_policy:HalfSharer"
+HERE = "tests.engine.test_custom_policies"
+
+
+class TextOnly(HalfSharer):
+    """HalfSharer written as policies were before ``Answer``: its reply is the text alone."""
+
+    async def reply(self, context):
+        return (await super().reply(context)).text
+
+
+class Metered(ShareEverything):
+    """share_everything, saying what a model call of its own would have cost and what it sent."""
+
+    async def reply(self, context):
+        text = (await super().reply(context)).text
+        usage = Usage(model="mine:tiny", prompt_tokens=100 + context.turn, completion_tokens=7, latency=0.5)
+        return Answer(text, usage=usage, prompt={"system": "mine", "user": f"turn {context.turn}"})
+
+
+async def test_a_policy_of_one_s_own_that_returns_the_text_alone_still_plays():
+    factory = PolicyFactory()
+    plans = {name: Grid(seeds=6, params={"size": [6]}, agents=[[name, "share_everything"]]) for name in (f"{HERE}:TextOnly", HALF)}
+    records = {name: [await play_game(plan.spec(i), factory) for i in range(6)] for name, plan in plans.items()}
+    old, new = records.values()
+    assert [r.error for r in old] == [None] * 6
+    assert [(r.outcome, r.turn_log) for r in old] == [(r.outcome, r.turn_log) for r in new]
+    assert isinstance(factory.make(f"{HERE}:TextOnly", "alice", 1, GAMES["asympuzl"]), TextPolicy)
+
+
+async def test_the_usage_and_prompt_of_an_answer_reach_the_record_and_the_transcript():
+    spec = Grid(seeds=1, params={"size": [4]}, agents=[[f"{HERE}:Metered", "share_everything"]]).spec(0)
+    maker = TranscriptMaker(full=True)
+    record = await play_game(spec, PolicyFactory(), taps=[maker.game_started(spec)])
+    maker.game_finished(spec, record)
+    transcript = msgspec.json.decode(maker.take(spec.game_id))
+    assert record.outcome == "success" and record.turns == 2
+    alice = [t for t in record.turn_log if t.role == "alice"]
+    assert [t.usage for t in alice] == [
+        Usage(model="mine:tiny", prompt_tokens=100 + t.turn, completion_tokens=7, latency=0.5) for t in alice
+    ]
+    assert {t.usage for t in record.turn_log if t.role == "bob"} == {msgspec.UNSET}
+    totals = record.usage["alice"]
+    assert (totals.calls, totals.completion_tokens, totals.latency) == (2, 14, 1.0) and "bob" not in record.usage
+    turns = transcript["turns"]
+    assert [t["prompt"] for t in turns if t["role"] == "alice"] == [{"system": "mine", "user": f"turn {t.turn}"} for t in alice]
+    assert [t["usage"]["prompt_tokens"] for t in turns if t["role"] == "alice"] == [100 + t.turn for t in alice]
+    assert {t["prompt"] for t in turns if t["role"] == "bob"} == {None}
 
 
 def test_a_dotted_module_is_a_policy_and_an_endpoint_name_a_model():

@@ -7,7 +7,7 @@ import pytest
 
 from bus import ChannelSpec
 from engine import Grid, PolicyFactory
-from puzzles import GAMES
+from puzzles import GAMES, Answer
 from puzzles.chain.rules import CHAIN_ROLES, generate_chain
 from runners.concurrent import main as run_main
 from tests.helpers import play, spec
@@ -63,7 +63,7 @@ def test_no_two_agents_solve_without_the_third():
 
             class Silent:
                 async def reply(self, context):
-                    return '{"message": "", "actions": []}'
+                    return Answer('{"message": "", "actions": []}')
             return Silent()
 
     for index in range(5):
@@ -126,11 +126,11 @@ def test_directed_messages_reach_only_the_named_partner():
             class Policy:
                 async def reply(self, context):
                     if role == "alice":
-                        return '{"message": "for carol only", "actions": [], "to": "carol"}'
+                        return Answer('{"message": "for carol only", "actions": [], "to": "carol"}')
                     if role == "bob":
-                        return '{"message": "to nobody", "actions": []}'
+                        return Answer('{"message": "to nobody", "actions": []}')
                     heard.append((context.turn, [l.text for l in context.conversation if l.sender != "carol"]))
-                    return '{"message": "", "actions": []}'
+                    return Answer('{"message": "", "actions": []}')
             return Policy()
 
     heard = []
@@ -157,7 +157,7 @@ def test_scratchpad_replaces_the_reinjected_clues():
             class Policy:
                 async def reply(self, context):
                     seen.append((role, context.turn, context.reinjected, context.scratchpad))
-                    return '{"message": "", "actions": [], "scratchpad": "note %d"}' % context.turn
+                    return Answer('{"message": "", "actions": [], "scratchpad": "note %d"}' % context.turn)
             return Policy()
 
     seen = []
@@ -195,7 +195,7 @@ def _leaky(base: str, victim: str, source: str) -> dict:
     def leak(honest):
         return lambda state, role: (honest(state, role), state.private(source) if role == victim else None)
 
-    return {base: dataclasses.replace(game, feedback={m: leak(f) for m, f in game.feedback.items()})}
+    return {base: dataclasses.replace(game, rules=dataclasses.replace(game.rules, feedback={m: leak(f) for m, f in game.rules.feedback.items()}))}
 
 
 @pytest.mark.parametrize(
@@ -226,7 +226,7 @@ def test_leak_audit_catches_a_constraint_the_table_shows_before_it_was_shared():
     game = GAMES["einstein"]
 
     def new(params, seed, roles, max_turns):
-        state = game.new(params, seed, roles, max_turns)
+        state = game.rules.new(params, seed, roles, max_turns)
         honest = state.view
 
         def view(role):
@@ -238,7 +238,7 @@ def test_leak_audit_catches_a_constraint_the_table_shows_before_it_was_shared():
         state.view = view
         return state
 
-    leaky = {"einstein": dataclasses.replace(game, new=new)}
+    leaky = {"einstein": dataclasses.replace(game, rules=dataclasses.replace(game.rules, new=new))}
     config = Grid(game="einstein", seeds=1, agents=[["seek_only", "seek_only"]], leak_audit=True, params={"actions": ["ask"]})
     record = play(config.spec(0), games=leaky)
     assert (record.outcome, record.error.kind, record.error.actor) == ("error", "leak", "player2")

@@ -53,11 +53,11 @@ class Seats:
 
 def _spec(name: str, human_role: str, seed: int = 3, max_turns: int = 3) -> GameSpec:
     game = get_game(name)
-    roster = game.rosters[0]
+    roster = game.rules.rosters[0]
     agents = {role: ("human" if role == human_role else game.default_policy) for role in roster}
     return GameSpec(
-        game_id=0, seed=seed, params=game.Params(), agents=agents,
-        options=Options(feedback=game.default_feedback, max_turns=max_turns),
+        game_id=0, seed=seed, params=game.rules.Params(), agents=agents,
+        options=Options(feedback=game.rules.default_feedback, max_turns=max_turns),
     )
 
 
@@ -94,7 +94,7 @@ def _first_filling(turn: SeatTurn) -> ChosenAction | None:
 @pytest.mark.parametrize("name", sorted(GAMES))
 def test_a_person_plays_every_game_and_the_record_says_so(name):
     game = get_game(name)
-    human = game.rosters[0][-1]
+    human = game.rules.rosters[0][-1]
 
     def answer(turn: SeatTurn) -> SeatAnswer:
         chosen = _first_filling(turn)
@@ -150,9 +150,9 @@ def test_an_answer_after_a_timeout_resets_the_count():
 
 def _context(name: str, role: str) -> tuple[TurnContext, object]:
     game = get_game(name)
-    roster = game.rosters[0]
-    state = game.new(game.Params(), 1, roster, 5)
-    feedback = game.feedback[game.default_feedback](state, role)
+    roster = game.rules.rosters[0]
+    state = game.rules.new(game.rules.Params(), 1, roster, 5)
+    feedback = game.rules.feedback[game.rules.default_feedback](state, role)
     context = TurnContext(
         game_id=0, role=role, turn=1, max_turns=5, view=state.view(role), feedback=feedback, conversation=(),
         partners=tuple(r for r in roster if r != role),
@@ -202,9 +202,9 @@ def test_anything_else_is_refused(text):
 
 def test_a_message_the_reply_format_would_cut_short_is_refused():
     game = get_game("tsp")
-    role = game.rosters[0][0]
+    role = game.rules.rosters[0][0]
     context, game = _context("tsp", role)
-    turn = SeatTurn(context, seat_of(game), 10, game.prompter)
+    turn = SeatTurn(context, seat_of(game), 10, game.faces.prompter)
     with pytest.raises(ValueError, match="rephrase"):
         turn.reply(SeatAnswer(message="take this [Action]: end(L)"))
     assert turn.reply(SeatAnswer(message="take the attic first")).message == "take the attic first"

@@ -33,9 +33,9 @@ def record(
     error: str | None = None, seat: HumanSeat | None = None, human: bool = True,
 ) -> GameRecord:
     spec = GameSpec(
-        game_id=gid, seed=gid, params=GAME.Params(),
+        game_id=gid, seed=gid, params=GAME.rules.Params(),
         agents={"alice": partner, "bob": "human" if human else partner},
-        options=Options(feedback=GAME.default_feedback, max_turns=10),
+        options=Options(feedback=GAME.rules.default_feedback, max_turns=10),
     )
     extra = {} if seat is None else {"humans": {"bob": seat}}
     return GameRecord(
@@ -104,7 +104,7 @@ def test_a_game_that_names_no_study_scores_is_reported_by_its_success_with_absen
 
 def test_the_study_scores_are_read_from_the_game_when_the_report_is_made():
     columns = study_columns(run())
-    study = dict(GAME.human_study) or {SUCCESS: "Success"}
+    study = dict(GAME.records.human_study) or {SUCCESS: "Success"}
     assert [(c.key, c.label) for c in columns] == list(study.items())
 
 

@@ -136,7 +136,7 @@ async def test_an_environment_that_raises_is_recorded_against_the_environment():
     game = GAMES["asympuzl"]
 
     def new(params, seed, roles, max_turns):
-        state = game.new(params, seed, roles, max_turns)
+        state = game.rules.new(params, seed, roles, max_turns)
 
         def broken_step(role, actions):
             raise ValueError("bad state")
@@ -144,7 +144,7 @@ async def test_an_environment_that_raises_is_recorded_against_the_environment():
         state.step = broken_step
         return state
 
-    broken = {"asympuzl": dataclasses.replace(game, new=new)}
+    broken = {"asympuzl": dataclasses.replace(game, rules=dataclasses.replace(game.rules, new=new))}
     record = await play_async(spec(0), games=broken)
     assert record.outcome == "error"
     assert (record.error.actor, record.error.type, record.error.message) == ("environment", "ValueError", "bad state")

@@ -7,8 +7,8 @@ from puzzles.asympuzl.rules import (
     ALICE, BOB, AsymPuzlGame, Piece, Replace, apply_actions, check_params, generate, is_solved,
     render_clues, render_pieces,
 )
-from puzzles.common.positions import wrong_positions
-from puzzles.common.vocab import COLOR_SET, COLORS, SHAPE_SET, SHAPES
+from puzzles.positions.rules import wrong_positions
+from puzzles.positions.vocab import COLOR_SET, COLORS, SHAPE_SET, SHAPES
 
 sizes = st.integers(min_value=2, max_value=30)
 seeds = st.integers(min_value=0, max_value=2**63 - 1)

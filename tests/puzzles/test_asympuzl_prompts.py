@@ -16,10 +16,10 @@ from engine import Grid
 from puzzles.asympuzl import GAME, AsymPuzlParams
 from puzzles.asympuzl.prompt import parse_reply, read_prompt, render_prompt
 from puzzles.asympuzl.rules import ALICE, BOB, SOLO, AsymView, Piece, generate
-from puzzles.base import ChatLine, TurnContext
+from puzzles.turn import ChatLine, TurnContext
 from puzzles.chain import GAME as CHAIN
-from puzzles.common.positions import MODES, Feedback, RoleStatus
-from puzzles.common.vocab import COLOR_SET, SHAPE_SET
+from puzzles.positions.rules import MODES, Feedback, RoleStatus
+from puzzles.positions.vocab import COLOR_SET, SHAPE_SET
 from puzzles.testing import check_game
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -49,8 +49,8 @@ def _appendix_g_context() -> TurnContext:
 
 def test_the_default_prompt_is_appendix_g_word_for_word():
     assert AsymPuzlParams().prompt == "paper"
-    assert GAME.new(AsymPuzlParams(), 1, (ALICE, BOB), 10).view(BOB).prompt == "paper"
-    system, user = GAME.prompter.render(_appendix_g_context())
+    assert GAME.rules.new(AsymPuzlParams(), 1, (ALICE, BOB), 10).view(BOB).prompt == "paper"
+    system, user = GAME.faces.prompter.render(_appendix_g_context())
     paper_system, paper_user = APPENDIX_G.split("\nPuzzle State\n")
     assert _normal(system) == _normal(paper_system)
     # The paper's example reply is lost from its text: ours ends the prompt.
@@ -97,13 +97,13 @@ Example:
 
 def _turn(prompt: str, role: str, mode: str, seed: int = 4, turn: int = 2) -> tuple[TurnContext, object]:
     """A turn of a game with 2 distractors in Alice's clues, after a wrong write of each agent."""
-    state = GAME.new(AsymPuzlParams(size=5, distractors=2, prompt=prompt), seed, (ALICE, BOB), 10)
+    state = GAME.rules.new(AsymPuzlParams(size=5, distractors=2, prompt=prompt), seed, (ALICE, BOB), 10)
     for r in (ALICE, BOB):
         truth = state.truth[0]
-        state.step(r, (GAME.Action(2, truth.shape, truth.color),))
+        state.step(r, (GAME.rules.Action(2, truth.shape, truth.color),))
     lines = (ChatLine(turn - 1, ALICE, "Position 1 is the star."), ChatLine(turn - 1, BOB, "The star is red."))
     context = TurnContext(
-        game_id=0, role=role, turn=turn, max_turns=10, view=state.view(role), feedback=GAME.feedback[mode](state, role),
+        game_id=0, role=role, turn=turn, max_turns=10, view=state.view(role), feedback=GAME.rules.feedback[mode](state, role),
         conversation=lines if role == ALICE else lines[1:] + (ChatLine(turn, ALICE, "What color is the star?"),),
         partners=(BOB if role == ALICE else ALICE,),
     )
@@ -157,7 +157,7 @@ WORDS = {
 def test_paper_feedback_names_the_agents_in_one_sentence_and_reads_back(mode):
     context, state = _turn("paper", ALICE, mode)
     system, user = render_prompt(context)
-    wrong = {r: ", ".join(str(p) for p in GAME.feedback["own_detailed"](state, r).own.wrong) for r in (ALICE, BOB)}
+    wrong = {r: ", ".join(str(p) for p in GAME.rules.feedback["own_detailed"](state, r).own.wrong) for r in (ALICE, BOB)}
     shown = user.split("Feedback:\n")[1].split("\n\n")[0] if "Feedback:\n" in user else None
     expected = WORDS[mode] and WORDS[mode].format(a=wrong[ALICE], b=wrong[BOB])
     assert shown == expected
@@ -183,15 +183,15 @@ _TEXT = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_siz
 )
 def test_either_prompt_reads_back_as_the_context_it_shows(prompt, role, seed, turn, mode, directed, lines):
     params = AsymPuzlParams(size=2 + seed % 6, distractors=seed % 3, distractors_in=ALICE if seed % 2 else BOB, prompt=prompt)
-    state = GAME.new(params, seed, (ALICE, BOB), 10)
+    state = GAME.rules.new(params, seed, (ALICE, BOB), 10)
     context = TurnContext(
-        game_id=0, role=role, turn=turn, max_turns=10, view=state.view(role), feedback=GAME.feedback[mode](state, role),
+        game_id=0, role=role, turn=turn, max_turns=10, view=state.view(role), feedback=GAME.rules.feedback[mode](state, role),
         conversation=tuple(ChatLine(t, s, x) for t, s, x in lines), notices=("Your reply could not be read.",),
         partners=(BOB if role == ALICE else ALICE,), directed=directed,
     )
-    rendered = GAME.prompter.render(context)
-    read, _ = GAME.prompter.read(*rendered)
-    assert CHAIN.prompter.read(*rendered) is None  # each game reads only its own prompts
+    rendered = GAME.faces.prompter.render(context)
+    read, _ = GAME.faces.prompter.read(*rendered)
+    assert CHAIN.faces.prompter.read(*rendered) is None  # each game reads only its own prompts
     shows_turns = prompt == "guided"
     assert (read.role, read.turn, read.max_turns) == ((role, turn, 10) if shows_turns else (role, 0, 0))
     assert read.view == context.view and read.partners == context.partners
@@ -202,7 +202,7 @@ def test_either_prompt_reads_back_as_the_context_it_shows(prompt, role, seed, tu
 
 @pytest.mark.parametrize("prompt", ["paper", "guided"])
 def test_the_single_agent_prompt_of_either_kind_reads_back(prompt):
-    state = GAME.new(AsymPuzlParams(size=4, distractors=1, prompt=prompt), 3, (SOLO,), 1)
+    state = GAME.rules.new(AsymPuzlParams(size=4, distractors=1, prompt=prompt), 3, (SOLO,), 1)
     context = TurnContext(game_id=0, role=SOLO, turn=1, max_turns=1, view=state.view(SOLO), feedback=None, conversation=())
     system, user = render_prompt(context)
     assert system.startswith("You are the only agent.") and "Recent conversation:" not in user

@@ -19,19 +19,19 @@ def test_the_check_catches_a_view_that_shows_a_partners_private_information():
     game = GAMES["asympuzl"]
 
     def new(params, seed, roles, max_turns):
-        state = game.new(params, seed, roles, max_turns)
+        state = game.rules.new(params, seed, roles, max_turns)
         state.view = lambda role: [state.private(r) for r in state.roles]  # everyone sees everything
         return state
 
     with pytest.raises(AssertionError, match="private"):
-        check_game(dataclasses.replace(game, new=new))
+        check_game(dataclasses.replace(game, rules=dataclasses.replace(game.rules, new=new)))
 
 
 def test_the_check_catches_a_rejected_action_that_changes_the_state():
     game = GAMES["chain"]
 
     def new(params, seed, roles, max_turns):
-        state = game.new(params, seed, roles, max_turns)
+        state = game.rules.new(params, seed, roles, max_turns)
         step = state.step
 
         def sloppy(role, actions):
@@ -43,7 +43,7 @@ def test_the_check_catches_a_rejected_action_that_changes_the_state():
         return state
 
     with pytest.raises(AssertionError, match="changed the state"):
-        check_game(dataclasses.replace(game, new=new))
+        check_game(dataclasses.replace(game, rules=dataclasses.replace(game.rules, new=new)))
 
 
 def test_the_check_catches_a_game_that_differs_from_seed_to_seed_run():
@@ -52,21 +52,21 @@ def test_the_check_catches_a_game_that_differs_from_seed_to_seed_run():
 
     def new(params, seed, roles, max_turns):
         calls.append(seed)
-        return game.new(params, seed + len(calls), roles, max_turns)  # not a function of the seed
+        return game.rules.new(params, seed + len(calls), roles, max_turns)  # not a function of the seed
 
     with pytest.raises(AssertionError, match="seed"):
-        check_game(dataclasses.replace(game, new=new))
+        check_game(dataclasses.replace(game, rules=dataclasses.replace(game.rules, new=new)))
 
 
 def test_the_check_catches_a_reply_format_that_does_not_read_back():
     game = GAMES["asympuzl"]
 
-    class Lossy(type(game.prompter)):
+    class Lossy(type(game.faces.prompter)):
         def format(self, reply, prose=""):
             return super().format(msgspec.structs.replace(reply, message=reply.message[:-1]), prose)
 
     with pytest.raises(AssertionError, match="reads back differently"):
-        check_game(dataclasses.replace(game, prompter=Lossy()))
+        check_game(dataclasses.replace(game, faces=dataclasses.replace(game.faces, prompter=Lossy())))
 
 
 def test_step_of_a_game_is_a_struct_with_reasons():

@@ -107,7 +107,7 @@ def test_what_a_game_says_goes_through_the_channels():
     game = GAMES["asympuzl"]
 
     def new(params, seed, roles, max_turns):
-        state = game.new(params, seed, roles, max_turns)
+        state = game.rules.new(params, seed, roles, max_turns)
         step = state.step
 
         def telling(role, actions):
@@ -130,7 +130,7 @@ def test_what_a_game_says_goes_through_the_channels():
 
             return Policy()
 
-    telling = {"asympuzl": dataclasses.replace(game, new=new)}
+    telling = {"asympuzl": dataclasses.replace(game, rules=dataclasses.replace(game.rules, new=new))}
     record = play(spec(0, alice="ignore", max_turns=2, channel=ChannelSpec(max_chars=12)), Listening(), games=telling)
     assert record.error is None
     bob_first = heard[1]

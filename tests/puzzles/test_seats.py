@@ -14,7 +14,7 @@ from engine.policies.seat import ChosenAction, SeatAnswer, SeatTurn
 from engine.plan.spec import GameSpec, Options
 from puzzles import GAMES, TurnContext
 from puzzles.asympuzl.seat import AsymPuzlSeat
-from puzzles.common.vocab import COLORS
+from puzzles.positions.vocab import COLORS
 from puzzles.seat import ActionForm, Field, Section
 from puzzles.testing import check_seat
 
@@ -36,15 +36,15 @@ def test_every_registered_games_seat_passes_the_seat_check(name):
 )
 def test_the_position_seats_pass_the_seat_check_at_other_parameters(name, params):
     game = GAMES[name]
-    check_seat(game, game.Params(**params), seeds=range(4))
+    check_seat(game, game.rules.Params(**params), seeds=range(4))
 
 
 def _context(game, roles, role, seed=0, feedback=None):
-    params = game.Params()
-    state = game.new(params, seed, roles, game.default_max_turns(params, roles))
+    params = game.rules.Params()
+    state = game.rules.new(params, seed, roles, game.rules.default_max_turns(params, roles))
     context = TurnContext(
         game_id=0, role=role, turn=1, max_turns=state.max_turns, view=state.view(role),
-        feedback=game.feedback[feedback or game.default_feedback](state, role), conversation=(),
+        feedback=game.rules.feedback[feedback or game.rules.default_feedback](state, role), conversation=(),
         partners=tuple(r for r in roles if r != role),
     )
     return state, context
@@ -68,7 +68,7 @@ def _with_seat(make_seat):
     latest = {}
 
     def new(params, seed, roles, max_turns):
-        latest["state"] = game.new(params, seed, roles, max_turns)
+        latest["state"] = game.rules.new(params, seed, roles, max_turns)
         return latest["state"]
 
     class Proxy(AsymPuzlSeat):
@@ -78,7 +78,9 @@ def _with_seat(make_seat):
         def forms(self, context):
             return make_seat(latest["state"]).forms(context)
 
-    return dataclasses.replace(game, new=new, seat=Proxy())
+    return dataclasses.replace(
+        game, rules=dataclasses.replace(game.rules, new=new), faces=dataclasses.replace(game.faces, seat=Proxy()),
+    )
 
 
 def test_the_check_catches_a_seat_that_shows_alice_bobs_pairs():
@@ -128,8 +130,9 @@ def test_the_check_catches_a_seat_that_takes_what_is_not_a_choice():
         def action(self, context, kind, values):
             return Replace(int(values["position"]), values["shape"], values["color"])
 
+    game = GAMES["asympuzl"]
     with pytest.raises(AssertionError, match="took"):
-        check_seat(dataclasses.replace(GAMES["asympuzl"], seat=Trusting()))
+        check_seat(dataclasses.replace(game, faces=dataclasses.replace(game.faces, seat=Trusting())))
 
 
 # ---- What a seat shows and how it answers ----
@@ -139,7 +142,7 @@ def test_the_check_catches_a_seat_that_takes_what_is_not_a_choice():
 def test_alice_is_never_shown_bobs_colors(seed):
     game = GAMES["asympuzl"]
     state, context = _context(game, ("alice", "bob"), "alice", seed)
-    shown = set(re.findall(r"[a-z]+", (game.seat.rules(context) + _text(game.seat.show(context))).lower()))
+    shown = set(re.findall(r"[a-z]+", (game.faces.seat.rules(context) + _text(game.faces.seat.show(context))).lower()))
     assert shown.isdisjoint(p.color for p in state.private("bob"))
     assert shown.isdisjoint(COLORS)  # she knows no color at all yet
 
@@ -147,7 +150,7 @@ def test_alice_is_never_shown_bobs_colors(seed):
 def test_a_chain_seat_shows_its_link_and_nothing_of_the_others():
     game = GAMES["chain"]
     state, context = _context(game, ("alice", "bob", "carol"), "carol")
-    shown = _text(game.seat.show(context))
+    shown = _text(game.faces.seat.show(context))
     assert all(f"The color {c} goes with the pattern {p}." in shown for _, c, p in state.private("carol"))
     assert not {s for s, _, _ in state.truth} & set(re.findall(r"[a-z]+", shown))  # no shape at all
 
@@ -158,7 +161,7 @@ def test_the_feedback_is_shown_as_its_mode_gives_it():
 
     def shown(mode):
         _, context = _context(game, roles, "bob", seed=0, feedback=mode)
-        sections = {s.title: s for s in game.seat.show(context)}
+        sections = {s.title: s for s in game.faces.seat.show(context)}
         return context.feedback, sections["Feedback"].lines, sections["Your hypothesis"].board
 
     _, lines, board = shown("none")
@@ -177,7 +180,7 @@ def test_the_feedback_is_shown_as_its_mode_gives_it():
 def test_a_wrong_form_value_comes_back_with_its_reason():
     game = GAMES["asympuzl"]
     _, context = _context(game, ("alice", "bob"), "bob")
-    turn = SeatTurn(context, game.seat, 60)
+    turn = SeatTurn(context, game.faces.seat, 60)
     good = {"position": "3", "shape": "square", "color": "red"}
     for wrong, reason in (
         ({"position": "9"}, "position: give a number from 1 to 5"),
@@ -190,7 +193,7 @@ def test_a_wrong_form_value_comes_back_with_its_reason():
     chain = GAMES["chain"]
     _, context = _context(chain, ("alice", "bob", "carol"), "alice")
     chosen = ChosenAction("replace", {"position": 2, "shape": "square", "color": "red", "pattern": "plaid"})
-    assert SeatTurn(context, chain.seat, 60).describe(chosen) == "position 2: shape square, color red, pattern plaid"
+    assert SeatTurn(context, chain.faces.seat, 60).describe(chosen) == "position 2: shape square, color red, pattern plaid"
 
 
 # ---- Whole games played by people who read only their seat ----
@@ -287,10 +290,10 @@ def test_people_who_read_only_their_seats_solve_the_game(name, roles, solve, see
     factory = PolicyFactory()
     factory.seats = Seats(people)
     factory.turn_seconds = 60
-    params = game.Params()
+    params = game.rules.Params()
     spec = GameSpec(
         game_id=0, seed=seed, params=params, agents=dict.fromkeys(roles, "human"),
-        options=Options(feedback=game.default_feedback, max_turns=game.default_max_turns(params, roles), history=None, leak_audit=True),
+        options=Options(feedback=game.rules.default_feedback, max_turns=game.rules.default_max_turns(params, roles), history=None, leak_audit=True),
     )
     record = anyio.run(play_game, spec, factory)
     assert record.error is None

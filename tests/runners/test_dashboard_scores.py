@@ -7,7 +7,7 @@ from rich.console import Console
 
 from engine import PolicyFactory, RunProgress, run_games
 from engine.analysis.stats import score_summaries
-from runners._display import render_dashboard, score_cell
+from runners.dashboard import render_dashboard, score_cell
 from tests.helpers import grid
 
 

@@ -11,7 +11,7 @@ from rich.console import Console
 from engine import PolicyFactory, RunProgress, run_games, summarize
 from engine.plan.grid import Grid
 from engine.records.transcripts import TranscriptWriter, read_transcript
-from runners._display import render_dashboard, status_line
+from runners.dashboard import render_dashboard, status_line
 from runners.concurrent import main as run_main
 from runners.replay import main as replay_main
 from tests.helpers import FailingFactory
@@ -153,9 +153,9 @@ def test_resumed_run_counts_what_was_recorded_before(tmp_path):
     (out / "results.jsonl").write_bytes(b"".join(msgspec.json.encode(r) + b"\n" for r in kept))
     prepared = prepare(["--resume", str(out)], PolicyFactory())
     try:
-        progress = new_progress(prepared.plan, counted_keys(prepared.run), track_live=True)
+        progress = new_progress(prepared.plan, counted_keys(prepared.session.run), track_live=True)
     finally:
-        prepared.lock.close()
+        prepared.session.close()
     assert progress.done == 10 and progress.queued == 10
     assert progress.successes == sum(r.outcome == "success" for r in kept)
     expected = {s.condition: [s.successes, s.failures, s.errors] for s in summarize(kept)}

@@ -17,8 +17,8 @@ from rich.console import Console
 from engine import PolicyFactory, RunProgress, run_games, summarize
 from engine.play.run import LiveGame
 from engine.plan.grid import Grid
-from runners._display import Section, counters_section, render_dashboard, summary_table
-from runners._widths import Column, fitted_table, short_names
+from runners.dashboard import Section, counters_section, render_dashboard, summary_table
+from runners.dashboard.widths import Column, fitted_table, short_names
 
 MODELS = {"share_everything": "openai:gpt-4o", "one_piece": "openai:gpt-4o-mini"}
 NUMBER = re.compile(r"^-?[\d.,/\[\]-]+%?$")

@@ -171,7 +171,7 @@ def human_turns(record: dict, role: str) -> list[dict]:
 @pytest.mark.parametrize("name", list(GAMES))
 def test_a_browser_seat_plays_a_whole_game_of_every_game(name, served, new_page):
     game = GAMES[name]
-    role = game.rosters[0][-1]
+    role = game.rules.rosters[0][-1]
     run = served("--game", name, "--seat", role, "--max-turns", "2", "--participant", "P01")
     page = new_page()
     page.goto(run.urls[role])
@@ -186,7 +186,7 @@ def test_a_browser_seat_plays_a_whole_game_of_every_game(name, served, new_page)
 
 
 def test_two_people_take_both_seats_and_see_only_their_own(served, new_page):
-    one, two = GAMES["tsp"].rosters[0]
+    one, two = GAMES["tsp"].rules.rosters[0]
     run = served("--game", "tsp", "--seat", one, "--seat", two, "--max-turns", "2", "--participant", "P01")
     pages = {one: new_page(), two: new_page()}
     for role, page in pages.items():
@@ -215,7 +215,7 @@ def test_two_people_take_both_seats_and_see_only_their_own(served, new_page):
 
 def test_a_study_asks_the_participant_and_keeps_games_apart(served, new_page):
     name = "tsp"
-    role = GAMES[name].rosters[0][0]
+    role = GAMES[name].rules.rosters[0][0]
     run = served("--game", name, "--seat", role, "--games", "2", "--max-turns", "2")
     url = run.urls[role]
     for wrong in (url[:-3] + "xyz", url[:-3] + "xyz/state"):
@@ -247,7 +247,7 @@ def test_a_study_asks_the_participant_and_keeps_games_apart(served, new_page):
 
 
 def test_a_turn_that_times_out_is_recorded_and_a_late_answer_refused(served, new_page):
-    role = GAMES["tsp"].rosters[0][0]
+    role = GAMES["tsp"].rules.rosters[0][0]
     run = served("--game", "tsp", "--seat", role, "--max-turns", "2", "--human-timeout", "1", "--participant", "P01")
     page = new_page()
     page.goto(run.urls[role])

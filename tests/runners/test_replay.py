@@ -6,14 +6,20 @@ import io
 import re
 from pathlib import Path
 
+import anyio
+import msgspec
 import pytest
 from rich.console import Console
 
-from engine import RunDir
-from engine.records.transcripts import read_transcript
+from engine import Grid, PolicyFactory, RunDir, play_game
+from engine.records.transcripts import Transcript, TranscriptMaker, TranscriptTurn, read_transcript
 from puzzles import GAMES
+from puzzles.common.replay import BoardReplay
+from puzzles.contract import check_contract
 from runners.concurrent import main as run_main
 from runners.replay import main as replay_main, render_replay
+from runners.view.detail import game_detail
+from tests.runners.toy_game import TALLY
 
 NAMES = {"alice": "Alice", "bob": "Bob", "carol": "Carol", "dave": "Dave", "solo": "Solo"}
 
@@ -31,7 +37,7 @@ def records(run: Path) -> dict:
 def truth_of(record) -> tuple:
     """The truth of a recorded game, from the game itself (not from the replay)."""
     spec = record.spec
-    return GAMES[spec.game].new(spec.params, spec.seed, tuple(spec.agents), spec.max_turns).truth
+    return GAMES[spec.game].rules.new(spec.params, spec.seed, tuple(spec.agents), spec.max_turns).truth
 
 
 def panels(text: str) -> list[tuple[int, str, str]]:
@@ -121,7 +127,8 @@ def test_a_game_without_its_own_replay_shows_the_generic_parts(tmp_path):
     run = tmp_path / "run"
     assert run_main(["--games", "1", "--transcripts", "--out", str(run), "--no-dashboard"]) == 0
     record = RunDir.open(run).records()[0]
-    bare = dataclasses.replace(GAMES["asympuzl"], replay=None)
+    game = GAMES["asympuzl"]
+    bare = dataclasses.replace(game, faces=dataclasses.replace(game.faces, replay=None))
     console = Console(file=io.StringIO(), width=200)
     console.print(render_replay(record, read_transcript(run, 0), bare))
     text = console.file.getvalue()
@@ -130,7 +137,7 @@ def test_a_game_without_its_own_replay_shows_the_generic_parts(tmp_path):
     assert f"progress {record.turn_log[-1].progress}" in text
 
 
-ROSTERS = [(name, roster) for name, game in GAMES.items() for roster in game.rosters]
+ROSTERS = [(name, roster) for name, game in GAMES.items() for roster in game.rules.rosters]
 
 
 @pytest.mark.parametrize("name, roster", ROSTERS, ids=[f"{n}-{len(r)}" for n, r in ROSTERS])
@@ -141,11 +148,59 @@ def test_every_game_and_roster_replays_from_the_messages_kept_by_default(tmp_pat
     for game_id, record in records(run).items():
         transcript = read_transcript(run, game_id)
         assert transcript.detail == "messages" and transcript.turns[0].view is None and transcript.turns[0].prompt is None
-        text = replay_text(run, game_id)
-        assert [(turn, role) for turn, role, _ in panels(text)] == [(log.turn, NAMES.get(log.role, log.role.capitalize())) for log in record.turn_log]
-        assert "differs from the recorded one" not in text and "the game at the end" in text
-        full = replay_text_full(run, game_id)
-        assert full.count("view: {") == len(record.turn_log)  # each agent's view, rebuilt from the seed
+        check_replay(record, GAMES[name], replay_text(run, game_id), replay_text_full(run, game_id))
+
+
+def draws_a_board(game) -> bool:
+    """Whether the game's replay draws its board: ``board(state)`` is optional in the contract
+    (``puzzles.common.replay.BoardReplay``), so a game need not have one."""
+    return isinstance(game.faces.replay, BoardReplay)
+
+
+def check_replay(record, game, text: str, full: str) -> None:
+    """What the replay of any game from a messages-only transcript shows (``text``, and ``full`` with
+    ``--full``): a panel for each turn of the turn log, every turn rebuilt as recorded, each agent's
+    view rebuilt from the seed, and the board at the start and at the end if and only if the game's
+    replay draws one."""
+    assert [(turn, role) for turn, role, _ in panels(text)] == [(log.turn, NAMES.get(log.role, log.role.capitalize())) for log in record.turn_log]
+    assert "differs from the recorded one" not in text
+    boards = ("the game at the start" in text, "the game at the end" in text)
+    assert boards == ((True, True) if draws_a_board(game) else (False, False)), boards
+    assert full.count("view: {") == len(record.turn_log)  # each agent's view, rebuilt from the seed
+
+
+def rendered(group) -> str:
+    console = Console(file=io.StringIO(), width=200)
+    console.print(group)
+    return console.file.getvalue()
+
+
+def transcript_of(line: bytes, spec) -> Transcript:
+    """A transcript line read back as ``read_transcript`` reads it, but with its ``spec`` as played: a
+    game registered by a test cannot be decoded from a file, since the registry's union of parameter
+    types (``puzzles.registry.AnyParams``) is fixed at import."""
+    data = msgspec.json.decode(line)
+    turns = msgspec.convert(data.pop("turns"), list[TranscriptTurn])
+    return Transcript(game_id=data["game_id"], spec=spec, outcome=data["outcome"], detail=data["detail"], turns=turns)
+
+
+def test_a_game_whose_replay_draws_no_board_replays_with_no_board_section(monkeypatch):
+    """A toy game registered here (as the registry registers one: checked against the contract),
+    whose replay has no ``board``: played and replayed through the same code as the registered
+    games, it passes the same checks, and neither the terminal replay nor the viewer's data has a board."""
+    monkeypatch.setitem(GAMES, TALLY.name, check_contract(TALLY))
+    assert not draws_a_board(TALLY) and all(draws_a_board(game) for name, game in GAMES.items() if name != TALLY.name)
+    spec = Grid(game=TALLY.name, seeds=1, agents=[[TALLY.default_policy] * 2]).spec(0)
+    maker = TranscriptMaker(full=False)  # messages only, as runs keep them by default
+    record = anyio.run(lambda: play_game(spec, PolicyFactory(), [maker.game_started(spec)]))
+    assert (record.outcome, record.error, len(record.turn_log)) == ("success", None, 3)
+    transcript = transcript_of(maker.line(spec, record), spec)
+    assert transcript.detail == "messages" and transcript.turns[0].view is None
+    text, full = rendered(render_replay(record, transcript)), rendered(render_replay(record, transcript, full=True))
+    check_replay(record, TALLY, text, full)
+    assert "goal: 6" in text and "total: 6" in text and "add 2" in text  # the toy's replay was asked the rest
+    detail = game_detail(record, transcript)  # what the HTML viewer (runners.view) draws from
+    assert detail["board"] is None and detail["final_board"] is None and len(detail["steps"]) == 3
 
 
 def replay_text_full(run: Path, game_id: int) -> str:

@@ -64,7 +64,7 @@ def game(
     spec = GameSpec(
         game_id=gid,
         seed=seed,
-        params=ASYMPUZL.Params(size=size, distractors=distractors, distractors_in=distractors_in),
+        params=ASYMPUZL.rules.Params(size=size, distractors=distractors, distractors_in=distractors_in),
         agents={"alice": agents[0], "bob": agents[1]},
         options=Options(feedback=feedback, max_turns=2 * size, history=history),
     )
@@ -338,9 +338,9 @@ def test_boolean_score_rate():
 def test_feedback_and_labels_sort_in_the_games_order():
     first_seen = ["both", "none", "partner", "joint", "own", "both_detailed", "own_detailed"]
     records = [game(i, 100 + i, "success", solved=2, feedback=f) for i, f in enumerate(first_seen)]
-    assert observed_values(records, "feedback") == list(ASYMPUZL.feedback)
+    assert observed_values(records, "feedback") == list(ASYMPUZL.rules.feedback)
     table = success_table(records)
-    assert table.column_keys == [(f,) for f in ASYMPUZL.feedback]
+    assert table.column_keys == [(f,) for f in ASYMPUZL.rules.feedback]
 
     sides = [(5, "alice"), (0, "alice"), (2, "bob"), (10, "alice"), (3, "alice")]
     records = [game(i, 100 + i, "success", distractors=d, distractors_in=side) for i, (d, side) in enumerate(sides)]

@@ -58,8 +58,8 @@ class Seats:
 
 def spec(gid: int, human: bool = True) -> GameSpec:
     return GameSpec(
-        game_id=gid, seed=gid, params=GAME.Params(), agents={"alice": PARTNER, "bob": "human" if human else PARTNER},
-        options=Options(feedback=GAME.default_feedback, max_turns=4),
+        game_id=gid, seed=gid, params=GAME.rules.Params(), agents={"alice": PARTNER, "bob": "human" if human else PARTNER},
+        options=Options(feedback=GAME.rules.default_feedback, max_turns=4),
     )
 
 
@@ -102,8 +102,8 @@ def test_the_report_writes_the_human_seats_table_in_every_format(played, tmp_pat
     human_turns = [sum(t.role == "bob" for t in r.turn_log) for r in played[:3]]
     assert float(row["amt"]) == pytest.approx(sum(agent_turns) / 3, abs=1e-4)
     assert float(row["hmt"]) == pytest.approx(sum(human_turns) / 3, abs=1e-4)
-    if GAME.human_study:  # the game's own study scores, read when the report is made
-        assert all(key in row for key in GAME.human_study)
+    if GAME.records.human_study:  # the game's own study scores, read when the report is made
+        assert all(key in row for key in GAME.records.human_study)
     else:  # else its success: the absent game counts as not completed
         assert (row["success_n"], row["success"]) == ("3", "0.0")
 

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from runners.report.latex import MAX_ROWS, MAX_THINNED, PAGE_CHARS, split_rows, to_latex
-from runners.report.tables import Table
+from runners.report.cells import Table
 
 OUTER = re.compile(r"\\begin\{tabular\}\{([lr]+)\}(.*?)\\end\{tabular\}\n", re.S)
 

@@ -27,7 +27,7 @@ from engine.policies.seat import HumanAbsent, SeatTurn
 from puzzles import ChatLine, TurnContext
 from puzzles.common.replay import Board, Span
 from puzzles.seat import ActionForm, Field, Section
-from runners.terminal_seat import Form, Left, TerminalSeats
+from runners.seats.terminal import Form, Left, TerminalSeats
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,6 +38,7 @@ class ToySeat:
     """A seat with a field of every kind: put a token in a cell, or walk a path."""
 
     max_actions = 2
+    messages = True
 
     def rules(self, context):
         return "Put tokens in cells."
@@ -344,19 +345,19 @@ def test_two_people_share_one_keyboard(tmp_path):
 
 def test_a_run_with_a_person_plays_one_game_at_a_time_and_its_resume_repeats_the_flags(tmp_path):
     from engine import PolicyFactory
-    from runners._runloop import concurrency
+    from runners.flags.running import concurrency
     from runners.concurrent import prepare
 
     argv = [*GAME, "--out", str(tmp_path / "run"), "--human-timeout", "30", "--human-absent-after", "3", "--participant", "P1"]
     prepared = prepare(argv, PolicyFactory())
-    prepared.lock.close()
+    prepared.session.close()
     assert concurrency(prepared.args, prepared.plan) == 1
     assert prepared.command.endswith("--human-timeout 30 --human-absent-after 3 --participant P1")
     prepared = prepare(["--resume", str(tmp_path / "run"), "--concurrency", "4"], PolicyFactory())
-    prepared.lock.close()
+    prepared.session.close()
     assert concurrency(prepared.args, prepared.plan) == 4 and prepared.command.endswith("--concurrency 4")
     models = prepare(["--games", "3", "--out", str(tmp_path / "scripted")], PolicyFactory())
-    models.lock.close()
+    models.session.close()
     assert concurrency(models.args, models.plan) == 256 and "--concurrency" not in models.command
 
 

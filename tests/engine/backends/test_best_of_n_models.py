@@ -7,11 +7,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from actors.llm import LLMPolicy
-from bus import Usage
 from engine import Grid, PolicyFactory
-from engine.backends.clients import Completion
-from puzzles.base import TurnContext
 
 from tests.engine.backends.helpers import FAST, KEYS, OPENAI_PATHS, fake_server, play, settings_for
 
@@ -51,39 +47,3 @@ async def test_each_candidate_is_sent_its_own_seed_and_the_run_s_sampling(path):
                 await backend.complete("system", "user", None, (), sample=sample)
                 body = server.last_body
                 assert (body["seed"], body["temperature"], body["top_p"]) == (11 + sample, 0.2, 0.9)
-
-
-class Scripted:
-    """A backend double: sample i answers "reply i"."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple] = []
-
-    async def complete(self, system, user, schema=None, history=(), *, sample=0):
-        self.calls.append((user, history, sample))
-        return Completion(f"reply {sample}", Usage(model="m", prompt_tokens=10, completion_tokens=2))
-
-
-class ChatPrompter:
-    chat_memory = True
-
-    def render(self, context):
-        return "system", f"turn {context.turn}"
-
-    def schema(self, context):
-        return None
-
-
-def context(turn: int) -> TurnContext:
-    return TurnContext(game_id=0, role="a", turn=turn, max_turns=5, view=None, feedback=None, conversation=())
-
-
-async def test_with_chat_memory_the_chat_goes_on_with_the_candidate_played():
-    backend = Scripted()
-    policy = LLMPolicy(backend, ChatPrompter())
-    assert await policy.replies(context(1), 3) == ["reply 0", "reply 1", "reply 2"]
-    assert policy.last_usage.calls == 3 and policy.last_usage.prompt_tokens == 30
-    policy.chose(2)
-    await policy.replies(context(2), 2)
-    assert {c[1] for c in backend.calls[3:]} == {(("turn 1", "reply 2"),)}
-    assert sorted(c[2] for c in backend.calls) == [0, 0, 1, 1, 2]

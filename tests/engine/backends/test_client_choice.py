@@ -12,7 +12,7 @@ import pytest
 from engine.backends import BackendSettings, ModelHub
 from engine.backends.lean import LeanBackend
 from engine.backends.sdk import OpenAIBackend, VLLMBackend
-from runners._models import add_model_arguments, settings_from_args
+from runners.flags.models import add_model_arguments, settings_from_args
 from runners.concurrent import main as run_main
 
 from tests.e2e.test_model_runs import server_process

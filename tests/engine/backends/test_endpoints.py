@@ -11,7 +11,8 @@ import pytest
 
 from engine import Grid
 from engine.backends import BackendSettings, ModelHub
-from engine.backends.endpoints import Endpoint, built_in, parse_endpoint, read_endpoints
+from engine.backends.endpoints import Endpoint, built_in, endpoint_entry, read_endpoints
+from runners.args import key_value
 from engine.backends.lean import LeanBackend
 from engine.backends.sdk import AnthropicBackend, VLLMBackend
 from runners.concurrent import main as run_main
@@ -39,7 +40,7 @@ def test_the_built_in_entries_name_the_common_services_and_no_key():
 ])
 def test_a_bad_endpoint_is_refused_with_its_reason(text, message):
     with pytest.raises(ValueError) as error:
-        parse_endpoint(text)
+        endpoint_entry(*key_value(text, "NAME=KIND,URL[,KEY_ENV]"))
     assert message in str(error.value)
 
 

@@ -22,10 +22,10 @@ from engine.backends.tokens import Tokenizer, estimate_tokens
 from puzzles import GAMES
 from puzzles.asympuzl.prompt import parse_reply, read_prompt, render_prompt, reply_schema
 from puzzles.asympuzl.rules import ALICE, BOB, SOLO, AsymView, Piece, Replace, generate
-from puzzles.base import ChatLine, ReplyFormatError, TurnContext
+from puzzles.turn import ChatLine, ReplyFormatError, TurnContext
 from puzzles.chain import GAME as CHAIN
 from puzzles.chain.params import ChainParams
-from puzzles.common.positions import MODES, Feedback
+from puzzles.positions.rules import MODES, Feedback
 
 from tests.engine.backends.helpers import fake_server
 
@@ -187,18 +187,18 @@ def test_the_recorded_prompts_cover_every_kind_of_turn():
 def test_a_chain_prompt_reads_back_as_the_context_it_shows(agents, seed, size, turn, mode, directed, lines, data):
     roles = CHAIN.roster(agents)
     role = data.draw(st.sampled_from(roles))
-    state = CHAIN.new(ChainParams(size=size), seed, roles, 2 * size)
+    state = CHAIN.rules.new(ChainParams(size=size), seed, roles, 2 * size)
     if turn > 1:  # some positions written, some of them wrong
         for position in data.draw(st.lists(st.integers(1, size), max_size=size)):
-            state.step(role, (CHAIN.Action(position, state.truth[(position + turn) % size]),))
+            state.step(role, (CHAIN.rules.Action(position, state.truth[(position + turn) % size]),))
     conversation = tuple(ChatLine(t, roles[k % agents], x) for t, k, x in lines)
     context = TurnContext(
         game_id=0, role=role, turn=turn, max_turns=2 * size, view=state.view(role),
-        feedback=CHAIN.feedback[mode](state, role) if turn > 1 else None, conversation=conversation,
+        feedback=CHAIN.rules.feedback[mode](state, role) if turn > 1 else None, conversation=conversation,
         notices=("Your reply could not be read.",), partners=tuple(r for r in roles if r != role), directed=directed,
     )
-    system, user = CHAIN.prompter.render(context)
-    read, _ = CHAIN.prompter.read(system, user)
+    system, user = CHAIN.faces.prompter.render(context)
+    read, _ = CHAIN.faces.prompter.read(system, user)
     assert (read.role, read.turn, read.max_turns) == (role, turn, 2 * size)
     assert read.view == context.view
     assert read.conversation == conversation and read.notices == context.notices
@@ -208,8 +208,8 @@ def test_a_chain_prompt_reads_back_as_the_context_it_shows(agents, seed, size, t
         fed, shown = context.feedback, read.feedback
         assert said(shown.own) == said(fed.own) and shown.joint_solved == fed.joint_solved
         assert [said(s) for s in shown.others] == [said(s) for s in fed.others]
-    assert GAMES["asympuzl"].prompter.read(system, user) is None  # each game reads only its own prompts
-    assert CHAIN.prompter.read(*render_prompt(_context(ALICE, seed, turn, mode, ()))) is None
+    assert GAMES["asympuzl"].faces.prompter.read(system, user) is None  # each game reads only its own prompts
+    assert CHAIN.faces.prompter.read(*render_prompt(_context(ALICE, seed, turn, mode, ()))) is None
 
 
 # ---- the limiter ----
@@ -461,7 +461,7 @@ async def test_the_dashboard_shows_each_models_calls_and_limits():
     from rich.console import Console
 
     from engine.play.run import RunProgress
-    from runners._display import model_line, render_dashboard
+    from runners.dashboard import model_line, render_dashboard
 
     from tests.engine.backends.helpers import play, settings_for
     from tests.helpers import grid

@@ -47,9 +47,9 @@ async def test_the_same_one_game_run_twice_against_one_server_plays_the_same_gam
 
 
 async def test_each_game_and_role_has_its_own_player_and_a_call_naming_no_game_keeps_none():
-    state = GAME.new(GAME.Params(), 3, (ALICE, BOB), 10)
+    state = GAME.rules.new(GAME.rules.Params(), 3, (ALICE, BOB), 10)
     context = _first_turn(state, BOB)
-    system, user = GAME.prompter.render(context)
+    system, user = GAME.faces.prompter.render(context)
     async with fake_server(latency=0.0) as server:
         players = server.players
         plain = [await players.reply("one_piece", system, [user]) for _ in range(2)]
@@ -81,11 +81,11 @@ async def test_the_engine_names_the_game_and_its_seed_in_every_call():
 
 
 def _first_turn(state, role):
-    from puzzles.base import TurnContext
+    from puzzles.turn import TurnContext
 
     return TurnContext(
         game_id=0, role=role, turn=1, max_turns=10, view=state.view(role),
-        feedback=GAME.feedback["own_detailed"](state, role), conversation=(), partners=(ALICE,),
+        feedback=GAME.rules.feedback["own_detailed"](state, role), conversation=(), partners=(ALICE,),
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import random
 
-from puzzles.base import TurnContext
+from puzzles.turn import TurnContext
 from puzzles.einstein import GAME
 from puzzles.testing import run_now
 
@@ -44,17 +44,17 @@ def determined(n: int, groundings=(), relations=()) -> list[str | None]:
 def play(params, seed: int, strategies, *, max_turns: int = 15, hook=None):
     """A game with scripted players, stepped directly (no referee, no engine); ``hook(state, role,
     action)`` is called before each step. Returns the final state."""
-    state = GAME.new(params, seed, ("player1", "player2"), max_turns)
+    state = GAME.rules.new(params, seed, ("player1", "player2"), max_turns)
     if isinstance(strategies, str):
         strategies = {"player1": strategies, "player2": strategies}
-    policies = {r: GAME.scripted[strategies[r]](r, random.Random(f"{seed}:{r}")) for r in state.roles}
+    policies = {r: GAME.rules.scripted[strategies[r]](r, random.Random(f"{seed}:{r}")) for r in state.roles}
     while not state.done():
         role = state.roles[state.steps % 2]
         context = TurnContext(
             game_id=0, role=role, turn=state.steps // 2 + 1, max_turns=max_turns, view=state.view(role),
             feedback=None, conversation=(),
         )
-        reply = GAME.prompter.parse(run_now(policies[role].reply(context)), context)
+        reply = GAME.faces.prompter.parse(run_now(policies[role].reply(context)).text, context)
         if hook is not None:
             hook(state, role, reply.actions[0])
         state.step(role, reply.actions)

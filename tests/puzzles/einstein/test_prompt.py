@@ -7,7 +7,7 @@ import random
 import pytest
 
 from puzzles import GAMES
-from puzzles.base import ChatLine, Reply, ReplyFormatError, TurnContext
+from puzzles.turn import ChatLine, Reply, ReplyFormatError, TurnContext
 from puzzles.einstein import GAME
 from puzzles.einstein.actions import Ask, Grounding, Move, Pass, Relation, Share, Unreadable
 from puzzles.einstein.board import instance_from_id
@@ -120,12 +120,12 @@ def test_nothing_is_added_to_the_prompt_by_default():
     ("<ACTION></ACTION>", Unreadable("")),
 ])
 def test_replies_read_as_the_reference_reads_them(text, action):
-    assert GAME.prompter.parse(text, None) == Reply(message="", actions=(action,))
+    assert GAME.faces.prompter.parse(text, None) == Reply(message="", actions=(action,))
 
 
 def test_only_a_reply_that_is_not_text_is_a_format_error():
     with pytest.raises(ReplyFormatError):
-        GAME.prompter.parse(None, None)
+        GAME.faces.prompter.parse(None, None)
 
 
 @pytest.mark.parametrize("action", [
@@ -135,7 +135,7 @@ def test_only_a_reply_that_is_not_text_is_a_format_error():
 def test_a_reply_written_in_the_format_reads_back(action):
     reply = Reply(message="", actions=(action,))
     for prose in ("", "I think so."):
-        assert GAME.prompter.parse(GAME.prompter.format(reply, prose), None) == reply
+        assert GAME.faces.prompter.parse(GAME.faces.prompter.format(reply, prose), None) == reply
 
 
 @pytest.mark.parametrize("actions", ["share_ask", "share", "ask", "none", "share_ask/none"])
@@ -143,7 +143,7 @@ def test_a_prompt_reads_back_as_the_context_it_shows(actions):
     rng = random.Random(actions)
     for seed in range(15):
         params = EinsteinParams(blocks=rng.choice([4, 5, 6]), actions=actions, notices=rng.random() < 0.5, cot=rng.random() < 0.7)
-        state = GAME.new(params, seed, ("player1", "player2"), rng.choice([15, 15, 10, 40]))
+        state = GAME.rules.new(params, seed, ("player1", "player2"), rng.choice([15, 15, 10, 40]))
         for _ in range(rng.randrange(25)):
             if state.done():
                 break
@@ -160,7 +160,7 @@ def test_a_prompt_reads_back_as_the_context_it_shows(actions):
             fields["notices"] = tuple(rng.choice(["x", "Your action pass was rejected: a pass.", "two\nlines"]) for _ in range(rng.randrange(3)))
         fields["directed"] = rng.random() < 0.2
         ctx = context(state, role, **fields)
-        read, key = GAME.prompter.read(*GAME.prompter.render(ctx))
+        read, key = GAME.faces.prompter.read(*GAME.faces.prompter.render(ctx))
         assert (read.role, read.turn, read.max_turns, read.partners) == (ctx.role, ctx.turn, ctx.max_turns, ctx.partners)
         assert read.view == ctx.view
         assert read.conversation == ctx.conversation and read.notices == ctx.notices and read.directed == ctx.directed
@@ -171,12 +171,12 @@ def test_each_game_reads_only_its_own_prompts():
     mine = render_prompt(context(state, "player1"))
     for name, game in GAMES.items():
         if name != "einstein":
-            assert game.prompter.read(*mine) is None
-            other = game.new(game.Params(), 0, game.rosters[0], game.default_max_turns(game.Params(), game.rosters[0]))
-            role = game.rosters[0][0]
+            assert game.faces.prompter.read(*mine) is None
+            other = game.rules.new(game.rules.Params(), 0, game.rules.rosters[0], game.rules.default_max_turns(game.rules.Params(), game.rules.rosters[0]))
+            role = game.rules.rosters[0][0]
             ctx = TurnContext(
                 game_id=0, role=role, turn=1, max_turns=5, view=other.view(role), feedback=None, conversation=(),
-                partners=tuple(r for r in game.rosters[0] if r != role),
+                partners=tuple(r for r in game.rules.rosters[0] if r != role),
             )
-            assert GAME.prompter.read(*game.prompter.render(ctx)) is None
-    assert GAME.prompter.read(mine[0], mine[1].replace("Player1", "Player3")) is None
+            assert GAME.faces.prompter.read(*game.faces.prompter.render(ctx)) is None
+    assert GAME.faces.prompter.read(mine[0], mine[1].replace("Player1", "Player3")) is None

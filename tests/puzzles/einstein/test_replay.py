@@ -24,7 +24,7 @@ def test_a_replay_shows_the_goal_and_rebuilds_the_table_after_every_step(tmp_pat
         assert replay_main([str(run), str(record.game_id)], console=console) == 0
         text = console.file.getvalue()
         spec = record.spec
-        state = GAME.new(spec.params, spec.seed, tuple(spec.agents), spec.max_turns)
+        state = GAME.rules.new(spec.params, spec.seed, tuple(spec.agents), spec.max_turns)
         goal = re.search(r"^goal: (.*)$", text, re.M).group(1)
         for block, bin_ in enumerate(state.instance.goal):
             assert re.search(rf"{BIN_NAMES[bin_]}: [^:]*\bblock{block}\b", goal)
@@ -42,7 +42,7 @@ def test_a_replay_shows_the_goal_and_rebuilds_the_table_after_every_step(tmp_pat
 
 
 def _decode(actions):
-    return msgspec.convert(actions, tuple[GAME.Action, ...])
+    return msgspec.convert(actions, tuple[GAME.rules.Action, ...])
 
 
 def test_a_verified_run_replays_every_candidate_and_the_same_choices(tmp_path):

@@ -5,7 +5,8 @@ import random
 import msgspec
 import pytest
 
-from puzzles.base import Say, TurnContext
+from puzzles.base import Say
+from puzzles.turn import TurnContext
 from puzzles.einstein import GAME
 from puzzles.einstein.actions import Ask, Grounding, Move, Pass, Relation, Share, Unreadable, action_text
 from puzzles.einstein.board import BIN_NAMES, instance_from_id
@@ -51,14 +52,14 @@ def test_every_step_is_valid_exactly_when_the_second_implementation_says(actions
     kinds = set()
     for seed in range(12):
         rng = random.Random(seed)
-        state = GAME.new(params, seed, ROLES, 15)
+        state = GAME.rules.new(params, seed, ROLES, 15)
         model = Model(state.instance, params.modes, random_guess=random_guess)
-        strategies = {r: GAME.scripted[rng.choice(list(GAME.scripted))](r, random.Random(seed)) for r in ROLES}
+        strategies = {r: GAME.rules.scripted[rng.choice(list(GAME.rules.scripted))](r, random.Random(seed)) for r in ROLES}
         while not state.done():
             role = ROLES[state.steps % 2]
             if rng.random() < 0.5:
                 ctx = TurnContext(game_id=0, role=role, turn=1, max_turns=15, view=state.view(role), feedback=None, conversation=())
-                action = GAME.prompter.parse(run_now(strategies[role].reply(ctx)), ctx).actions[0]
+                action = GAME.faces.prompter.parse(run_now(strategies[role].reply(ctx)).text, ctx).actions[0]
             else:
                 action = random_action(rng, state, role)
             valid, guessed = model.step(role, action)
@@ -122,7 +123,7 @@ def test_an_empty_turn_is_a_failed_pass():
 def test_actions_no_reply_can_name_are_rejected_without_spending_the_step():
     state = _game()
     before = msgspec.json.encode([state.view(r) for r in ROLES])
-    for action in GAME.invalid_examples(state, "player1"):
+    for action in GAME.rules.invalid_examples(state, "player1"):
         step = state.step("player1", (action,))
         assert step.applied == 0 and len(step.rejected) == 1 and step.rejected[0].reason
     assert state.steps == 0 and msgspec.json.encode([state.view(r) for r in ROLES]) == before

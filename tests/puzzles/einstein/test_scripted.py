@@ -5,7 +5,7 @@ import statistics
 
 import pytest
 
-from puzzles.base import TurnContext
+from puzzles.turn import TurnContext
 from puzzles.einstein import GAME
 from puzzles.einstein.actions import Ask, Move, Pass, Share, Unreadable, read_action
 from puzzles.einstein.params import EinsteinParams
@@ -81,7 +81,7 @@ def test_random_moves_rarely_solve():
 
 
 def test_the_same_seed_plays_the_same_game():
-    for strategy in GAME.scripted:
+    for strategy in GAME.rules.scripted:
         first = [play(EinsteinParams(blocks=5), seed, strategy).history for seed in range(5)]
         again = [play(EinsteinParams(blocks=5), seed, strategy).history for seed in range(5)]
         assert first == again
@@ -91,12 +91,12 @@ def test_a_strategy_acts_on_its_prompt_alone():
     """The reply to a view read back from the rendered prompt is the reply to the view itself."""
     for seed in range(10):
         rng = random.Random(seed)
-        policies = {name: GAME.scripted[name] for name in GAME.scripted if name != "random_mover"}
+        policies = {name: GAME.rules.scripted[name] for name in GAME.rules.scripted if name != "random_mover"}
 
         def hook(state, role, action):
             view = state.view(role)
             context = TurnContext(game_id=0, role=role, turn=len(view.history) // 2 + 1, max_turns=15, view=view, feedback=None, conversation=())
-            read, _ = GAME.prompter.read(*GAME.prompter.render(context))
+            read, _ = GAME.faces.prompter.read(*GAME.faces.prompter.render(context))
             for make in policies.values():
                 assert run_now(make(role, rng).reply(context)) == run_now(make(role, rng).reply(read))
 
@@ -104,8 +104,8 @@ def test_a_strategy_acts_on_its_prompt_alone():
 
 
 def test_replies_are_in_the_references_format():
-    state = GAME.new(EinsteinParams(), 0, ("player1", "player2"), 15)
+    state = GAME.rules.new(EinsteinParams(), 0, ("player1", "player2"), 15)
     context = TurnContext(game_id=0, role="player1", turn=1, max_turns=15, view=state.view("player1"), feedback=None, conversation=())
-    text = run_now(GAME.scripted["optimal"]("player1", random.Random(0)).reply(context))
+    text = run_now(GAME.rules.scripted["optimal"]("player1", random.Random(0)).reply(context)).text
     assert text.startswith("<THINK>") and "</THINK><ACTION>" in text and text.endswith("</ACTION>")
     assert not isinstance(read_action(text.split("<ACTION>")[1][: -len("</ACTION>")]), Unreadable)

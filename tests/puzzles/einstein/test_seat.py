@@ -24,8 +24,8 @@ from puzzles.einstein.seat import plain
 from .helpers import determined
 
 GAME = get_game("einstein")
-SEAT = GAME.seat
-ROLES = GAME.rosters[0]
+SEAT = GAME.faces.seat
+ROLES = GAME.rules.rosters[0]
 CORNERS = ("top_left_bin", "bottom_left_bin", "top_right_bin", "bottom_right_bin")
 ASKED = re.compile(r"^Your partner has just asked about (block\d+)\.$")
 
@@ -110,8 +110,8 @@ def _play(role: str, seed: int, person: Person | None = None, seconds: float = 3
     factory.turn_seconds = seconds
     agents = {r: ("human" if r == role else GAME.default_policy) for r in ROLES}
     spec = GameSpec(
-        game_id=0, seed=seed, params=GAME.Params(**params), agents=agents,
-        options=Options(feedback=GAME.default_feedback, max_turns=15),
+        game_id=0, seed=seed, params=GAME.rules.Params(**params), agents=agents,
+        options=Options(feedback=GAME.rules.default_feedback, max_turns=15),
     )
     return anyio.run(lambda: play_game(spec, factory)), person
 
@@ -130,7 +130,7 @@ def test_a_person_and_the_scripted_partner_solve_the_table(role, seed, params):
     mine = [t for t in record.turn_log if t.role == role]
     assert mine and all(t.applied == 1 or [r.action for r in t.rejected] == ["pass the turn"] for t in mine)
     assert sum(t.applied for t in mine) > 0
-    assert set(GAME.human_study) <= set(record.scores)
+    assert set(GAME.records.human_study) <= set(record.scores)
     for turn in person.turns:
         assert turn.prompt.messages is False and turn.prompt.max_actions == 1
 
@@ -141,7 +141,7 @@ def test_a_turn_the_person_lets_time_out_is_a_pass():
     assert first.human.timed_out and first.applied == 0
     assert record.turn_log.index(first) == 0
     assert record.humans["player1"].timeouts == 1
-    state = GAME.new(GAME.Params(), 1, ROLES, 15)
+    state = GAME.rules.new(GAME.rules.Params(), 1, ROLES, 15)
     state.step("player1", (Pass(),))
     assert person.turns[1].context.view.history[0] == state.view("player1").history[0]
     assert person.turns[1].context.view.history[0].text == "pass the turn"
@@ -155,7 +155,7 @@ def _context(state, role: str, max_turns: int = 15) -> TurnContext:
 
 
 def _state(seed: int = 1, **params):
-    return GAME.new(GAME.Params(**params), seed, ROLES, 15)
+    return GAME.rules.new(GAME.rules.Params(**params), seed, ROLES, 15)
 
 
 def test_each_form_writes_an_action_the_game_reads_back():
@@ -173,7 +173,7 @@ def test_each_form_writes_an_action_the_game_reads_back():
     ]
     for one in chosen:
         action = turn.action(one)
-        reply = GAME.prompter.parse(GAME.prompter.format(turn.reply(SeatAnswer(actions=(one,)))), context)
+        reply = GAME.faces.prompter.parse(GAME.faces.prompter.format(turn.reply(SeatAnswer(actions=(one,)))), context)
         assert reply.actions == (action,)
     n = int(block[5:])
     assert turn.action(chosen[0]) == Move(n, "player1_bin" if n in state.view("player1").bins[4] else "commonbin", "commonbin")
@@ -265,4 +265,4 @@ def test_the_seat_never_shows_the_partners_constraints(seed, role):
 
 @pytest.mark.parametrize("params", [{"blocks": 5, "actions": "ask/share"}, {"blocks": 8, "actions": "none"}, {"blocks": 6}])
 def test_the_seat_passes_the_seat_conformance_check(params):
-    check_seat(GAME, GAME.Params(**params), seeds=range(4))
+    check_seat(GAME, GAME.rules.Params(**params), seeds=range(4))

@@ -11,7 +11,7 @@ import anyio
 import msgspec
 import pytest
 
-from puzzles.base import ChatLine, TurnContext
+from puzzles.turn import ChatLine, TurnContext
 from puzzles.tsp import GAME, TspParams
 from puzzles.tsp.modules import TspNotes, merge, prepare, read_new_state
 from puzzles.tsp.prompter import read_prompt
@@ -20,7 +20,7 @@ ROLES = ("light", "ghost")
 
 
 def context(role="light", turn=1, conversation=(), **params):
-    state = GAME.new(TspParams(**params), 0, ROLES, 15)
+    state = GAME.rules.new(TspParams(**params), 0, ROLES, 15)
     return TurnContext(game_id=0, role=role, turn=turn, max_turns=15, view=state.view(role), feedback=None,
                        conversation=tuple(conversation), partners=tuple(r for r in ROLES if r != role))
 
@@ -32,7 +32,7 @@ def context(role="light", turn=1, conversation=(), **params):
     ("problem_solving", ["[Visited]", "[Remaining]", "[IBP]"], ["[History]"]),
 ])
 def test_each_variant_shows_its_fields(variant, shown, hidden):
-    system, user = GAME.prompter.render(context(variant=variant))
+    system, user = GAME.faces.prompter.render(context(variant=variant))
     for name in shown:
         assert name in user and name in system
     for name in hidden:
@@ -44,31 +44,31 @@ def test_each_variant_shows_its_fields(variant, shown, hidden):
 
 
 def test_the_house_names_the_actual_rooms_unless_the_reference_slips_are_asked_for():
-    fixed, _ = GAME.prompter.render(context(rooms=5))
+    fixed, _ = GAME.faces.prompter.render(context(rooms=5))
     assert "The house has 5 rooms" in fixed and "each of the 5 rooms" in fixed and "(of length 1)" not in fixed
-    slipped, _ = GAME.prompter.render(context(rooms=5, prompt_fidelity=True))
+    slipped, _ = GAME.faces.prompter.render(context(rooms=5, prompt_fidelity=True))
     assert "The house has 4 rooms" in slipped and "each of the 4 rooms" in slipped and "(of length 1)" in slipped
     assert "your partner is in the light world" in slipped  # the baseline light prompt's slip
-    assert "The house has 6 rooms" in GAME.prompter.render(context(variant="state_tracking", prompt_fidelity=True))[0]
+    assert "The house has 6 rooms" in GAME.faces.prompter.render(context(variant="state_tracking", prompt_fidelity=True))[0]
 
 
 def test_only_the_baseline_light_prompt_has_the_200_token_line():
-    assert "200 tokens" in GAME.prompter.render(context())[0]
-    assert "200 tokens" not in GAME.prompter.render(context(role="ghost"))[0]
-    assert "200 tokens" not in GAME.prompter.render(context(variant="grounding"))[0]
+    assert "200 tokens" in GAME.faces.prompter.render(context())[0]
+    assert "200 tokens" not in GAME.faces.prompter.render(context(role="ghost"))[0]
+    assert "200 tokens" not in GAME.faces.prompter.render(context(variant="grounding"))[0]
 
 
 def test_rejected_actions_are_told_only_with_notices():
     quiet = msgspec.structs.replace(context(), notices=("Your action x was rejected: no.",))
-    assert "[Rejected]" not in GAME.prompter.render(quiet)[1]
+    assert "[Rejected]" not in GAME.faces.prompter.render(quiet)[1]
     told = msgspec.structs.replace(context(notices=True), notices=("Your action x was rejected: no.",))
-    assert "[Rejected]: Your action x was rejected: no." in GAME.prompter.render(told)[1]
+    assert "[Rejected]: Your action x was rejected: no." in GAME.faces.prompter.render(told)[1]
 
 
 def test_a_prompt_reads_back_to_its_view_and_the_partners_message():
     for variant in ("baseline", "grounding", "state_tracking", "problem_solving"):
         shown = context("ghost", 1, [ChatLine(1, "light", "coins from L: L-E: 5; suggest: L E")], variant=variant)
-        read = read_prompt(*GAME.prompter.render(shown))
+        read = read_prompt(*GAME.faces.prompter.render(shown))
         assert read.view == shown.view and read.role == "ghost"
         assert [(line.sender, line.text) for line in read.conversation] == [("light", "coins from L: L-E: 5; suggest: L E")]
     assert read_prompt("You are a helpful assistant.", "[Observation]: hi") is None
@@ -120,7 +120,7 @@ def test_prepare_grounds_the_partners_message_then_finds_the_ibp():
     assert "[Message]: I get 9 to E" in calls[0][1] and '[Loc]: "L"' in calls[0][1] and '[World]: "LIGHT"' in calls[0][1]
     assert prepared.derived.partner == (("L", "E", 9), ("K", "E", 8))
     assert prepared.derived.ibp == brute_ibp(shown.view, prepared.derived.partner, ("L",))
-    user = GAME.prompter.render(prepared)[1]
+    user = GAME.faces.prompter.render(prepared)[1]
     assert '[World-state-user]: [["L", "E", 9], ["K", "E", 8]]' in user and "[IBP]: " + json.dumps(list(prepared.derived.ibp)) in user
     again = anyio.run(prepare, context("ghost", 1, variant="problem_solving"), notes, ask)
     assert len(calls) == 1 and again.derived.partner == prepared.derived.partner  # no message: no call, notes kept

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from puzzles.base import ReplyFormatError
+from puzzles.turn import ReplyFormatError
 from puzzles.tsp import GAME, TspParams
 from puzzles.tsp.prompt import WRONG_FORMAT, observation
 from puzzles.tsp.replies import NO_MESSAGE, format_reply, parse_reply, read_actions, sections
 from puzzles.tsp.rules import TspAction
-from puzzles.base import ChatLine, TurnContext
+from puzzles.turn import ChatLine, TurnContext
 
 
 def test_a_well_formed_reply_reads_into_message_and_actions():
@@ -58,7 +58,7 @@ def test_an_unclosed_action_is_rejected_and_the_ones_before_it_kept():
 
 
 def test_a_bad_literal_is_rejected_by_the_game_and_the_rest_of_the_reply_still_applies():
-    state = GAME.new(TspParams(), 0, ("light", "ghost"), 15)
+    state = GAME.rules.new(TspParams(), 0, ("light", "ghost"), 15)
     reply = parse_reply('[Action]: end(["L", "E",), agree-inner(["L", "K"]), visit("K")\n[Message]: x')
     step = state.step("light", reply.actions)
     assert step.applied == 2 and len(step.rejected) == 1 and "Python list" in step.rejected[0].reason

@@ -15,7 +15,7 @@ ROLES = ("light", "ghost")
 
 
 def new(seed: int = 0, **params):
-    return GAME.new(TspParams(**params), seed, ROLES, 15)
+    return GAME.rules.new(TspParams(**params), seed, ROLES, 15)
 
 
 def act(name: str, value) -> TspAction:

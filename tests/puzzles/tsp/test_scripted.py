@@ -19,7 +19,7 @@ def game(strategies: tuple[str, str], index: int, **params):
     """Game ``index`` of a run of these players, and the board it was played on."""
     plan = Grid(game="tsp", seeds=index + 1, agents=[list(strategies)], params={k: [v] for k, v in params.items()})
     spec = plan.spec(index)
-    return play(spec), GAME.new(spec.params, spec.seed, ROLES, 15)
+    return play(spec), GAME.rules.new(spec.params, spec.seed, ROLES, 15)
 
 
 def joint(state, a: str, b: str) -> int:

@@ -22,7 +22,7 @@ from puzzles.tsp.board import GHOST, LIGHT, Board
 from puzzles.tsp.rules import TspAction, TspGame
 
 GAME = get_game("tsp")
-SEAT = GAME.seat
+SEAT = GAME.faces.seat
 FINAL = re.compile(r"final: ([A-Z](?: [A-Z])+)")
 
 
@@ -79,13 +79,13 @@ def _play(params, seed: int = 5):
     factory.seats = Seats(person)
     spec = GameSpec(
         game_id=0, seed=seed, params=params, agents={LIGHT: "human", GHOST: GAME.default_policy},
-        options=Options(feedback=GAME.default_feedback, max_turns=15),
+        options=Options(feedback=GAME.rules.default_feedback, max_turns=15),
     )
     return anyio.run(lambda: play_game(spec, factory)), person
 
 
 def test_a_person_and_the_scripted_partner_submit_the_identical_optimal_trip():
-    record, person = _play(GAME.Params())
+    record, person = _play(GAME.rules.Params())
     assert record.error is None and record.format_errors[LIGHT] == 0
     assert record.outcome == "success"
     assert record.scores["identical"] is True and record.scores["optimal"] is True
@@ -94,11 +94,11 @@ def test_a_person_and_the_scripted_partner_submit_the_identical_optimal_trip():
     assert submitted[LIGHT] == submitted[GHOST] and submitted[LIGHT][0] == submitted[LIGHT][-1] == "L"
     assert len(person.turns) == 2 and record.humans[LIGHT].turns == 2
     # The report's human-study columns name scores the game records.
-    assert set(GAME.human_study) <= set(record.scores)
+    assert set(GAME.records.human_study) <= set(record.scores)
 
 
 def test_visits_chosen_in_the_form_move_the_players_own_visited_rooms():
-    record, person = _play(GAME.Params(variant="state_tracking"), seed=8)
+    record, person = _play(GAME.rules.Params(variant="state_tracking"), seed=8)
     assert record.outcome == "success" and record.format_errors[LIGHT] == 0
     assert record.metrics["visited"][LIGHT] == record.metrics["submitted"][LIGHT]
     first = {form.kind for form in person.turns[0].prompt.forms}
@@ -106,7 +106,7 @@ def test_visits_chosen_in_the_form_move_the_players_own_visited_rooms():
 
 
 def _context(params=None, role: str = LIGHT, state: TspGame | None = None) -> TurnContext:
-    state = state or GAME.new(params or GAME.Params(), 1, (LIGHT, GHOST), 15)
+    state = state or GAME.rules.new(params or GAME.rules.Params(), 1, (LIGHT, GHOST), 15)
     return TurnContext(
         game_id=0, role=role, turn=1, max_turns=15, view=state.view(role), feedback=None, conversation=(),
         partners=(GHOST if role == LIGHT else LIGHT,),
@@ -128,9 +128,9 @@ def test_each_form_writes_the_action_text_the_game_reads(kind, values, written):
     turn = SeatTurn(context, SEAT, 10)
     action = turn.action(ChosenAction(kind, values))
     assert action == written
-    reply = GAME.prompter.parse(GAME.prompter.format(turn.reply(SeatAnswer("hi", actions=(ChosenAction(kind, values),)))), context)
+    reply = GAME.faces.prompter.parse(GAME.faces.prompter.format(turn.reply(SeatAnswer("hi", actions=(ChosenAction(kind, values),)))), context)
     assert reply.actions == (written,) and reply.message == "hi" and not reply.rejected
-    state = GAME.new(GAME.Params(), 1, (LIGHT, GHOST), 15)
+    state = GAME.rules.new(GAME.rules.Params(), 1, (LIGHT, GHOST), 15)
     assert state.step(LIGHT, reply.actions).applied == 1
 
 
@@ -167,7 +167,7 @@ def _shown(context: TurnContext) -> str:
 
 @pytest.mark.parametrize("role", [LIGHT, GHOST])
 def test_the_seat_shows_its_own_coins_and_never_the_partners(role):
-    state = GAME.new(GAME.Params(), 1, (LIGHT, GHOST), 15)
+    state = GAME.rules.new(GAME.rules.Params(), 1, (LIGHT, GHOST), 15)
     partner = GHOST if role == LIGHT else LIGHT
     # The same game but for the partner's coins, every one changed: what the seat shows is the same.
     board = state.board
@@ -182,7 +182,7 @@ def test_the_seat_shows_its_own_coins_and_never_the_partners(role):
 
 
 def test_the_state_tracking_seat_shows_its_visited_rooms():
-    state = GAME.new(GAME.Params(variant="state_tracking"), 1, (LIGHT, GHOST), 15)
+    state = GAME.rules.new(GAME.rules.Params(variant="state_tracking"), 1, (LIGHT, GHOST), 15)
     state.step(LIGHT, (TspAction("visit", '"K"'),))
     sections = {s.title: s for s in SEAT.show(_context(state=state))}
     assert "Visited so far: L → K" in sections["What you have done"].lines
@@ -198,4 +198,4 @@ def test_the_state_tracking_seat_shows_its_visited_rooms():
     ],
 )
 def test_the_seat_passes_the_seat_conformance_check(params):
-    check_seat(GAME, GAME.Params(**params), seeds=range(4))
+    check_seat(GAME, GAME.rules.Params(**params), seeds=range(4))

@@ -1,0 +1,116 @@
+"""What a run shows while it plays: the live dashboard on a terminal (its content ``content``, laid
+out by ``layout``), a status line every few seconds elsewhere, nothing while a person's form is on
+the terminal."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from rich.console import Console, RenderableType
+from rich.live import Live
+from rich.text import Text
+
+from runners.dashboard.content import Section, counters_section, render_dashboard
+from runners.dashboard.spending import spending_line
+
+if TYPE_CHECKING:
+    from engine.executors.base import Executor
+    from engine.play.run import RunProgress
+    from engine.spending.budget import Spending
+
+TERMINAL_REFRESH = 0.5  # seconds between dashboard redraws (about 2 per second)
+LINE_INTERVAL = 5.0  # seconds between summary lines when not on a terminal
+
+
+def wide_console() -> Console:
+    """The terminal's console; elsewhere (a file, a pipe) one wide enough for the tables."""
+    console = Console()
+    return console if console.is_terminal else Console(width=max(console.width, 132))
+
+
+def status_line(progress: RunProgress, elapsed: float) -> str:
+    scored = progress.successes + progress.failures
+    rate = f"{100 * progress.successes / scored:.1f}%" if scored else "n/a"
+    return (
+        f"[{elapsed:7.1f}s] {progress.done}/{progress.total} done, {progress.running} running, "
+        f"{progress.queued} queued | success {rate} | errors {progress.errors}"
+    )
+
+
+def model_line(hub, now: float) -> str:
+    backends = hub.backends() if hub is not None else []
+    return "".join(
+        f" | {b.limiter.name}: {b.limiter.running} in flight, {b.limiter.stats.rate(now):.0f} rpm, "
+        f"{b.limiter.stats.rate_limited} x 429, {b.limiter.stats.failed} failed"
+        for b in backends
+    )
+
+
+class ProgressDisplay:
+    """The live dashboard on a terminal; a status line every few seconds elsewhere; nothing at all
+    when ``quiet`` (a person's form is on the terminal). ``extra`` returns sections to add to each
+    frame (such as a ``counters_section``)."""
+
+    def __init__(
+        self, console: Console, progress: RunProgress, *, interactive: bool, quiet: bool = False, hub: Any = None,
+        spending: Spending | None = None, executor: Executor | None = None,
+    ) -> None:
+        self.console = console
+        self.progress = progress
+        self.interactive = interactive and not quiet
+        self.quiet = quiet
+        self._started = time.perf_counter()
+        self._live: Live | None = None
+        self.hub = hub  # the run's model clients
+        self.spending = spending
+        self.executor = executor
+
+    def extra(self) -> list[Section]:
+        """On a cluster: each model summed over the workers, and a row per worker."""
+        if self.executor is None:
+            return []
+        workers = self.executor.worker_rows()
+        if not workers:
+            return []
+        models = self.executor.model_rows()
+        sections = [counters_section("model", "Models (all workers)", models, priority=2)] if models else []
+        return [*sections, counters_section("worker", "Workers", workers, priority=3)]
+
+    def frame(self) -> RenderableType:
+        return render_dashboard(
+            self.progress, time.perf_counter() - self._started, self.hub, self.spending,
+            height=self.console.size.height, extra=self.extra(),
+        )
+
+    async def run(self) -> None:
+        """Redraw until cancelled. A display that fails goes quiet; it never ends the run."""
+        try:
+            await self._run()
+        except Exception as exc:
+            self.close()
+            self.console.print(f"(display stopped: {type(exc).__name__}: {exc})", highlight=False)
+
+    async def _run(self) -> None:
+        if self.quiet:
+            return
+        if not self.interactive:
+            while True:
+                await anyio.sleep(LINE_INTERVAL)
+                line = status_line(self.progress, time.perf_counter() - self._started)
+                line += model_line(self.hub, time.monotonic())
+                if self.spending is not None:
+                    line += " | " + spending_line(self.spending)
+                self.console.print(line, highlight=False)
+        self._live = Live(Text(""), console=self.console, auto_refresh=False, transient=False)
+        self._live.start()
+        while True:
+            await anyio.sleep(TERMINAL_REFRESH)
+            self._live.update(self.frame(), refresh=True)
+
+    def close(self) -> None:
+        live, self._live = self._live, None
+        if live is not None:
+            live.update(self.frame(), refresh=True)
+            live.stop()

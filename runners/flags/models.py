@@ -1,0 +1,186 @@
+"""Command-line flags for the model backends: how calls are made and paced.
+
+The settings are saved with the run (``models.json``) and used again on ``--resume``. There, a
+sampling flag (temperature, top-p, max tokens, seed, structured output) that differs from the saved
+one is an error naming it, since it would change how the rest of the games are played; the pacing
+and connection flags (rates, URLs, clients, limits, timeouts, attempts, prices) replace the saved ones.
+Endpoints given on a resume are added to the saved ones (a name given again replaces its entry).
+
+Names of providers in ``--rpm``, ``--tpm``, ``--client`` and ``--shared-limit`` are checked once the
+whole command line is read, since ``--endpoint``/``--endpoints`` may name them after.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import msgspec
+
+from engine.backends import CLIENTS, PROVIDERS, BackendSettings
+from engine.backends.endpoints import NAME, endpoint_entry, known, read_endpoints
+from engine.backends.prices import price_entry, price_numbers, read_prices
+
+from runners.args import bounded, checked, key_value, pair
+
+
+def _rate(text: str) -> tuple[str, float]:
+    """``N`` (every provider), ``PROVIDER=N`` or ``PROVIDER:MODEL=N``."""
+    form = "N, PROVIDER=N or PROVIDER:MODEL=N with N > 0"
+    try:
+        target, number = key_value(text, form, optional_key=True, last=True)
+        value = float(number)
+    except ValueError:
+        value = -1.0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected {form}, got {text!r}")
+    if target is None:
+        return "*", value
+    provider, colon, model = target.partition(":")
+    provider = provider.strip().lower()
+    if not NAME.fullmatch(provider):
+        raise argparse.ArgumentTypeError(f"unknown provider {provider!r} in {text!r}; use {', '.join(PROVIDERS)} or an endpoint's name")
+    return (f"{provider}:{model.strip()}" if colon else provider), value
+
+
+def _provider(text: str) -> str:
+    provider = text.strip().lower()
+    if not NAME.fullmatch(provider):
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(PROVIDERS)} or an endpoint's name, got {text!r}")
+    return provider
+
+
+def _client_entry(provider: str, client: str) -> tuple[str, str]:
+    """``PROVIDER=lean`` or ``PROVIDER=sdk``."""
+    provider, client = provider.lower(), client.lower()
+    if not NAME.fullmatch(provider) or client not in CLIENTS:
+        raise ValueError(f"expected PROVIDER=lean or PROVIDER=sdk with PROVIDER one of {', '.join(PROVIDERS)} or an endpoint's name, got {provider}={client}")
+    if provider == "anthropic" and client == "lean":
+        raise ValueError("the lean client speaks the OpenAI-compatible API only; anthropic=sdk")
+    return provider, client
+
+
+_client = pair("PROVIDER=lean or PROVIDER=sdk", _client_entry)
+
+
+def _positive(kind):
+    return bounded(kind, 0, above=True, what="a number > 0")
+
+
+_temperature = bounded(float, 0.0, 2.0, what="a temperature between 0 and 2")
+
+
+_price = pair("MODEL=INPUT,CACHED,OUTPUT[,CACHE_WRITE] dollars per million tokens", price_entry)
+_endpoint = pair("NAME=KIND,URL[,KEY_ENV]", endpoint_entry)
+_endpoint_file = checked(read_endpoints)
+_price_file = checked(lambda text: price_numbers(read_prices(text)))
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags; each defaults to None (not given), so that a resume can tell what was given."""
+    g = parser.add_argument_group(
+        "model backends (policies openai:MODEL, anthropic:MODEL, vllm:MODEL or ENDPOINT:MODEL; keys from the environment: "
+        "OPENAI_API_KEY, ANTHROPIC_API_KEY, an endpoint's key_env)"
+    )
+    g.add_argument("--endpoints", type=_endpoint_file, action="append", metavar="FILE", help="a TOML file of named endpoints over the built-in ones (engine/backends/endpoints.toml shows the form); saved with the run")
+    g.add_argument("--endpoint", type=_endpoint, action="append", metavar="NAME=KIND,URL[,KEY_ENV]", help="one named endpoint: KIND openai (any OpenAI-compatible server), anthropic or vllm; the key is read from the variable KEY_ENV; saved with the run")
+    g.add_argument("--rpm", type=_rate, action="append", metavar="[PROVIDER[:MODEL]=]N", help="requests per minute (default: learned from the provider's rate-limit headers)")
+    g.add_argument("--tpm", type=_rate, action="append", metavar="[PROVIDER[:MODEL]=]N", help="tokens per minute (default: learned from the headers)")
+    g.add_argument("--openai-url", metavar="URL", help="OpenAI-compatible base URL (default: OPENAI_BASE_URL or api.openai.com)")
+    g.add_argument("--anthropic-url", metavar="URL", help="Anthropic base URL (default: ANTHROPIC_BASE_URL or api.anthropic.com)")
+    g.add_argument("--vllm-url", metavar="URL", action="append", help="the vLLM server, e.g. http://HOST:8000/v1; several servers of one model (replicas): repeat the flag or separate with commas")
+    g.add_argument("--vllm-max-seqs", type=_positive(int), metavar="S", help="the vLLM server's --max-num-seqs (default 256)")
+    g.add_argument("--shared-limit", type=_provider, action="append", metavar="PROVIDER", help="the provider's models draw on one rate limit (one account's) instead of one each; --rpm/--tpm PROVIDER=N set it")
+    g.add_argument("--client", type=_client, action="append", metavar="PROVIDER=lean|sdk", help="the lean aiohttp client or the provider's SDK (default: lean for vllm, the SDK for openai and anthropic; anthropic is SDK only)")
+    g.add_argument("--max-in-flight", type=_positive(int), metavar="K", help="most calls in flight per model, OpenAI and Anthropic (default 512)")
+    g.add_argument("--temperature", type=_temperature, metavar="X", help="sampling temperature (default 0)")
+    g.add_argument("--top-p", type=bounded(float, 0.0, 1.0, above=True, what="a number above 0, at most 1"), metavar="P", help="nucleus sampling, OpenAI and vLLM (default: the provider's)")
+    g.add_argument("--max-tokens", type=_positive(int), metavar="K", help="most output tokens per reply (default 4096)")
+    g.add_argument("--model-seed", type=int, metavar="S", help="sampling seed sent to providers that take one")
+    g.add_argument("--structured", action="store_const", const=True, help="ask the backend for structured output (JSON following the reply schema)")
+    g.add_argument("--request-timeout", type=_positive(float), metavar="SEC", help="seconds per attempt (default 120)")
+    g.add_argument("--max-attempts", type=_positive(int), metavar="K", help="attempts per call before the game is an infrastructure error (default 8)")
+    g.add_argument("--prices", type=_price_file, metavar="FILE", help="a TOML price table over the built-in one (engine/backends/prices.toml shows the form)")
+    g.add_argument("--price", type=_price, action="append", metavar="MODEL=IN,CACHED,OUT[,WRITE]", help="dollars per million tokens for one model (cache writes default to input)")
+
+
+def _per_provider(pairs: list[tuple[str, float]], names: dict, flag: str) -> dict[str, float]:
+    table: dict[str, float] = {}
+    for target, value in pairs:
+        if target == "*":
+            for provider in names:
+                table.setdefault(provider, value)
+        else:
+            _known(target.partition(":")[0], names, flag)
+            table[target] = value
+    return table
+
+
+def _known(provider: str, names: dict, flag: str) -> str:
+    if provider not in names:
+        raise ValueError(f"argument {flag}: unknown provider {provider!r}; use {', '.join(names)} (or define it with --endpoint)")
+    return provider
+
+
+# (flag, ModelOptions field, argparse dest): flags that change the replies, fixed for a run.
+SAMPLING = (
+    ("--temperature", "temperature", "temperature"), ("--top-p", "top_p", "top_p"),
+    ("--max-tokens", "max_tokens", "max_tokens"), ("--model-seed", "seed", "model_seed"),
+    ("--structured", "structured", "structured"),
+)
+# Flags of how calls are paced and sent: given on a resume, they replace the saved ones.
+PACING = (("request_timeout", "timeout"), ("max_attempts", "max_attempts"))
+
+
+def settings_from_args(args: argparse.Namespace, saved: BackendSettings | None = None) -> BackendSettings:
+    """The run's model settings: the flags given, else the saved settings (on a resume), else the
+    defaults. ValueError (its message names the flag) if a sampling flag contradicts the saved run."""
+    base = saved or BackendSettings()
+    options = base.options
+    changes: dict = {}
+    for flag, field, dest in SAMPLING:
+        given = getattr(args, dest, None)
+        if given is None:
+            continue
+        have = getattr(options, field)
+        if saved is not None and given != have:
+            shown = "not set" if have is None else have
+            raise ValueError(
+                f"argument {flag}: the run being resumed was played with {field} {shown}, got {given}; "
+                "a run keeps its sampling settings (start a new run to change them)"
+            )
+        changes[field] = given
+    for dest, field in PACING:
+        given = getattr(args, dest, None)
+        if given is not None:
+            changes[field] = given
+    fields: dict = {"options": msgspec.structs.replace(options, **changes)}
+    endpoints = dict(base.endpoints)
+    for table in args.endpoints or []:
+        endpoints.update(table)
+    endpoints.update(dict(args.endpoint or []))
+    if endpoints != base.endpoints:
+        fields["endpoints"] = endpoints
+    names = known(endpoints)
+    if args.rpm:
+        fields["rpm"] = _per_provider(args.rpm, names, "--rpm")
+    if args.tpm:
+        fields["tpm"] = _per_provider(args.tpm, names, "--tpm")
+    urls = {p: u for p, u in (("openai", args.openai_url), ("anthropic", args.anthropic_url), ("vllm", ",".join(args.vllm_url or ()))) if u}
+    if urls:
+        fields["urls"] = {**base.urls, **urls}
+    for provider in [*(args.shared_limit or []), *(p for p, _ in args.client or [])]:
+        _known(provider, names, "--shared-limit" if provider in (args.shared_limit or []) else "--client")
+    for provider, client in args.client or []:
+        if client == "lean" and names[provider].kind == "anthropic":
+            raise ValueError(f"argument --client: the lean client speaks the OpenAI-compatible API only; {provider}=sdk")
+    if args.shared_limit:
+        fields["shared_limits"] = sorted(set(base.shared_limits) | set(args.shared_limit))
+    if args.client:
+        fields["clients"] = {**base.clients, **dict(args.client)}
+    if args.max_in_flight is not None:
+        fields["max_in_flight"] = args.max_in_flight
+    if args.vllm_max_seqs is not None:
+        fields["vllm_max_seqs"] = args.vllm_max_seqs
+    if args.prices or args.price:
+        fields["prices"] = {**base.prices, **(args.prices or {}), **dict(args.price or [])}
+    return msgspec.structs.replace(base, **fields)

@@ -1,0 +1,75 @@
+"""The spending flags: the forecast (``--dry-run``, ``--reply-tokens``) and the caps (``--max-cost``,
+``--max-tokens-total``), and the run's ``Spending`` they set up. What is shown of spending is
+``runners.dashboard.spending``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from runners.args import bounded
+
+if TYPE_CHECKING:  # the engine's spending is imported when a run starts: the flags alone load fast
+    from rich.console import Console
+
+    from engine.records.ids import IdSet
+    from engine.records.rundir import Plan
+    from engine.spending.budget import Caps, Spending
+    from engine.spending.forecast import Forecast
+
+
+def add_spending_arguments(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("spending (models only; not saved with the run)")
+    g.add_argument("--dry-run", action="store_true", help="print the forecast (games, model calls, tokens, cost, time) and stop: no call is made, nothing is written")
+    g.add_argument("--reply-tokens", type=bounded(float, 0, above=True, what="a number > 0"), metavar="K", help="forecast replies at K tokens each (default: a resumed run's mean, else the scripted stand-in's replies, which are shorter than a model's)")
+    g.add_argument("--max-cost", type=bounded(float, 0, above=True, what="dollars > 0"), metavar="DOLLARS", help="stop starting games when the run's cost (earlier processes included) would pass DOLLARS; games in flight finish; --resume continues")
+    g.add_argument("--max-tokens-total", type=bounded(int, 0, above=True, what="an integer > 0"), metavar="N", help="the same for the run's prompt + completion tokens")
+
+
+def caps(args: argparse.Namespace) -> Caps:
+    from engine.spending.budget import Caps
+
+    return Caps(args.max_cost, args.max_tokens_total)
+
+
+def check_prices(parser: Any, args: argparse.Namespace, plan: Plan, hub: Any) -> None:
+    """A cost cap needs a price for every model of the plan."""
+    if args.max_cost is None:
+        return
+    for names in plan.agents:
+        for name in names:
+            provider, _, model = name.partition(":")
+            if model and hub.prices.price(provider, model) is None:
+                parser.error(f"argument --max-cost: {name} has no price; give it with --prices FILE or --price {model}=IN,CACHED,OUT")
+
+
+def make_forecast(plan: Plan, recorded: IdSet, hub: Any, args: argparse.Namespace, earlier: dict | None) -> Forecast:
+    import anyio
+
+    from engine.session.playing import play_order
+    from engine.spending.forecast import forecast, mean_reply_tokens, play_sampled
+
+    reply = args.reply_tokens if args.reply_tokens is not None else mean_reply_tokens(earlier)
+    settings = hub.settings
+    records = anyio.run(lambda: play_sampled(plan, settings, reply_tokens=reply))
+    return forecast(plan, records, settings, to_play=play_order(plan, recorded), reply_tokens=reply, earlier=earlier, prices=hub.prices)
+
+
+def spending_for(args: argparse.Namespace, plan: Plan, recorded: IdSet, run: Any, hub: Any, console: Console) -> Spending | None:
+    """The run's spending when models play; with a cap, a forecast first gives the cost of a game
+    until games finish (at most: to the turn limit)."""
+    from engine.session.playing import models_play, read_usage
+    from engine.spending.budget import Spending
+
+    if not models_play(plan):
+        return None
+    earlier = read_usage(run)
+    prior = None
+    if caps(args):
+        prior = make_forecast(plan, recorded, hub, args, earlier).per_game_at_most()
+        console.print(
+            f"Cap: until games finish, a game is counted at its forecast at most: ${prior.cost:.4f}, {prior.tokens:,.0f} tokens.",
+            soft_wrap=True,
+        )
+    done = sum(1 for i in recorded if i < plan.total)
+    return Spending(hub, plan.total, done=done, earlier=earlier, prior=prior, caps=caps(args))

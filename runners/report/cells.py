@@ -1,0 +1,111 @@
+"""The building blocks of the report's tables: the ``Table`` (text for the terminal and documents,
+the same numbers in full for the CSV files), how numbers and conditions are written in its cells,
+and the label columns every table starts with."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from engine.analysis import AGENTS, field_values, group_by, layout
+from engine.analysis.stats import ScoreSummary
+from engine.records.record import GameRecord
+from puzzles import get_game
+
+UNIT_NAMES = {"chars": "characters", "tokens": "tokens"}
+# Fields whose values name themselves in a column header; others are shown as field=value.
+SELF_NAMED = (AGENTS, "feedback")
+
+
+@dataclass
+class Table:
+    name: str  # file stem of its CSV
+    title: str
+    header: list[str]
+    rows: list[list[str]]
+    labels: int  # leading label columns (left-aligned)
+    note: str = ""
+    csv_header: list[str] = field(default_factory=list)
+    csv_rows: list[list[object]] = field(default_factory=list)
+    thin_from: int = 0  # when > 0, the columns from here on may be thinned out on the terminal
+
+
+def pct(x: float | None) -> str:
+    return "-" if x is None or math.isnan(x) else f"{100 * x:.1f}"
+
+
+def num(x: float, digits: int = 2) -> str:
+    return "-" if math.isnan(x) else f"{x:.{digits}f}"
+
+
+def frac(x: float | None) -> object:
+    """A fraction (or a mean) for the CSV files: four decimals, empty when undefined."""
+    return "" if x is None or math.isnan(x) else round(x, 4)
+
+
+def value_label(field_name: str, value: str) -> str:
+    return value if field_name in SELF_NAMED else f"{field_name}={value}"
+
+
+def key_label(fields: Sequence[str], key: Sequence[str]) -> str:
+    return ", ".join(value_label(f, v) for f, v in zip(fields, key)) or "all"
+
+
+def fixed_note(records: Sequence[GameRecord]) -> str:
+    frame = layout(records)
+    parts = []
+    if frame.fixed:
+        parts.append("Same in every game: " + ", ".join(f"{f}={v}" for f, v in frame.fixed.items()) + ".")
+    parts += [note + "." for note in frame.notes]
+    return " ".join(parts)
+
+
+def label_columns(fields: Sequence[str]) -> list[str]:
+    return list(fields) or ["condition"]
+
+
+def label_cells(fields: Sequence[str], key: Sequence[str]) -> list[str]:
+    return list(key) if fields else ["all"]
+
+
+def condition_columns(records: Sequence[GameRecord]) -> list[str]:
+    """The fields that name a condition in full in the CSV files (roles one by one)."""
+    names: dict[str, None] = {}
+    for record in records:
+        names.update(dict.fromkeys(record.spec.condition_fields()))
+    return list(names)
+
+
+def full_values(records: Sequence[GameRecord], fields: Sequence[str]) -> dict[tuple[str, ...], list[str]]:
+    """For each group key over ``fields``, every condition field's value (from its first game)."""
+    columns = condition_columns(records)
+    full = {}
+    for key, group in group_by(records, fields):
+        values = field_values(group[0])
+        full[key] = [values.get(c, "") for c in columns]
+    return full
+
+
+def score_labels(records: Sequence[GameRecord]) -> dict[str, str]:
+    """Each score key's display name, as the game of the first game that gives it names it."""
+    labels: dict[str, str] = {}
+    for record in records:
+        for key in record.scores:
+            if key not in labels:
+                labels[key] = get_game(record.spec.game).score_label(key)
+    return labels
+
+
+def score_cell(summary: ScoreSummary | None, n: int) -> str:
+    """A rate as "% [low-high]", a mean as "mean [low, high]"; the games that gave the score in
+    parentheses where fewer than ``n``."""
+    if summary is None or summary.n == 0:
+        return "-"
+    if summary.kind == "rate":
+        text = f"{pct(summary.value)} [{pct(summary.low)}-{pct(summary.high)}]"
+    elif math.isnan(summary.low):
+        text = num(summary.value)
+    else:
+        text = f"{num(summary.value)} [{num(summary.low)}, {num(summary.high)}]"
+    return text if summary.n == n else f"{text} ({summary.n})"

@@ -1,0 +1,123 @@
+"""The run loop every runner shares: an open run session played to its end with the display and
+Ctrl-C, then the summary and how the run ended (``runners.ending``)."""
+
+from __future__ import annotations
+
+import signal
+import time
+
+import anyio
+from rich.console import Console
+
+from engine.executors import make_executor
+from engine.policies.factory import PolicyFactory
+from engine.records.rundir import StorageError
+from engine.session.collector import tuned_collector
+from engine.session.giveup import SameFailure
+from engine.session.playing import counted_keys, finish, new_progress, play_plan
+from engine.spending.budget import Spending
+from runners.dashboard.display import ProgressDisplay, wide_console
+from runners.dashboard.final_table import summary_table
+from runners.dashboard.spending import spending_line
+from runners.ending import Ending, say_ending
+from runners.flags.running import Prepared, concurrency, transcripts_kept
+from runners.flags.seats import people_play
+from runners.flags.spending import spending_for
+
+
+def first_leaf(error: BaseException) -> BaseException:
+    """The first exception inside (nested) exception groups."""
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    return error
+
+
+def storage_failure(group: BaseExceptionGroup) -> str:
+    """What a full disk or a vanished run directory stopped, in one line."""
+    failure = first_leaf(group)
+    return str(failure) if isinstance(failure, StorageError) else f"cannot write the run's files: {failure}"
+
+
+class Interrupt:
+    """Cancels ``scope`` at the first SIGINT or SIGTERM (Ctrl-C, a kill); ``caught`` says whether one came."""
+
+    def __init__(self, scope: anyio.CancelScope) -> None:
+        self.scope = scope
+        self.caught = False
+
+    async def watch(self) -> None:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for _ in signals:
+                self.caught = True
+                self.scope.cancel()
+                return
+
+
+async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, spending: Spending | None) -> Ending:
+    """Run the games not yet recorded, with the display and Ctrl-C; how the run ended (the tally is
+    taken afterwards)."""
+    args, plan, run = prepared.args, prepared.plan, prepared.session.run
+    seats = None
+    if people_play(plan):  # a person's form owns the terminal: no dashboard, no summary lines
+        from runners.seats.terminal import seats_for
+
+        seats = seats_for(args, factory, console)
+    interactive = console.is_terminal and not args.no_dashboard and seats is None
+    progress = new_progress(plan, counted_keys(run), track_live=interactive)
+    executor = make_executor(args.executor, workers=args.workers, address=args.ray_address)
+    display = ProgressDisplay(console, progress, interactive=interactive, quiet=seats is not None, hub=factory.hub,
+                              spending=spending, executor=executor)
+    ending: Ending | None = None
+    async with anyio.create_task_group() as outer:
+        signals = Interrupt(outer.cancel_scope)
+
+        def give_up(reason: str) -> None:
+            nonlocal ending
+            ending = Ending("gave_up", reason=reason)
+            outer.cancel_scope.cancel()
+
+        outer.start_soon(signals.watch)
+        outer.start_soon(display.run)
+        try:
+            await play_plan(
+                run, plan, factory, recorded=prepared.recorded, concurrency=concurrency(args, plan), progress=progress,
+                log_level=args.log_level, transcripts=transcripts_kept(args),
+                observers=[SameFailure(give_up), *([seats] if seats is not None else [])],
+                spending=spending, executor=executor,
+            )
+        except* OSError as group:  # a full disk, a run directory gone: every record before it is kept
+            ending = Ending("storage", reason=storage_failure(group))
+        outer.cancel_scope.cancel()
+    display.close()
+    if ending is not None:
+        return ending
+    if signals.caught:
+        return Ending("interrupted")
+    if spending is not None and spending.stopped is not None:
+        return Ending("capped", reason=spending.stopped)
+    return Ending("finished")
+
+
+def run_and_report(prepared: Prepared, factory: PolicyFactory) -> int:
+    """Play the run, then print the summary table, how it ended and where the results are. Returns
+    the exit status."""
+    with prepared.session:
+        plan, run = prepared.plan, prepared.session.run
+        console = wide_console()
+        spending = spending_for(prepared.args, plan, prepared.recorded, run, factory.hub, console)
+        started = time.perf_counter()
+        try:
+            with tuned_collector():
+                ending = anyio.run(execute, prepared, factory, console, spending)
+        except KeyboardInterrupt:  # outside the games: every finished record is already on disk
+            ending = Ending("interrupted", tally=None)
+        else:
+            if ending.kind in ("finished", "capped", "interrupted"):
+                elapsed = time.perf_counter() - started
+                tally, summaries = finish(run, plan, complete=ending.kind == "finished")
+                if summaries:
+                    console.print(summary_table(summaries))
+                if spending is not None:
+                    console.print(f"Models: {spending_line(spending)}", soft_wrap=True)
+                ending = Ending(ending.kind, tally, elapsed, ending.reason)
+        return say_ending(console, ending, total=plan.total, results=run.results_path, command=prepared.command)

@@ -1,0 +1,80 @@
+"""A run with people in it: the pages served and the games played on one event loop, in one task
+group, so a page's answer goes straight to the game waiting for it and Ctrl-C stops both.
+
+The games run one at a time, in order (a study's list for one participant); before the first, each
+seat without a participant id from the command line waits for its page to give one. When the run
+ends the pages are told so, and the server stays up a moment for them to hear it.
+"""
+
+from __future__ import annotations
+
+import time
+
+import anyio
+
+from engine import PolicyFactory
+from engine.session.playing import finish, play_plan
+from runners.dashboard.display import wide_console
+from runners.ending import Ending, say_ending
+from runners.flags.running import transcripts_kept
+from runners.flags.spending import spending_for
+from runners.runloop import Interrupt, storage_failure
+
+from runners.seats.browser.cli import Setup
+from runners.seats.browser.seats import BrowserSeats
+from runners.seats.browser.server import HOST, serving
+
+LINGER = 5.0  # seconds the server waits, after the last game, for the pages to hear the run is over
+
+
+async def serve_and_play(setup: Setup, factory: PolicyFactory, spending) -> Ending:
+    """Serve the seats and play the games not yet recorded; how the run ended (the tally is taken
+    afterwards). A full disk stops it; the records before it stay."""
+    prepared = setup.prepared
+    args, plan, run = prepared.args, prepared.plan, prepared.session.run
+    seats = BrowserSeats(setup.seats, plan.total, setup.participants)
+    factory.seats = seats
+    stopped: str | None = None
+    async with anyio.create_task_group() as group:
+
+        signals = Interrupt(group.cancel_scope)
+        group.start_soon(signals.watch)
+        async with serving(seats, setup.port) as port:
+            for role, front in seats.fronts.items():
+                who = f" (participant {front.participant})" if front.participant else ""
+                print(f"Seat {role}{who}: http://{HOST}:{port}/seat/{front.token}", flush=True)
+            if any(front.participant is None for front in seats.fronts.values()):
+                print("Waiting for each page to give its participant id…", flush=True)
+            await seats.named()
+            try:
+                await play_plan(
+                    run, plan, factory, recorded=prepared.recorded, concurrency=1, observers=[seats],
+                    log_level=args.log_level, transcripts=transcripts_kept(args), spending=spending,
+                )
+            except* OSError as failed:  # a full disk, a run directory gone
+                stopped = storage_failure(failed)
+            seats.finish()
+            with anyio.move_on_after(LINGER):
+                await seats.told()
+        group.cancel_scope.cancel()
+    if stopped is not None:
+        return Ending("storage", reason=stopped)
+    return Ending("interrupted" if signals.caught else "finished")
+
+
+def play(setup: Setup, factory: PolicyFactory) -> int:
+    """Play the run and say how it ended; the exit status."""
+    prepared = setup.prepared
+    with prepared.session:
+        plan, run = prepared.plan, prepared.session.run
+        console = wide_console()
+        spending = spending_for(prepared.args, plan, prepared.recorded, run, factory.hub, console)
+        started = time.perf_counter()
+        try:
+            ending = anyio.run(serve_and_play, setup, factory, spending)
+        except KeyboardInterrupt:  # before the loop listened for it: every finished record is on disk
+            ending = Ending("interrupted")
+        if ending.kind != "storage":
+            tally, _ = finish(run, plan, complete=ending.kind == "finished")
+            ending = Ending(ending.kind, tally, time.perf_counter() - started)
+        return say_ending(console, ending, total=plan.total, results=run.results_path, command=setup.command)

@@ -1,0 +1,137 @@
+"""The web side of ``runners.seats.browser``: an aiohttp application on the run's own event loop, so a
+page's answer reaches the game waiting for it without threads or queues in between.
+
+    GET  /seat/TOKEN              the page (everything inlined)
+    GET  /seat/TOKEN/state?since=V  what the seat sees now; waits (up to LONG_POLL s) for a newer version than V
+    POST /seat/TOKEN/participant  {participant}          -> {ok, participant} | {error}
+    POST /seat/TOKEN/check        {kind, values, ...}    -> {ok, text} | {error}
+    POST /seat/TOKEN/answer       SeatAnswer + {game, turn} -> {ok} | 400 {error}
+
+A token is the whole key to a seat: an unknown one is a 404, and a known one only ever reaches its
+own seat's data. The server binds 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import msgspec
+from aiohttp import web
+
+from engine.policies.seat import SeatAnswer
+
+from runners.seats.browser.page import page_html
+from runners.seats.browser.seats import BrowserFront, BrowserSeats
+
+HOST = "127.0.0.1"
+LONG_POLL = 10.0  # seconds a state request waits for a change before answering with the same state
+
+
+class _Stamp(msgspec.Struct):
+    """Which turn a check or an answer is for (the page sends the one it shows): an answer to a turn
+    that is over never lands on the next one."""
+
+    game: int | None = None
+    turn: int | None = None
+
+
+class _Check(_Stamp):
+    kind: str = ""
+    values: dict[str, Any] = {}
+
+
+class _Participant(msgspec.Struct):
+    participant: str = ""
+
+
+def _json(data: Any, status: int = 200) -> web.Response:
+    return web.Response(body=msgspec.json.encode(data), status=status, content_type="application/json",
+                        headers={"Cache-Control": "no-store"})
+
+
+def make_app(seats: BrowserSeats) -> web.Application:
+    def front_of(request: web.Request) -> BrowserFront:
+        front = seats.by_token.get(request.match_info["token"])
+        if front is None:
+            raise web.HTTPNotFound(text="no such seat")
+        return front
+
+    async def read(request: web.Request, kind: type) -> Any:
+        try:
+            return msgspec.json.decode(await request.read(), type=kind)
+        except msgspec.DecodeError as exc:
+            raise web.HTTPBadRequest(body=msgspec.json.encode({"error": f"cannot read the request: {exc}"}),
+                                     content_type="application/json") from None
+
+    async def page(request: web.Request) -> web.Response:
+        front = front_of(request)
+        return web.Response(text=page_html(front.role), content_type="text/html", headers={"Cache-Control": "no-store"})
+
+    async def state(request: web.Request) -> web.Response:
+        front = front_of(request)
+        try:
+            since = int(request.query.get("since", "-1"))
+        except ValueError:
+            since = -1
+        await front.wait_change(since, LONG_POLL)
+        seen = front.state()
+        if seen["status"] == "done":
+            front.told.set()
+        return _json(seen)
+
+    async def participant(request: web.Request) -> web.Response:
+        front = front_of(request)
+        given = await read(request, _Participant)
+        try:
+            return _json({"ok": True, "participant": front.name(given.participant)})
+        except ValueError as exc:
+            return _json({"error": str(exc)})
+
+    async def check(request: web.Request) -> web.Response:
+        front = front_of(request)
+        given = await read(request, _Check)
+        try:
+            return _json({"ok": True, "text": front.check(given.kind, given.values, given.game, given.turn)})
+        except ValueError as exc:
+            return _json({"error": str(exc)})
+
+    async def answer(request: web.Request) -> web.Response:
+        front = front_of(request)
+        body = await request.read()
+        try:
+            stamp = msgspec.json.decode(body, type=_Stamp)
+            given = msgspec.json.decode(body, type=SeatAnswer)
+        except msgspec.DecodeError as exc:
+            return _json({"error": f"cannot read the answer: {exc}"}, 400)
+        try:
+            front.answer(given, stamp.game, stamp.turn)
+        except ValueError as exc:
+            return _json({"error": str(exc)}, 400)
+        return _json({"ok": True})
+
+    app = web.Application()
+    app.add_routes([
+        web.get("/seat/{token}", page),
+        web.get("/seat/{token}/state", state),
+        web.post("/seat/{token}/participant", participant),
+        web.post("/seat/{token}/check", check),
+        web.post("/seat/{token}/answer", answer),
+    ])
+    return app
+
+
+@asynccontextmanager
+async def serving(seats: BrowserSeats, port: int) -> AsyncIterator[int]:
+    """Serve the seats' pages on 127.0.0.1:``port`` (0: any free port) while inside; yields the port."""
+    runner = web.AppRunner(make_app(seats), access_log=None, handle_signals=False, shutdown_timeout=1.0)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, HOST, port)
+        await site.start()
+        yield runner.addresses[0][1]
+    finally:
+        with anyio.CancelScope(shield=True):  # closed also when the run is interrupted
+            await runner.cleanup()
