@@ -29,7 +29,30 @@ _LONE_SURROGATE = re.compile(
     r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
     r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
 )
+_decode = msgspec.json.Decoder().decode
 WORK_FACTOR = 4  # bytes decoded while looking for the object, at most, per byte of the reply
+_FENCE = "```"
+
+
+def _closing_object(text: str) -> object:
+    """The fast path for a well-formed reply: the object that ends the text (a code fence after it
+    allowed), when no ``{`` comes before the line it starts on, decoded in one call; None otherwise.
+
+    Under those conditions the one-pass reading below finds the same object: no balanced region
+    can start before it or enclose it, and once it decodes it hides every region inside it. Any
+    doubt (a brace in the prose, a decoding error, half a surrogate pair) leaves it to that reading."""
+    end = text.rstrip()
+    if end[-1:] != "}":
+        if not end.endswith(_FENCE):
+            return None
+        end = end[: -len(_FENCE)].rstrip()
+    start = end.rfind("\n{") + 1
+    if start and "{" in end[:start]:
+        return None
+    try:
+        return _decode(end[start:] if start else end)
+    except (msgspec.DecodeError, UnicodeEncodeError, RecursionError):  # half a surrogate pair, escaped or raw
+        return None
 
 
 def _object_spans(data: bytes) -> list[tuple[int, int]]:
@@ -96,8 +119,12 @@ def last_json_object(text: str, keys: tuple[str, ...] = _TOP_LEVEL_FIELDS) -> ob
     allowed). If it is not an object with one of ``keys``, the text is read again with trailing commas
     (``[1, 2,]``, ``{"a": 1,}``) forgiven, and that reading is taken if it finds such an object."""
 
+    closing = _closing_object(text)
+    if type(closing) is dict and not closing.keys().isdisjoint(keys):
+        return closing
+
     def wanted(value: object) -> bool:
-        return isinstance(value, dict) and any(k in value for k in keys)
+        return isinstance(value, dict) and not value.keys().isdisjoint(keys)
 
     have, found = _last_object(text)
     if not wanted(found):

@@ -104,3 +104,46 @@ def test_half_a_surrogate_pair_escaped_in_the_json_reads_as_a_replacement_charac
 def test_a_flood_of_braces_before_the_reply_does_not_hide_it():
     reply = parse_reply("{" * 50_000 + "[{" * 10_000 + "\n" + GOOD)
     assert reply.message == "hi" and reply.actions == (Replace(2, "square", "red"),)
+
+
+def _one_pass_reading(text):
+    """``last_json_object`` without its fast path: what the one-pass reading alone finds."""
+    from puzzles.positions import replies
+
+    have, found = replies._last_object(text)
+    wanted = isinstance(found, dict) and any(k in found for k in ("message", "actions"))
+    if not wanted:
+        repaired = replies._TRAILING_COMMA.sub(r"\1", text)
+        if repaired != text:
+            have_repaired, value = replies._last_object(repaired)
+            if have_repaired and isinstance(value, dict) and any(k in value for k in ("message", "actions")):
+                return value
+    if not have:
+        raise ReplyFormatError("no JSON object found in the reply")
+    return found
+
+
+_AROUND = st.sampled_from(["", "Sure.\n", "```json\n", "\n```", "\n```\n", "{", "}", '{"outer":\n', "\n}", " ", "\n"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_AROUND | _PIECES, max_size=4), st.sampled_from([GOOD, '{"message": "a\\ud800", "actions": []}',
+                                                                   '{\n  "message": "x",\n  "actions": []\n}']),
+       st.lists(_AROUND | _PIECES, max_size=4))
+def test_the_fast_path_finds_what_the_one_pass_reading_finds(before, reply, after):
+    from puzzles.positions.replies import last_json_object
+
+    text = "".join(before) + reply + "".join(after)
+    try:
+        expected = _one_pass_reading(text)
+    except ReplyFormatError:
+        with pytest.raises(ReplyFormatError):
+            last_json_object(text)
+        return
+    assert last_json_object(text) == expected
+
+
+def test_a_reply_enclosed_in_another_object_is_read_as_the_enclosing_object():
+    from puzzles.positions.replies import last_json_object
+
+    assert last_json_object('{"outer":\n' + GOOD + "}") == {"outer": msgspec.json.decode(GOOD)}
