@@ -20,6 +20,7 @@ import msgspec
 
 from bus import Act, Bus, Candidate, Candidates, ChannelNotice, Chat, Chosen, Usage, YourTurn
 from puzzles.turn import MAX_REPLY_CHARS, ChatLine, Reply, ReplyFormatError, TurnContext, clean_text
+from puzzles.optional import implements
 from puzzles.policy import Answer, Policy, SamplingPolicy
 from puzzles.referee import ProtocolError
 
@@ -166,7 +167,7 @@ class AgentActor(Actor):
         """Best of n: sample ``n`` replies, send their actions to the Environment, and wait for
         ``Chosen``. The turn's usage is every sample's; its latency, the sampling's as a whole."""
         started = time.perf_counter()
-        if isinstance(self.policy, SamplingPolicy):  # it samples best of n itself (asked here: a best-of-n turn is rare)
+        if implements(self.policy, SamplingPolicy):  # it samples best of n itself (asked here: a best-of-n turn is rare)
             answers = tuple(self._checked(answer) for answer in await self.policy.replies(context, n))
         else:
             answers = tuple([self._checked(await self.policy.reply(context)) for _ in range(n)])
@@ -187,7 +188,7 @@ class AgentActor(Actor):
             raise ProtocolError(f"agent {self.role} was told to play a candidate of turn {chosen.turn} it did not sample")
         context, answers, reads, latency, usage = self._candidates
         self._candidates = None
-        if isinstance(self.policy, SamplingPolicy):
+        if implements(self.policy, SamplingPolicy):
             self.policy.chose(chosen.index)
         candidates = tuple(
             Candidate(reply=read.text, format_error=read.error) if read.reply is None else Candidate(

@@ -24,6 +24,7 @@ import anyio
 from bus import Usage
 from puzzles.base import AgentModules, Prompter
 from puzzles.turn import TurnContext, clean_text
+from puzzles.optional import implements
 from puzzles.policy import Answer
 
 
@@ -33,7 +34,7 @@ class LLMPolicy:
         self.prompter = prompter
         self.structured = structured
         self.chat_memory = prompter.chat_memory
-        self.prepare = prompter.prepare if isinstance(prompter, AgentModules) else None
+        self.prepare = prompter.prepare if implements(prompter, AgentModules) else None
         self.notes: dict[str, Any] = {}  # the agent modules' memory, kept across turns
         self.system: str | None = None  # with chat memory: the system prompt of the first turn
         self.history: list[tuple[str, str]] = []  # with chat memory: (user prompt, raw reply) per turn

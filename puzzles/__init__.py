@@ -20,6 +20,7 @@ from .base import (
     Step,
 )
 from .turn import ChatLine, Rejected, Reply, ReplyFormatError, TurnContext
+from .optional import implements
 from .policy import Answer, Policy, SamplingPolicy, ScriptedFactory
 from .referee import GameResult, ProtocolError, Referee, Turn, TurnLog
 from .registry import DEFAULT_GAME, FORMAT_1_NAMES, GAMES, AnyParams, game_of, get_game
@@ -28,5 +29,5 @@ __all__ = [
     "DEFAULT_GAME", "FORMAT_1_NAMES", "GAMES", "AgentModules", "Answer", "AnyParams", "BestOfN", "ChatLine", "Faces",
     "FeedbackFn", "Game", "GameResult", "GameState", "InvalidParameter", "Policy", "Prompter", "ProtocolError", "Records",
     "Referee", "Rejected", "Reply", "ReplyFormatError", "Rules", "SamplingPolicy", "Say", "ScriptedFactory", "Secrets",
-    "Step", "Turn", "TurnContext", "TurnLog", "game_of", "get_game",
+    "Step", "Turn", "TurnContext", "TurnLog", "game_of", "get_game", "implements",
 ]

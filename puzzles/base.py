@@ -98,7 +98,8 @@ class GameState(Protocol):
 
 
 # A game state may also have these optional parts, each whole or not at all (registration checks
-# ``Rules.State``); the engine asks ``isinstance(state, Secrets)`` and never looks for a member.
+# ``Rules.State``); the engine asks ``implements(state, Secrets)`` (``puzzles.optional``: isinstance,
+# once per class) and never looks for a member.
 
 
 @runtime_checkable

@@ -25,6 +25,7 @@ import msgspec
 from bus.messages import HumanTurn, Usage
 
 from .base import BestOfN, GameState, Say, Step
+from .optional import implements
 from .turn import Rejected
 
 TurnOrder = Literal["round_robin", "simultaneous"]
@@ -107,7 +108,7 @@ class Referee:
         if turn_order not in ("round_robin", "simultaneous"):
             raise ValueError(f"unknown turn order {turn_order!r}")
         self.state = state
-        self.best_of_n = state if isinstance(state, BestOfN) else None  # the game chooses among sampled replies
+        self.best_of_n = state if implements(state, BestOfN) else None  # the game chooses among sampled replies
         self.simultaneous = turn_order == "simultaneous"
         self.max_actions = max_actions
         self.turn = 1

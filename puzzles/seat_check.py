@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from .base import Game, Secrets
+from .optional import implements
 from .turn import Reply, ReplyFormatError, TurnContext
 from .seat import ActionForm, Field, Section, seat_of
 
@@ -148,7 +149,7 @@ def _check_choices_follow_the_view(seen: list[tuple[dict, str]], where: str) -> 
 
 
 def _leak_check(state: Any, roles: tuple[str, ...]) -> Any:
-    named = isinstance(state, Secrets)
+    named = implements(state, Secrets)
     if named:
         phrases = {role: set(state.secrets(role)) for role in roles}
     else:

@@ -17,7 +17,7 @@ from actors.environment import Environment
 from bus import CHANNEL, Bus, Channel, ChannelSpec, Delivery, PolicyChannel, Tap
 from bus.channel import Spend
 from feedback.actor import FeedbackActor
-from puzzles import GAMES, Game, GameResult, Referee, Secrets, get_game
+from puzzles import GAMES, Game, GameResult, Referee, Secrets, get_game, implements
 
 from engine.play.audit import LeakAudit, PhraseAudit
 from engine.policies.seat import HumanPolicy
@@ -73,7 +73,7 @@ def build_game(spec: GameSpec, bus: Bus, factory: PolicyFactory, game: Game) -> 
 
     connect(bus, state.roles, topology, make_channel)
     if spec.option("leak_audit", False):
-        if isinstance(state, Secrets):  # the game names its private phrases
+        if implements(state, Secrets):  # the game names its private phrases
             audit: LeakAudit | PhraseAudit = PhraseAudit({r: tuple(state.secrets(r)) for r in state.roles}, game.faces.prompter.render)
         else:
             audit = LeakAudit({role: state.private(role) for role in state.roles})

@@ -26,7 +26,7 @@ import random
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from puzzles import Answer, Game, Policy, SamplingPolicy, TurnContext
+from puzzles import Answer, Game, Policy, SamplingPolicy, TurnContext, implements
 
 from engine.backends.settings import BackendSettings, split_name
 from engine.policies.seat import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, HUMAN, HumanPolicy
@@ -105,7 +105,7 @@ class TextPolicy:
 def own_policy(policy: Any) -> Policy:
     """A policy of the user's own, wrapped once when it is made: a ``SamplingPolicy`` (best of n
     sampled itself) answers with ``Answer`` already and plays as it is; any other in a ``TextPolicy``."""
-    return policy if isinstance(policy, SamplingPolicy) else TextPolicy(policy)
+    return policy if implements(policy, SamplingPolicy) else TextPolicy(policy)
 
 
 def strategy_of(model: str) -> str:

@@ -21,7 +21,7 @@ import anyio
 import msgspec
 
 from bus import HumanTurn
-from puzzles import Answer, ChatLine, Game, Reply, TurnContext
+from puzzles import Answer, ChatLine, Game, Reply, TurnContext, implements
 from puzzles.seat import ActionForm, IdleActions, Section, Seat, check_values, form_named, seat_of
 
 HUMAN = "human"
@@ -134,7 +134,7 @@ class SeatTurn:
 
     def idle(self) -> Reply:
         """The turn of a person who gave no answer: no message, the game's idle actions."""
-        actions = tuple(self.seat.idle(self.context)) if isinstance(self.seat, IdleActions) else ()
+        actions = tuple(self.seat.idle(self.context)) if implements(self.seat, IdleActions) else ()
         return Reply(message="", actions=actions)
 
 

@@ -23,7 +23,7 @@ import msgspec
 from engine import GameRecord
 from engine.policies.factory import is_human
 from engine.records.transcripts import DETAIL_FULL, Transcript, TranscriptTurn
-from puzzles import BestOfN, Game, Rejected, get_game
+from puzzles import BestOfN, Game, Rejected, get_game, implements
 from puzzles.common.replay import BoardReplay
 
 
@@ -60,7 +60,7 @@ def spans(line: Any) -> list[list[str]]:
 
 
 def board_of(replay: Any, state: Any) -> dict | None:
-    board = replay.board(state) if isinstance(replay, BoardReplay) else None
+    board = replay.board(state) if implements(replay, BoardReplay) else None
     if board is None:
         return None
     return {"columns": list(board.columns), "rows": [[[c.text, c.mark] for c in row] for row in board.rows]}
@@ -124,7 +124,7 @@ def _candidates(game: Game, replay: Any, turn: TranscriptTurn, state: Any, notes
         read.append(actions)
         text = replay.actions(actions) if actions else f"unreadable ({candidate.get('format_error') or 'no action'})"
         shown.append({"text": text, "chosen": i == turn.chosen, "message": candidate.get("message", "")})
-    if isinstance(state, BestOfN) and state.choose(turn.role, tuple(read)) != turn.chosen:
+    if implements(state, BestOfN) and state.choose(turn.role, tuple(read)) != turn.chosen:
         notes.append("the replayed game chooses another candidate here")
     return shown
 
