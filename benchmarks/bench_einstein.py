@@ -24,7 +24,8 @@ import dataclasses  # noqa: E402
 import anyio  # noqa: E402
 
 from engine import Grid, PolicyFactory, run_games  # noqa: E402
-from puzzles.einstein import GAME, optima  # noqa: E402
+from puzzles.einstein import optima  # noqa: E402
+from puzzles.einstein.game import GAME  # noqa: E402
 from puzzles.einstein.generate import generate  # noqa: E402
 from puzzles.einstein.params import DEFAULT_BUDGET, split_modes  # noqa: E402
 

@@ -7,7 +7,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 OUTSIDE = ("bus", "actors", "feedback", "engine", "runners", "asymgames")
 GAME_WORDS = re.compile(r"asympuzl|alice|bob|carol|dave|\bsolo\b|shape|colou?r|hypothes|\bpositions?\b", re.I)
-GAME_IMPORT = re.compile(r"^\s*(from|import) puzzles\.(?!base\b|common\b|contract\b|policy\b|turn\b|referee\b|registry\b|seat\b|seat_check\b|testing\b)\w+", re.M)
+GAME_IMPORT = re.compile(r"^\s*(from|import) puzzles\.(?!base\b|common\b|contract\b|policy\b|optional\b|turn\b|referee\b|registry\b|seat\b|seat_check\b|testing\b)\w+", re.M)
 SHARED = ("common", "positions")  # folders of puzzles/ that are not games: what every game uses, what the position games share
 
 

@@ -13,11 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import Grid
-from puzzles.asympuzl import GAME, AsymPuzlParams
+from puzzles.asympuzl.game import GAME
+from puzzles.asympuzl.params import AsymPuzlParams
 from puzzles.asympuzl.prompt import parse_reply, read_prompt, render_prompt
 from puzzles.asympuzl.rules import ALICE, BOB, SOLO, AsymView, Piece, generate
 from puzzles.turn import ChatLine, TurnContext
-from puzzles.chain import GAME as CHAIN
+from puzzles.chain.game import GAME as CHAIN
 from puzzles.positions.rules import MODES, Feedback, RoleStatus
 from puzzles.positions.vocab import COLOR_SET, SHAPE_SET
 from puzzles.testing import check_game

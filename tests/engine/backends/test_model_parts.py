@@ -23,7 +23,7 @@ from puzzles import GAMES
 from puzzles.asympuzl.prompt import parse_reply, read_prompt, render_prompt, reply_schema
 from puzzles.asympuzl.rules import ALICE, BOB, SOLO, AsymView, Piece, Replace, generate
 from puzzles.turn import ChatLine, ReplyFormatError, TurnContext
-from puzzles.chain import GAME as CHAIN
+from puzzles.chain.game import GAME as CHAIN
 from puzzles.chain.params import ChainParams
 from puzzles.positions.rules import MODES, Feedback
 

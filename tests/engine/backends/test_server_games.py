@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from engine import Grid
 from engine.backends.clients import CALL_GAME
-from puzzles.asympuzl import GAME
+from puzzles.asympuzl.game import GAME
 from puzzles.asympuzl.rules import ALICE, BOB
 
 from tests.engine.backends.helpers import fake_server, play, settings_for, without_models

@@ -7,7 +7,7 @@ import itertools
 import random
 
 from puzzles.turn import TurnContext
-from puzzles.einstein import GAME
+from puzzles.einstein.game import GAME
 from puzzles.testing import run_now
 
 # Destination bins as (row, column): the spec's geometry, written out again here.

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from engine import Grid
-from puzzles.einstein import GAME
+from puzzles.einstein.game import GAME
 from puzzles.einstein.params import EinsteinParams
 from puzzles.testing import check_game
 from tests.e2e.test_model_runs import server_process

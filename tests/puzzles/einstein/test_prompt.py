@@ -8,7 +8,7 @@ import pytest
 
 from puzzles import GAMES
 from puzzles.turn import ChatLine, Reply, ReplyFormatError, TurnContext
-from puzzles.einstein import GAME
+from puzzles.einstein.game import GAME
 from puzzles.einstein.actions import Ask, Grounding, Move, Pass, Relation, Share, Unreadable
 from puzzles.einstein.board import instance_from_id
 from puzzles.einstein.params import EinsteinParams

@@ -9,7 +9,7 @@ from rich.console import Console
 
 from engine import RunDir
 from engine.records.transcripts import read_transcript
-from puzzles.einstein import GAME
+from puzzles.einstein.game import GAME
 from puzzles.einstein.board import BIN_NAMES
 from runners.concurrent import main as run_main
 from runners.replay import main as replay_main

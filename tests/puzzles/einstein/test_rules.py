@@ -7,7 +7,7 @@ import pytest
 
 from puzzles.base import Say
 from puzzles.turn import TurnContext
-from puzzles.einstein import GAME
+from puzzles.einstein.game import GAME
 from puzzles.einstein.actions import Ask, Grounding, Move, Pass, Relation, Share, Unreadable, action_text
 from puzzles.einstein.board import BIN_NAMES, instance_from_id
 from puzzles.einstein.params import EinsteinParams

@@ -6,7 +6,7 @@ import statistics
 import pytest
 
 from puzzles.turn import TurnContext
-from puzzles.einstein import GAME
+from puzzles.einstein.game import GAME
 from puzzles.einstein.actions import Ask, Move, Pass, Share, Unreadable, read_action
 from puzzles.einstein.params import EinsteinParams
 from puzzles.einstein.planner import plan

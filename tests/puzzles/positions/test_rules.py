@@ -1,6 +1,6 @@
 """The six feedback modes of the position games, and how they read."""
 
-from puzzles.asympuzl import GAME
+from puzzles.asympuzl.game import GAME
 from puzzles.asympuzl.rules import ALICE, BOB, ROLE_NAMES, AsymPuzlGame, Piece, Replace, generate
 from puzzles.positions.rules import MODES, Feedback, RoleStatus, render_feedback as render
 

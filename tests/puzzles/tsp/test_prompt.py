@@ -12,7 +12,8 @@ import msgspec
 import pytest
 
 from puzzles.turn import ChatLine, TurnContext
-from puzzles.tsp import GAME, TspParams
+from puzzles.tsp.game import GAME
+from puzzles.tsp.params import TspParams
 from puzzles.tsp.modules import TspNotes, merge, prepare, read_new_state
 from puzzles.tsp.prompter import read_prompt
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from puzzles.turn import ReplyFormatError
-from puzzles.tsp import GAME, TspParams
+from puzzles.tsp.game import GAME
+from puzzles.tsp.params import TspParams
 from puzzles.tsp.prompt import WRONG_FORMAT, observation
 from puzzles.tsp.replies import NO_MESSAGE, format_reply, parse_reply, read_actions, sections
 from puzzles.tsp.rules import TspAction

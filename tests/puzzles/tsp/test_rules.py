@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from puzzles.tsp import GAME, TspParams
+from puzzles.tsp.game import GAME
+from puzzles.tsp.params import TspParams
 from puzzles.tsp.rules import TspAction
 
 ROLES = ("light", "ghost")

@@ -8,7 +8,8 @@ import itertools
 import pytest
 
 from engine import Grid
-from puzzles.tsp import GAME, TspParams
+from puzzles.tsp.game import GAME
+from puzzles.tsp.params import TspParams
 
 from tests.helpers import play
 

@@ -1,0 +1,66 @@
+"""The game as the registry loads it: ``GAME``, its rules, faces and records (the game is described in
+``__init__.py``)."""
+
+from __future__ import annotations
+
+from ..base import Faces, Game, Records, Rules
+from ..positions.rules import Format1, feedback_modes, position_sort_keys, position_upgrade
+from .params import ChainParams
+from .prompt import ChainPrompter
+from .replay import REPLAY
+from .rules import CHAIN_ROLES, ChainGame, ChainReplace, generate_chain
+from .scripted import SCRIPTED
+from .seat import SEAT
+
+
+def new_game(params: ChainParams, seed: int, roles: tuple[str, ...], max_turns: int) -> ChainGame:
+    puzzle = generate_chain(params.size, len(roles), seed)
+    if tuple(roles) != puzzle.roles:
+        raise ValueError(f"the chain puzzle's roles are {', '.join(puzzle.roles)}, got {', '.join(roles)}")
+    return ChainGame(puzzle, max_turns)
+
+
+def invalid_examples(state: ChainGame, role: str) -> list[ChainReplace]:
+    """Out of range on both sides, and an unknown word for each attribute."""
+    truth = state.truth[0]
+    size = state.puzzle.size
+    bad = [ChainReplace(0, truth), ChainReplace(size + 1, truth)]
+    for k in range(len(truth)):
+        bad.append(ChainReplace(1, truth[:k] + ("blob",) + truth[k + 1:]))
+    return bad
+
+
+def default_max_turns(params: ChainParams, roles: tuple[str, ...]) -> int:
+    return 2 * params.size
+
+
+GAME = Game(
+    name="chain",
+    rules=Rules(
+        Params=ChainParams,
+        State=ChainGame,
+        rosters=tuple(CHAIN_ROLES[:k] for k in range(2, len(CHAIN_ROLES) + 1)),
+        new=new_game,
+        default_max_turns=default_max_turns,
+        Action=ChainReplace,
+        feedback=feedback_modes(lambda state: (state.truth, state.hypotheses())),
+        default_feedback="own_detailed",
+        scripted=SCRIPTED,
+        invalid_examples=invalid_examples,
+    ),
+    faces=Faces(
+        prompter=ChainPrompter(),
+        seat=SEAT,
+        replay=REPLAY,
+        description="2 to 4 agents, each holding one link of a chain of attributes",
+    ),
+    records=Records(
+        score_labels={"actions_per_position": "actions/pos", "writes_per_position": "writes/pos"},
+        sort_keys=position_sort_keys(),
+        instance=ChainGame.instance,
+        upgrade=position_upgrade(),
+        format_1=Format1(("size",)),
+    ),
+)
+
+__all__ = ["GAME", "ChainParams"]

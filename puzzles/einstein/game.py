@@ -1,0 +1,79 @@
+"""The game as the registry loads it: ``GAME``, its rules, faces and records (the game is described in
+``__init__.py``)."""
+
+from __future__ import annotations
+
+from ..base import Faces, Game, Records, Rules
+from .actions import Action, Ask, Grounding, Move, Relation, Share
+from .board import BIN_NAMES, MAX_BLOCK_NUMBER, ROLES
+from .generate import generate
+from .optima import optimum
+from .params import EinsteinParams
+from .prompt import EinsteinPrompter
+from .replay import REPLAY
+from .rules import EinsteinGame
+from .scripted import SCRIPTED
+from .seat import SEAT
+
+DEFAULT_ROUNDS = 15  # 30 steps: rounds of (player1, player2)
+
+
+def new_game(params: EinsteinParams, seed: int, roles: tuple[str, ...], max_turns: int) -> EinsteinGame:
+    if tuple(roles) != ROLES:
+        raise ValueError(f"the Einstein game's roles are {', '.join(ROLES)}, got {', '.join(roles)}")
+    return EinsteinGame(generate(params.blocks, seed), params, max_turns)
+
+
+def default_max_turns(params: EinsteinParams, roles: tuple[str, ...]) -> int:
+    return DEFAULT_ROUNDS
+
+
+def prepare(params: EinsteinParams, seed: int) -> None:
+    """Plan the instance's optimum into the cache (the engine calls this in a worker thread, so the
+    game's scores never plan on the event loop)."""
+    optimum(generate(params.blocks, seed), params.modes, params.planner_budget, answers=params.seek_answers)
+
+
+def invalid_examples(state: EinsteinGame, role: str) -> list:
+    """Actions no reply can name (a block or bin that does not exist, a relation of no type): the
+    game rejects them without spending the step."""
+    big = MAX_BLOCK_NUMBER + 1
+    return [
+        Move(big, BIN_NAMES[0], BIN_NAMES[1]),
+        Move(0, "moon_bin", BIN_NAMES[6]),
+        Ask(-1),
+        Share(Relation(0, 1, "near")),
+        Share(Grounding(big, BIN_NAMES[0])),
+    ]
+
+
+GAME = Game(
+    name="einstein",
+    rules=Rules(
+        Params=EinsteinParams,
+        State=EinsteinGame,
+        rosters=(ROLES,),
+        new=new_game,
+        default_max_turns=default_max_turns,
+        Action=Action,
+        scripted=SCRIPTED,
+        invalid_examples=invalid_examples,
+        prepare=prepare,
+    ),
+    faces=Faces(
+        prompter=EinsteinPrompter(),
+        seat=SEAT,
+        replay=REPLAY,
+        description="two players sort blocks into bins from split constraints, moving, sharing and asking",
+    ),
+    records=Records(
+        score_labels={
+            "success": "SR", "partial": "Sub.R", "steps": "steps", "step_ratio": "StepR",
+            "step_ratio_all": "StepR (all)", "corrected_rate": "Corr.R",
+        },
+        # The paper's human study (Table 4) reports the success rate and the step ratio.
+        human_study={"success": "SR", "step_ratio": "StepR"},
+    ),
+)
+
+__all__ = ["GAME", "EinsteinGame", "EinsteinParams"]
