@@ -82,7 +82,11 @@ def isolate_from_cwd() -> None:
     leave the working directory at the end of ``sys.path`` for the user's own modules."""
     cwd = os.getcwd()
     if _is_cwd(str(ROOT), cwd) and (ROOT / "engine" / "__init__.py").exists():
-        return  # the project's own checkout: its packages are the ones in the working directory
+        # the project's own checkout: its packages are the ones in the working directory, which a
+        # console script does not have on its path (its first entry is the script's folder)
+        if not any(_is_cwd(entry, cwd) for entry in sys.path):
+            sys.path.append(cwd)
+        return
     sys.path[:] = [entry for entry in sys.path if not _is_cwd(entry, cwd)]
     for name in PROJECT_PACKAGES:
         import_module(name)

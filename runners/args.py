@@ -13,7 +13,12 @@ from typing import Any, NoReturn
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """Bad arguments give one line naming the argument and exit status 2."""
+    """Bad arguments give one line naming the argument and exit status 2. A flag is taken only as
+    written, never as an abbreviation (``--model openai:gpt-4o`` is not ``--model-seed``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")

@@ -64,3 +64,26 @@ def play(game_spec: GameSpec, factory: PolicyFactory | None = None, **kwargs):
 
 async def play_async(game_spec: GameSpec, factory: PolicyFactory | None = None, **kwargs):
     return await play_game(game_spec, factory or PolicyFactory(), **kwargs)
+
+
+HOSTILE_TEXT = (
+    "<!--<script> </script><img src=x onerror=alert(1)> & \x1b[2J\x1b]0;pwned\x07 \u202etxet\u202c"
+)
+"""What a model might write that a page or a terminal must show as text: HTML that would end or
+comment out a script block, terminal escapes that clear the screen and set the window title, and a
+right-to-left override."""
+
+
+class HostileTalker:
+    """A policy (``tests.helpers:HostileTalker``) whose every message is ``HOSTILE_TEXT`` and which
+    makes no move; its replies are well-formed, so the games run to their turn limit."""
+
+    def __init__(self, role, rng) -> None:
+        self.role = role
+
+    async def reply(self, context):
+        import msgspec
+
+        from puzzles import Answer
+
+        return Answer(msgspec.json.encode({"message": HOSTILE_TEXT, "actions": []}).decode())

@@ -50,7 +50,7 @@ _positive = bounded(float, 0.0, what="a number >= 0")
 
 
 def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
+    p = argparse.ArgumentParser(prog=prog, description=DESCRIPTION, allow_abbrev=False)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000, help="0 picks a free port (default 8000)")
     p.add_argument("--strategy", default="share_everything", choices=strategy_names(), help="how replies play when the model is not named after a strategy of the game")

@@ -229,7 +229,7 @@ def check_saved(parser: OneLineParser, args: argparse.Namespace, saved: Plan, ga
 
 def chosen_game(argv: list[str] | None) -> str:
     """The game the command line is about: --game, else the resumed run's, else the default."""
-    pre = argparse.ArgumentParser(add_help=False)
+    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     pre.add_argument("--game")
     pre.add_argument("--resume")
     known, _ = pre.parse_known_args(argv)

@@ -205,8 +205,8 @@ def scores_figure(records: Sequence[GameRecord]):
                 continue
             xs.append(j + (i - (len(numeric) - 1) / 2) * width)
             ys.append(s.value)
-            below.append(0.0 if math.isnan(s.low) else s.value - s.low)
-            above.append(0.0 if math.isnan(s.high) else s.high - s.value)
+            below.append(0.0 if math.isnan(s.low) else max(0.0, s.value - s.low))  # rounding may put the
+            above.append(0.0 if math.isnan(s.high) else max(0.0, s.high - s.value))  # end past the value
         ax.bar(xs, ys, width, yerr=[below, above], capsize=2, label=labels[key], fc=PALETTE[i % len(PALETTE)],
                hatch=(None, "//", "..", "xx")[(i // len(PALETTE)) % 4], error_kw={"elinewidth": 1})
     tilt = len(rows) > 4
@@ -240,7 +240,7 @@ def size_figure(records: Sequence[GameRecord]):
             bands = [wilson_interval(k, n) for _, n, k in points]
             lows, highs = [100 * lo for lo, _ in bands], [100 * hi for _, hi in bands]
             ax.fill_between(xs, lows, highs, alpha=0.10, fc=st["c"], linewidth=0)
-            ax.errorbar(xs, ys, yerr=[[y - lo for y, lo in zip(ys, lows)], [hi - y for y, hi in zip(ys, highs)]],
+            ax.errorbar(xs, ys, yerr=[[max(0.0, y - lo) for y, lo in zip(ys, lows)], [max(0.0, hi - y) for y, hi in zip(ys, highs)]],
                         capsize=3, label=label, **st)
         ax.set_xticks(list(places.values()), sizes)
         ax.set(title=title or None, ylim=(-2, 102))

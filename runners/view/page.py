@@ -15,9 +15,14 @@ ASSETS = Path(__file__).parent
 DEFAULT_EMBED = 300
 
 
+_HTML_SENSITIVE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
+
+
 def _json(data: Any) -> str:
-    """JSON that can sit in a <script> block: no "</" closes it early."""
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    """JSON that can sit in a <script> block whatever its strings hold: no ``<``, ``>`` or ``&`` at
+    all (written as JSON escapes, which JSON.parse reads back), so neither ``</script>`` nor
+    ``<!--<script`` (which makes the HTML parser read on past the next ``</script>``) can occur."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).translate(_HTML_SENSITIVE)
 
 
 def detail_or_failure(index: RunIndex, game_id: int) -> dict | None:

@@ -99,3 +99,12 @@ def test_every_command_answers_help_under_its_own_name(name, capsys):
     usage = capsys.readouterr().out
     shown = "run" if name == "forecast" else name
     assert usage.startswith(f"usage: asymgames {shown} "), usage[:80]
+
+
+@pytest.mark.parametrize("argv", [["run", "--model", "openai:gpt-4o"], ["run", "--gam", "tsp"], ["fake-llm", "--po", "1"]])
+def test_a_flag_is_never_taken_as_an_abbreviation_of_another(argv, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "unrecognized arguments" in err and argv[1] in err

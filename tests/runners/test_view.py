@@ -44,7 +44,7 @@ def game_runs(tmp_path_factory) -> dict:
 
 
 @pytest.fixture(scope="module")
-def browser(mixed_run, game_runs):
+def browser(mixed_run, game_runs, hostile_run):
     # Set up after the runs: Playwright's synchronous API keeps an event loop running on this thread.
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True)
@@ -161,3 +161,26 @@ def test_a_served_page_fetches_any_game_and_follows_the_run(page, mixed_run):
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture(scope="module")
+def hostile_run(tmp_path_factory) -> Path:
+    """Three games in which Alice's every message is HTML and terminal escapes (tests.helpers)."""
+    run = tmp_path_factory.mktemp("view") / "hostile"
+    assert run_main(["--games", "3", "--size", "2", "--agent", "alice=tests.helpers:HostileTalker",
+                     "--out", str(run), "--no-dashboard"]) == 0
+    assert view_main([str(run)]) == 0
+    return run
+
+
+def test_a_message_holding_html_and_script_tags_is_shown_as_text(page, hostile_run):
+    run = hostile_run
+    html = (run / "view.html").read_text(encoding="utf-8")
+    assert "<!--" not in html.split("<script>", 1)[0].split("<body>", 1)[1]  # the data blocks hold no raw markup
+    page.goto((run / "view.html").as_uri())
+    assert shown_ids(page) == [0, 1, 2]
+    page.click("#games tbody a >> text='0'")
+    page.wait_for_selector("#game .turn")
+    shown = page.inner_text("#game")
+    assert "<!--<script> </script><img src=x onerror=alert(1)> &" in shown
+    assert page.locator("#game img").count() == 0
