@@ -28,6 +28,7 @@ from engine.records.transcripts import Transcript, read_transcript
 from puzzles import Game, InvalidParameter, get_game
 
 from runners.args import OneLineParser, integer
+from runners.printable import printable_all
 from runners.view.detail import game_detail
 
 STYLES = {"right": "green", "wrong": "red", "strong": "bold", "": ""}
@@ -168,8 +169,9 @@ def render_detail(detail: dict, full: bool = False) -> Group:
 
 
 def render_replay(record: GameRecord, transcript: Transcript | None, game: Game | None = None, full: bool = False) -> Group:
-    """The whole replay of a game: the header, then each turn (with a transcript) or the turn log."""
-    return render_detail(game_detail(record, transcript, game), full)
+    """The whole replay of a game: the header, then each turn (with a transcript) or the turn log;
+    what models and people wrote with its control characters shown as escapes (``runners.printable``)."""
+    return render_detail(printable_all(game_detail(record, transcript, game)), full)
 
 
 def find_record(run: RunDir, game_id: int) -> GameRecord | None:

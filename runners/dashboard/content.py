@@ -23,6 +23,7 @@ from puzzles import GAMES
 from runners.dashboard.layout import LEAST_ROWS, Dashboard, Section, counters_section, fitted, take
 from runners.dashboard.spending import spending_line
 from runners.dashboard.widths import Column, short_names
+from runners.printable import printable
 
 __all__ = ["Dashboard", "Section", "counters_section", "render_dashboard", "score_cell", "short_labels"]
 
@@ -239,7 +240,7 @@ def _running(frame: _Frame) -> Section | None:
             Column("turn", [f"{g.turn}/{g.max_turns}" for g in part]),
             Column("to act", [g.role for g in part], justify="left", priority=1),
             Column("progress", [" ".join(f"{role} {_number(n)}" for role, n in g.progress.items()) for g in part], justify="left", priority=3),
-            Column("last message", [(f"{g.last_sender}: {g.last_message}" if g.last_message else "").replace("\n", " ") for g in part],
+            Column("last message", [printable(f"{g.last_sender}: {g.last_message}".replace("\n", " ")) if g.last_message else "" for g in part],
                    justify="left", squeeze=12, priority=4),
         ]
         return fitted(columns, width, f"running games ({len(part)} of {len(p.live)})")

@@ -31,6 +31,7 @@ from engine.policies.seat import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, Cho
 from puzzles import Reply
 from puzzles.seat import ActionForm, Field, Section, check_values, pick
 
+from runners.printable import printable
 from runners.seats.keyboard import Keyboard, Left
 
 STYLES = {"right": "green", "wrong": "red", "strong": "bold", "": ""}  # as runners.replay draws marks
@@ -125,12 +126,12 @@ class Form:
             out.print(Text("Conversation", style="bold underline"))
             for chat in p.conversation:
                 who = f"{chat.sender} (you)" if chat.sender == p.role else chat.sender
-                out.print(Text.assemble((f"{who}, turn {chat.turn}: ", "cyan"), chat.text))
+                out.print(Text.assemble((f"{who}, turn {chat.turn}: ", "cyan"), printable(chat.text)))
         if p.notices:
             out.print()
             out.print(Text("Last turn", style="bold underline"))
             for notice in p.notices:
-                out.print(Text(f"! {notice}", style="yellow"))
+                out.print(Text(f"! {printable(notice)}", style="yellow"))
         out.print()
 
     async def ask(self, label: str) -> str:
