@@ -4,6 +4,7 @@ the run, and the exit status.
 | ending | exit status |
 | --- | --- |
 | every game recorded, none lost | 0 |
+| the games ``--limit`` asked for recorded, none lost (the rest of the plan left for ``--resume``) | 0 |
 | games lost to the infrastructure (played again by ``--resume``), or the run gave up early | 3 |
 | the run's files could not be written | 4 |
 | games stopped starting at a spending cap | 5 |
@@ -31,7 +32,7 @@ class Ending:
     """``reason`` says what stopped a run that did not finish: the cap it reached, the file it could
     not write, how its first games were all lost."""
 
-    kind: Literal["finished", "capped", "interrupted", "storage", "gave_up"]
+    kind: Literal["finished", "limited", "capped", "interrupted", "storage", "gave_up"]
     tally: Tally | None = None
     elapsed: float = 0.0
     reason: str = ""
@@ -53,6 +54,10 @@ def say_ending(console: Console, ending: Ending, *, total: int, results: Path, c
     if ending.kind == "capped" and tally is not None:
         say(f"Stopped starting games at {ending.reason}. {tally.games} of {total} games recorded in {results}; continue with a higher cap: {command}")
         return EXIT_CAPPED
+    if ending.kind == "limited" and tally is not None:
+        say(f"Played as far as {ending.reason}: {tally.games} of {total} games recorded in {results} ({tally.lost} lost to the "
+            f"infrastructure). Play the rest with: {command}")
+        return EXIT_LOST_GAMES if tally.lost else 0
     if ending.kind == "finished" and tally is not None:
         say(
             f"{tally.games} game{'s' * (tally.games != 1)} in {ending.elapsed:.1f}s: {tally.scored} scored, "

@@ -83,7 +83,7 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, 
                 run, plan, factory, recorded=prepared.recorded, concurrency=concurrency(args, plan), progress=progress,
                 log_level=args.log_level, transcripts=transcripts_kept(args),
                 observers=[SameFailure(give_up), *([seats] if seats is not None else [])],
-                spending=spending, executor=executor,
+                spending=spending, executor=executor, limit=args.limit,
             )
         except* OSError as group:  # a full disk, a run directory gone: every record before it is kept
             ending = Ending("storage", reason=storage_failure(group))
@@ -95,6 +95,8 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, 
         return Ending("interrupted")
     if spending is not None and spending.stopped is not None:
         return Ending("capped", reason=spending.stopped)
+    if args.limit is not None and progress.done < plan.total:
+        return Ending("limited", reason=f"--limit {args.limit}")
     return Ending("finished")
 
 
@@ -112,7 +114,7 @@ def run_and_report(prepared: Prepared, factory: PolicyFactory) -> int:
         except KeyboardInterrupt:  # outside the games: every finished record is already on disk
             ending = Ending("interrupted", tally=None)
         else:
-            if ending.kind in ("finished", "capped", "interrupted"):
+            if ending.kind in ("finished", "capped", "interrupted", "limited"):
                 elapsed = time.perf_counter() - started
                 tally, summaries = finish(run, plan, complete=ending.kind == "finished")
                 if summaries:

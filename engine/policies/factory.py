@@ -153,10 +153,21 @@ class PolicyFactory:
     def names(self, game: Game) -> list[str]:
         return sorted(game.rules.scripted) + [HUMAN] + list(MODEL_FORMS)
 
+    def colon_spelling(self, name: str) -> str:
+        """``provider/model`` (the spelling of inspect_ai and of model hubs) as ``provider:model`` when
+        ``provider`` is an endpoint this factory knows; any other name as it is."""
+        if ":" in name or "/" not in name:
+            return name
+        provider, _, model = name.strip().partition("/")
+        from engine.backends.endpoints import known
+
+        return f"{provider}:{model}" if provider.lower() in known(self.hub.settings.endpoints) else name
+
     def canonical(self, name: str) -> str:
         """The name as it is saved with a run: one spelling per policy (a model name keeps its case)."""
         if is_import(name):
             return name.strip()
+        name = self.colon_spelling(name)
         if is_model(name):
             provider, model = name.split(":", 1)
             return f"{provider.strip().lower()}:{model.strip()}"

@@ -13,6 +13,7 @@ executor) can call it as it is. The rules live here once:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from itertools import islice
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -199,14 +200,15 @@ async def play_plan(
     games: Mapping[str, Game] = GAMES,
     spending: Spending | None = None,
     executor: Executor | None = None,
+    limit: int | None = None,
 ) -> None:
-    """Play the games of ``plan`` not in ``recorded`` into ``run`` (in ``play_order``), in this
-    process or on ``executor``. When models play here, games start as the limits serve them and
+    """Play the games of ``plan`` not in ``recorded`` into ``run`` (in ``play_order``; the first
+    ``limit`` of them, if given), in this process or on ``executor``. When models play here, games start as the limits serve them and
     within ``spending``'s caps (``engine.session.pacing``).
     Cancelling the caller's scope stops the run; every record written before stays, and the log
     says the run was interrupted."""
     total = plan.total
-    todo = play_order(plan, recorded)
+    todo = play_order(plan, recorded) if limit is None else islice(play_order(plan, recorded), limit)
     finished = False
     with run.log_path.open("a", encoding="utf-8") as log_stream, run.writer() as writer:
         log = make_logger(log_stream, log_level)

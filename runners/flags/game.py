@@ -84,6 +84,7 @@ def add_game_arguments(p: argparse.ArgumentParser, game: Game, factory: PolicyFa
     g.add_argument("--agent", type=role_assignment, action="append", default=[], metavar="ROLE=POLICY", help=f"the policy of one role: {policies} (default {game.default_policy}); roles: {', '.join(game.roles)}")
     for role in game.roles:
         g.add_argument(flag(role), dest=f"role_{role}", metavar="POLICY", help=f"same as --agent {role}=POLICY")
+    g.add_argument("--model", metavar="POLICY", help="the policy of every seat that --agent or --ROLE does not name, for example openai:gpt-4o (provider/model is read as provider:model)")
     add_game_parameters(p, game)
     more = p.add_argument_group("channels and other knobs (saved with the run; unset by default)")
     more.add_argument("--topology", type=choice(["all", "directed", "chain"]), help="who talks to whom: all (default), directed (one named partner per message), chain (neighbours)")
@@ -107,7 +108,7 @@ def _channel(args: argparse.Namespace) -> ChannelSpec | None:
 
 
 def _named_agents(args: argparse.Namespace, game: Game, factory: PolicyFactory) -> dict[str, tuple[str, str]]:
-    """Role -> (policy as saved, the flag that named it)."""
+    """Role -> (policy as saved, the flag that named it), for the roles named one by one."""
     named: dict[str, tuple[str, str]] = {}
     for role, policy in args.agent:
         named[role] = (factory.canonical(policy), "--agent")
@@ -116,6 +117,15 @@ def _named_agents(args: argparse.Namespace, game: Game, factory: PolicyFactory) 
         if policy is not None:
             named[role] = (factory.canonical(policy), flag(role))
     return named
+
+
+def _with_model(named: dict[str, tuple[str, str]], roster: tuple[str, ...], args: argparse.Namespace,
+                factory: PolicyFactory) -> dict[str, tuple[str, str]]:
+    """``named`` with ``--model`` in every other seat of ``roster``."""
+    if args.model is None:
+        return named
+    model = factory.canonical(args.model)
+    return {role: named.get(role, (model, "--model")) for role in roster}
 
 
 def _params(args: argparse.Namespace, game: Game) -> dict[str, Any]:
@@ -142,6 +152,7 @@ def config_from_args(parser: OneLineParser, args: argparse.Namespace, game: Game
         roster = game.roster_for(list(named)) if named else game.rules.rosters[0]
     except InvalidParameter as exc:
         parser.error(f"argument --agent: {exc}")
+    named = _with_model(named, roster, args, factory)
     agents = [named[r][0] if r in named else game.default_policy for r in roster]
     # Every setting is saved as it is used, defaults included, so that config.json says it all.
     params = {**msgspec.to_builtins(game.rules.Params()), **_params(args, game)}
@@ -203,7 +214,7 @@ def check_saved(parser: OneLineParser, args: argparse.Namespace, saved: Plan, ga
     named = _named_agents(args, game, factory)
     params = _params(args, game)
     for p, agents, options in conditions:
-        for role, (policy, name) in named.items():
+        for role, (policy, name) in _with_model(named, tuple(agents), args, factory).items():
             if agents.get(role) != policy:
                 differ(name if name != "--agent" else f"--agent {role}=", policy, agents.get(role))
         for field, value in params.items():

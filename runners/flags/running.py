@@ -33,6 +33,7 @@ def add_running_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR, skipping recorded games")
     run.add_argument("--repair", action="store_true", help="with --resume: move damaged lines and records of games outside the plan aside (results.damaged.jsonl) first")
     run.add_argument("--no-dashboard", action="store_true", help="no live display: a summary line every few seconds")
+    run.add_argument("--limit", type=integer(1), metavar="N", help="play at most N more games of the plan now (every condition fills at once), then stop; --resume plays the rest (not saved with the run)")
     add_keeping_arguments(run)
     run.add_argument("--executor", type=choice(["local", "ray"]), default="local", metavar="KIND", help="local (this process, default) or ray (workers on a Ray cluster: pip install -e '.[ray]')")
     run.add_argument("--workers", type=integer(1), default=2, metavar="W", help="with --executor ray: worker processes (default 2)")

@@ -101,7 +101,7 @@ def test_every_command_answers_help_under_its_own_name(name, capsys):
     assert usage.startswith(f"usage: asymgames {shown} "), usage[:80]
 
 
-@pytest.mark.parametrize("argv", [["run", "--model", "openai:gpt-4o"], ["run", "--gam", "tsp"], ["fake-llm", "--po", "1"]])
+@pytest.mark.parametrize("argv", [["run", "--model-s", "3"], ["run", "--gam", "tsp"], ["fake-llm", "--po", "1"]])
 def test_a_flag_is_never_taken_as_an_abbreviation_of_another(argv, capsys):
     with pytest.raises(SystemExit) as exit_info:
         cli.main(argv)

@@ -264,3 +264,33 @@ def test_a_full_disk_stops_the_run_cleanly_and_resume_finishes_it_byte_identical
     whole = tmp_path / "whole"
     assert main(["--games", "400", "--no-dashboard", "--out", str(whole)]) == 0
     assert (out / "results.jsonl").read_bytes() == (whole / "results.jsonl").read_bytes()
+
+
+def test_limit_plays_the_first_games_of_the_plan_and_resume_plays_the_rest(tmp_path, capsys):
+    whole, limited = tmp_path / "whole", tmp_path / "limited"
+    sweep = ["--games", "9", "--no-dashboard"]
+    assert main([*sweep, "--out", str(whole)]) == 0
+    assert main([*sweep, "--out", str(limited), "--limit", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "Played as far as --limit 4: 4 of 9 games recorded" in out and f"--resume {limited}" in out
+    assert sorted(r.game_id for r in RunDir.open(limited).records()) == [0, 1, 2, 3]
+    assert main(["--resume", str(limited), "--no-dashboard", "--limit", "100"]) == 0
+    assert "9 games in" in capsys.readouterr().out  # the limit past the plan's end: the run is complete
+    assert (limited / "results.jsonl").read_bytes() == (whole / "results.jsonl").read_bytes()
+
+
+def test_model_fills_every_seat_not_named_and_resume_checks_it(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["--games", "2", "--model", "noisy", "--bob", "one_piece", "--out", str(out), "--no-dashboard"]) == 0
+    assert RunDir.open(out).config().agents == [["noisy", "one_piece"]]
+    with pytest.raises(SystemExit):
+        main(["--resume", str(out), "--model", "ignore"])
+    assert "argument --model: the run being resumed has --model noisy, got ignore" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("typed, saved_as", [("openai/gpt-4o", "openai:gpt-4o"), ("OpenRouter/meta-llama/llama-3.1-8b", "openrouter:meta-llama/llama-3.1-8b")])
+def test_provider_slash_model_is_read_as_provider_colon_model(typed, saved_as):
+    from engine.policies.factory import PolicyFactory
+
+    assert PolicyFactory().canonical(typed) == saved_as
+    assert PolicyFactory().canonical("nobody/knows") == "nobody/knows"  # not an endpoint: refused later as it was typed
