@@ -42,8 +42,11 @@ class GameStarts:
                     await self._last_called.wait()
             while self.waiting() > self.headroom:
                 await anyio.sleep(POLL)
-            if self.spending is not None and not self.spending.allows_another():
-                return False
+            if self.spending is not None:
+                while (verdict := self.spending.verdict()) == "wait":  # the games in flight tell more
+                    await self.spending.a_game_finished()
+                if verdict == "stop":
+                    return False
             self._last_called = anyio.Event()
             GAME_CALLED.set(self._last_called)
             return True

@@ -3,21 +3,25 @@ start another game.
 
 Spent so far is every call this process made (the limiters' counters, so calls of games still in
 flight count) plus what earlier processes of the run spent (``usage.json``). The cost of a game to
-come is the mean of the games finished so far, drawn towards a prior (the forecast's, or the earlier
-processes' mean) while few have finished: ``(prior * PRIOR_WEIGHT + sum) / (PRIOR_WEIGHT + n)``.
+come is the mean of the games this process has finished, as soon as there is one; before, a prior
+(the forecast's, or the earlier processes' mean).
 
 Caps (``max_cost``, ``max_tokens``) are on the whole run, earlier processes included. A game is
 started only if what the games already started will spend, each counted at the larger of what it
 has spent and a game's expected cost, plus one more game, stays within every cap; games in flight
-always finish. Models with no price add tokens but no cost.
+always finish. A start refused while games are in flight waits for one of them to finish (the
+estimate is then better, and a prior far above the real cost does not stop the run early); only a
+start refused with nothing in flight stops the run. Models with no price add tokens but no cost.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
-PRIOR_WEIGHT = 5  # games' worth of weight the prior keeps
+import anyio
+
+Verdict = Literal["start", "wait", "stop"]
 
 
 class PerGame(NamedTuple):
@@ -57,6 +61,7 @@ class Spending:
         self.finished_cost = 0.0
         self.finished_tokens = 0
         self.stopped: str | None = None  # why no more games are started
+        self._finishing: anyio.Event | None = None  # set when the next game finishes
 
     # -- observer --
     def game_started(self, spec: Any) -> None:
@@ -69,6 +74,15 @@ class Spending:
         for usage in (record.usage or {}).values():
             self.finished_cost += usage.cost_usd or 0.0
             self.finished_tokens += usage.prompt_tokens + usage.completion_tokens
+        if self._finishing is not None:
+            self._finishing.set()
+            self._finishing = None
+
+    async def a_game_finished(self) -> None:
+        """Wait until the next game finishes."""
+        if self._finishing is None:
+            self._finishing = anyio.Event()
+        await self._finishing.wait()
 
     # -- figures --
     @property
@@ -84,15 +98,10 @@ class Spending:
         return self.earlier_tokens + max(here, self.finished_tokens)
 
     def per_game(self) -> PerGame | None:
-        if self.prior is None:
-            if not self.finished:
-                return None
+        """What a game to come is expected to spend: the mean of the games finished here, else the prior."""
+        if self.finished:
             return PerGame(self.finished_cost / self.finished, self.finished_tokens / self.finished)
-        weight = PRIOR_WEIGHT + self.finished
-        return PerGame(
-            (self.prior.cost * PRIOR_WEIGHT + self.finished_cost) / weight,
-            (self.prior.tokens * PRIOR_WEIGHT + self.finished_tokens) / weight,
-        )
+        return self.prior
 
     def _committed(self, each: PerGame, games_in_flight: int) -> tuple[float, float]:
         """What the games finished and in flight will have spent: each game in flight at the larger
@@ -113,17 +122,31 @@ class Spending:
         queued = max(0, self.total - self.done - self.running)
         return cost + each.cost * queued, tokens + each.tokens * queued
 
-    def allows_another(self) -> bool:
-        """Whether one more game fits within the caps; once not, ``stopped`` says why and it stays so."""
+    def verdict(self, *, can_wait: bool = True) -> Verdict:
+        """Whether one more game fits within the caps: ``start``; ``wait`` (it does not fit now, but
+        games are in flight: ask again when one finishes, ``a_game_finished``); or ``stop``, after
+        which ``stopped`` says why and it stays so. A caller that cannot wait gets ``stop`` at once."""
         if self.stopped is not None:
-            return False
+            return "stop"
         if not self.caps:
-            return True
+            return "start"
         each = self.per_game() or PerGame(0.0, 0.0)
         cost, tokens = self._committed(each, self.running)
         max_cost, max_tokens = self.caps
+        over = None
         if max_cost is not None and cost + each.cost > max_cost:
-            self.stopped = f"the cost cap (--max-cost {max_cost:g}): ${cost:.2f} spent or committed, ${each.cost:.4f} per game"
+            over = (f"the cost cap (--max-cost {max_cost:g}): ${self.cost:.2f} spent, ${cost - self.cost:.2f} more "
+                    f"committed to {self.running} games in flight, ${each.cost:.4f} a game")
         elif max_tokens is not None and tokens + each.tokens > max_tokens:
-            self.stopped = f"the token cap (--max-tokens-total {max_tokens}): {tokens:.0f} spent or committed, {each.tokens:.0f} per game"
-        return self.stopped is None
+            over = (f"the token cap (--max-tokens-total {max_tokens}): {self.tokens} spent, {tokens - self.tokens:.0f} "
+                    f"more committed to {self.running} games in flight, {each.tokens:.0f} a game")
+        if over is None:
+            return "start"
+        if can_wait and self.running:
+            return "wait"
+        self.stopped = over
+        return "stop"
+
+    def allows_another(self) -> bool:
+        """``verdict`` for a caller that cannot wait (a cluster's batches): a refusal is final."""
+        return self.verdict(can_wait=False) == "start"

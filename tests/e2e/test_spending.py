@@ -59,3 +59,21 @@ def test_a_cost_cap_needs_a_price_for_every_model(tmp_path, monkeypatch, capsys)
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and "argument --max-cost: openai:share_everything has no price" in err
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("cap", [1, 5])
+def test_a_cost_cap_stops_within_one_games_cost_of_it_and_says_spent_and_committed_apart(cap, tmp_path, monkeypatch, capsys):
+    """Games of the local server at its prices: the run stops starting games when the next would pass
+    the cap, however far the first estimate was from the real cost."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-cap-0000")
+    run = tmp_path / "run"
+    with server_process() as url:
+        code = run_main(["--games", "2000", *AGENTS, *PRICES, "--openai-url", url + "/v1", "--out", str(run),
+                         "--max-cost", str(cap), "--concurrency", "16"])
+    printed = capsys.readouterr().out
+    assert code == 5, printed
+    records = _records(run)
+    costs = [sum(u["cost_usd"] for u in r["usage"].values()) for r in records]
+    spent, dearest = sum(costs), max(costs)
+    assert cap - dearest <= spent <= cap + dearest, (spent, dearest, len(records))
+    assert f"Stopped starting games at the cost cap (--max-cost {cap}): ${spent:.2f} spent, $0.00 more committed" in printed

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from engine.spending.budget import PRIOR_WEIGHT, Caps, PerGame, Spending
+from engine.spending.budget import Caps, PerGame, Spending
 from engine.records.record import GameRecord, UsageTotals
 from tests.helpers import spec
 
@@ -32,11 +32,12 @@ def _record(game_id: int, cost: float, tokens: int) -> GameRecord:
     return GameRecord(game_id=game_id, spec=spec(game_id), outcome="success", usage=usage)
 
 
-def test_the_projection_blends_the_prior_with_finished_games_and_counts_games_in_flight():
+def test_the_estimate_is_the_prior_until_a_game_finishes_then_the_mean_of_finished_games():
     hub = Hub()
     earlier = {"models": {"m": {"cost_usd": 1.0, "prompt_tokens": 900, "completion_tokens": 100}}}
     spending = Spending(hub, total=20, done=4, earlier=earlier, prior=PerGame(0.5, 500))
     assert spending.cost == 1.0 and spending.tokens == 1000
+    assert spending.per_game() == PerGame(0.5, 500)
     costs = [0.1, 0.3]
     for game_id, cost in enumerate(costs, start=4):
         spending.game_started(None)
@@ -44,12 +45,35 @@ def test_the_projection_blends_the_prior_with_finished_games_and_counts_games_in
         spending.game_finished(None, _record(game_id, cost, 100))
     spending.game_started(None)  # one game in flight, 0.05 spent so far
     hub.call(0.05, 10, 0)
-    each = (0.5 * PRIOR_WEIGHT + sum(costs)) / (PRIOR_WEIGHT + 2)
-    assert spending.per_game().cost == pytest.approx(each)
+    each = sum(costs) / len(costs)
+    assert spending.per_game().cost == pytest.approx(each) and spending.per_game().tokens == 100
     queued = 20 - 6 - 1
     want = 1.0 + sum(costs) + max(0.05, each) + each * queued  # the game in flight at its expected cost
     assert spending.projected()[0] == pytest.approx(want)
     assert spending.cost == pytest.approx(1.0 + sum(costs) + 0.05)
+
+
+def test_a_prior_far_above_the_real_cost_waits_for_games_in_flight_instead_of_stopping():
+    """The forecast said $0.04 a game, the games cost $0.008: a $1 cap admits 24 games on the prior,
+    then waits for them, then goes on at the real cost until within one game of the cap."""
+    hub = Hub()
+    spending = Spending(hub, total=1000, prior=PerGame(0.04, 400), caps=Caps(max_cost=1.0))
+    started = 0
+    while spending.verdict() == "start":
+        spending.game_started(None)
+        started += 1
+    assert started == 25 and spending.verdict() == "wait" and spending.stopped is None
+    for game_id in range(started):
+        hub.call(0.008, 80, 0)
+        spending.game_finished(None, _record(game_id, 0.008, 80))
+    while (verdict := spending.verdict()) == "start":  # now one game at a time, each as estimated
+        spending.game_started(None)
+        hub.call(0.008, 80, 0)
+        spending.game_finished(None, _record(started, 0.008, 80))
+        started += 1
+    assert verdict == "stop" and started in (124, 125)  # 125 games cost exactly the cap, give or take rounding
+    assert 1.0 - spending.cost <= 0.008 + 1e-9 and spending.cost <= 1.0 + 1e-9  # within one game of the cap
+    assert spending.stopped.startswith("the cost cap (--max-cost 1): $0.99 spent, $0.00 more committed to 0 games in flight")
 
 
 def test_without_a_prior_the_earlier_processes_mean_is_the_prior():
