@@ -12,6 +12,7 @@ exceptions. Failures are sorted in two:
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 import sys
@@ -25,7 +26,7 @@ from bus import Usage
 
 from engine.backends.limiter import Limiter, retry_after
 from engine.backends.prices import PriceTable
-from engine.backends.settings import History, ModelOptions
+from engine.backends.settings import CALL_ID, History, ModelOptions
 from engine.backends.tokens import Tokenizer
 from engine.backends.wire import MalformedReply
 
@@ -131,6 +132,7 @@ class Backend:
         self.prices = prices
         self.secrets = secrets
         self.rng = random.Random(f"jitter:{self.provider}:{model}")  # back-off jitter only
+        self._call_ids = itertools.count()
 
     def estimate(self, system: str, user: str, history: History = ()) -> int:
         """Tokens a call may use, for the token bucket: the prompt plus a typical reply (corrected after)."""
@@ -173,6 +175,7 @@ class Backend:
         estimate = self.estimate(system, user, history) if counted else 0
         waited = 0.0
         failure: Failure | None = None
+        CALL_ID.set(f"{next(self._call_ids)}")  # every attempt of this call carries it; this task's own context
         for attempt in range(1, options.max_attempts + 1):
             queued = time.monotonic()
             async with limiter.slot(estimate) as slot:

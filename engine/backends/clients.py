@@ -26,7 +26,7 @@ from engine.backends.limiter import COUNTERS, DEFAULT_BURST, Bucket, Limiter
 from engine.backends.prices import PriceTable
 from engine.backends.endpoints import known
 from engine.backends.settings import (
-    CALL_GAME, GAME_HEADER, KEY_ENV, PROVIDERS, BackendSettings, History, ModelOptions, chat_turns,
+    CALL_GAME, CALL_HEADER, GAME_HEADER, KEY_ENV, PROVIDERS, BackendSettings, History, ModelOptions, chat_turns,
     endpoint_limits, split_name,
 )
 from engine.backends.tokens import Tokenizer
@@ -252,7 +252,7 @@ class ModelHub:
 
 
 __all__ = [
-    "CALL_GAME", "GAME_HEADER", "PROVIDERS", "Backend", "BackendSettings", "Completion", "History", "InfraError",
+    "CALL_GAME", "CALL_HEADER", "GAME_HEADER", "PROVIDERS", "Backend", "BackendSettings", "Completion", "History", "InfraError",
     "MalformedReply", "ModelHub", "ModelOptions", "RequestError", "Secrets", "ServerLoad", "StatusError",
     "chat_turns", "read_vllm_metrics", "split_name", "vllm_headroom",
 ]

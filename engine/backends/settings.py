@@ -23,6 +23,12 @@ CALL_GAME: ContextVar[str | None] = ContextVar("call_game", default=None)
 as the ``X-Game-Id`` header so that a server playing scripted agents (``runners.fake_llm``) keeps
 each game's agents apart. It names no person and no key."""
 
+CALL_HEADER = "X-Call-Id"
+CALL_ID: ContextVar[str | None] = ContextVar("call_id", default=None)
+"""One model call of a game, the same for every attempt at it: sent as the ``X-Call-Id`` header with
+the game's, so that a server playing scripted agents answers a retried call (say, after a timeout on
+this side while it was answering) as it answered the first attempt, instead of playing on."""
+
 
 class ModelOptions(msgspec.Struct, frozen=True, kw_only=True):
     """How every model call of a run is made."""
@@ -129,4 +135,7 @@ def split_name(name: str) -> tuple[str, str]:
 def game_headers(base: dict[str, str]) -> dict[str, str]:
     """``base`` plus the game header of the current call, if it belongs to a game."""
     game = CALL_GAME.get()
-    return base if game is None else {**base, GAME_HEADER: game}
+    if game is None:
+        return base
+    call = CALL_ID.get()
+    return {**base, GAME_HEADER: game} if call is None else {**base, GAME_HEADER: game, CALL_HEADER: call}

