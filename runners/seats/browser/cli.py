@@ -114,7 +114,7 @@ def _new_plan(parser: OneLineParser, args: argparse.Namespace, game: Game, facto
         parser.error(f"argument --seat: {exc}")
     partner = args.partner or game.default_policy
     agents = [(role, named.get(role, partner)) for role in roster]
-    grid_args = argparse.Namespace(**{**vars(args), "agent": agents, "games": args.games or 1})
+    grid_args = argparse.Namespace(**{**vars(args), "agent": agents, "games": args.games or 1, "model": None})
     plan = config_from_args(parser, grid_args, game, factory)
     plan.name = "play"
     return plan
@@ -130,7 +130,7 @@ def _check_resumed(parser: OneLineParser, args: argparse.Namespace, saved: Plan,
     if args.partner is not None:
         roster = game.roster(len(saved.agents[0]))
         agents += [(role, args.partner) for role in roster if role not in seated and role not in dict(args.agent)]
-    check_saved(parser, argparse.Namespace(**{**vars(args), "agent": agents}), saved, game, factory)
+    check_saved(parser, argparse.Namespace(**{**vars(args), "agent": agents, "model": None}), saved, game, factory)
 
 
 def _command(prog: str, prepared: Prepared, args: argparse.Namespace) -> str:
