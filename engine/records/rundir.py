@@ -36,6 +36,22 @@ LOCK_FILE = ".lock"
 DAMAGED_FILE = "results.damaged.jsonl"  # lines moved aside by a repair
 
 
+class _PlacedSpec(msgspec.Struct):
+    seed: int
+    agents: dict[str, str]
+
+
+class _Placed(msgspec.Struct):
+    """The part of a record that says which game it is: its id, its seed and who played it."""
+
+    game_id: int
+    spec: _PlacedSpec
+
+
+_decode_placed = msgspec.json.Decoder(_Placed).decode
+PLACING_FIELDS = ("seed", "agents")  # what a record must share with the plan's spec of its game
+
+
 class RunDirError(Exception):
     """A run directory cannot be used as asked; the message says why."""
 
@@ -223,10 +239,37 @@ class RunDir:
             except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
                 raise self._damaged(number, exc) from None
 
-    def repair(self, total: int) -> tuple[int, Path]:
-        """Move aside every line that is not a whole record of a game of the plan (``total`` games):
-        appended to ``results.damaged.jsonl`` beside the results, which are rewritten without them.
-        Returns how many lines were moved, and where."""
+    def contradictions(self, plan: Plan):
+        """(line number, game id, the field) of each record whose seed or agents are not those
+        ``plan`` gives its game: a record changed by hand, or of another run pasted in. (Parameters
+        and options are not compared: records saved before a field existed read with its default.)
+        Records of games the plan does not have are left to ``recorded_games``."""
+        for number, _, line in self._lines():
+            try:
+                placed = _decode_placed(line)
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                raise self._damaged(number, exc) from None
+            if 0 <= placed.game_id < plan.total:
+                planned = plan.spec(placed.game_id)
+                for field in PLACING_FIELDS:
+                    if getattr(placed.spec, field) != getattr(planned, field):
+                        yield number, placed.game_id, field
+                        break
+
+    def contradiction_error(self, plan: Plan) -> RunDirError | None:
+        """A RunDirError naming the first record that contradicts ``plan``, or None."""
+        for number, game_id, field in self.contradictions(plan):
+            return RunDirError(
+                f"{self.results_path} line {number} holds game {game_id} with another {field} than the run's plan "
+                f"gives it (a record changed by hand or of another run); move it aside with --resume {self.path} --repair"
+            )
+        return None
+
+    def repair(self, total: int, plan: Plan | None = None) -> tuple[int, Path]:
+        """Move aside every line that is not a whole record of a game of the plan (``total`` games),
+        and, given the ``plan``, every record whose spec is not the plan's for its game: appended to
+        ``results.damaged.jsonl`` beside the results, which are rewritten without them. Returns how
+        many lines were moved, and where."""
         drop_partial_tail(self.results_path)
         aside = self.results_path.with_name(DAMAGED_FILE)
         tmp = self.results_path.with_suffix(".jsonl.tmp")
@@ -236,6 +279,9 @@ class RunDir:
                 try:
                     record = decode_any_record(line)
                     whole = 0 <= record.game_id < total
+                    if whole and plan is not None:
+                        planned = plan.spec(record.game_id)
+                        whole = all(getattr(record.spec, f) == getattr(planned, f) for f in PLACING_FIELDS)
                 except (msgspec.DecodeError, msgspec.ValidationError, ValueError):
                     whole = False
                 if whole:

@@ -113,7 +113,11 @@ def open_session(
     try:
         run.save_model_settings(factory.hub.settings)
         run.upgrade()  # results of an earlier format are rewritten before any is added
-        repaired = run.repair(before.plan.total) if repair else None
+        repaired = run.repair(before.plan.total, before.plan) if repair else None
+        if resume is not None:
+            contradiction = run.contradiction_error(before.plan)
+            if contradiction is not None:
+                raise contradiction
         return Session(before.plan, run, lock, recorded_games(run, before.plan.total), repaired)
     except (RunDirError, ValueError) as exc:
         lock.close()

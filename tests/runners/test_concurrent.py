@@ -294,3 +294,25 @@ def test_provider_slash_model_is_read_as_provider_colon_model(typed, saved_as):
 
     assert PolicyFactory().canonical(typed) == saved_as
     assert PolicyFactory().canonical("nobody/knows") == "nobody/knows"  # not an endpoint: refused later as it was typed
+
+
+def test_a_record_that_contradicts_the_plan_is_refused_on_resume_and_repair_moves_it_aside(tmp_path, capsys):
+    whole, edited = tmp_path / "whole", tmp_path / "edited"
+    assert main(["--games", "6", "--no-dashboard", "--out", str(whole)]) == 0
+    assert main(["--games", "6", "--no-dashboard", "--out", str(edited), "--limit", "4"]) == 0
+    lines = (edited / "results.jsonl").read_text().splitlines()
+    record = json.loads(lines[2])
+    record["spec"]["seed"] += 1  # the game as another seed would have been, kept as game 2
+    lines[2] = json.dumps(record, separators=(",", ":"))
+    (edited / "results.jsonl").write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--resume", str(edited), "--no-dashboard"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"results.jsonl line 3 holds game {record['game_id']} with another seed than the run's plan gives it" in err
+    assert f"--resume {edited} --repair" in err
+    assert main(["--resume", str(edited), "--repair", "--no-dashboard"]) == 0
+    assert "Repaired: 1 damaged line moved to" in capsys.readouterr().out
+    assert (edited / "results.jsonl").read_bytes() == (whole / "results.jsonl").read_bytes()
+    assert json.loads((edited / "results.damaged.jsonl").read_text())["spec"]["seed"] == record["spec"]["seed"]
