@@ -121,7 +121,18 @@ class RunIndex:
         return [record.game_id, condition, OUTCOMES[record.outcome], error, record.turns, policies, cost, people_of(record)]
 
     def finished(self) -> bool:
+        """The run's process has ended (it writes the summary last, at every end)."""
         return (self.run.path / SUMMARY_FILE).exists()
+
+    def state(self) -> str:
+        """How the run stands, in words: finished, stopped before its end, or not ended."""
+        if not self.finished():
+            return "running, or stopped without its summary"
+        return "finished" if len(self.rows) >= self.plan.total else "stopped before its end (resume to finish)"
+
+    def version(self) -> tuple:
+        """What ``data`` is made from: changes whenever the run's files do."""
+        return (self.results._inode, self.results._read, self.transcripts._read, self.finished())
 
     def data(self) -> dict[str, Any]:
         """The run for the page: summary, conditions with their counts, and every game's row."""
@@ -132,7 +143,7 @@ class RunIndex:
         costs = [row[6] for row in rows if row[6] is not None]
         return {
             "name": self.run.path.name, "path": str(self.run.path), "total": self.plan.total,
-            "recorded": len(rows), "finished": self.finished(),
+            "recorded": len(rows), "finished": self.finished(), "state": self.state(),
             "cost": round(sum(costs), 6) if costs else None,
             "conditions": list(self.conditions), "counts": counts,
             "errors": list(self.errors), "policies": list(self.policies), "rows": rows,

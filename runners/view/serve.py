@@ -11,29 +11,47 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from runners.local_http import refusal
 from runners.view.index import RunIndex
 from runners.view.page import detail_or_failure, page_html
 
 
 def make_server(index: RunIndex, port: int = 8000, host: str = "127.0.0.1") -> ThreadingHTTPServer:
     lock = threading.Lock()
+    encoded: dict[tuple, bytes] = {}  # the run as JSON, by what it was made from: one entry
 
     def run_data() -> dict:
         with lock:
             index.refresh()
             return index.data()
 
+    def run_json() -> bytes:
+        """The run as JSON, encoded again only when the run's files have grown (many readers at once
+        share one encoding)."""
+        with lock:
+            index.refresh()
+            version = index.version()
+            if version not in encoded:
+                encoded.clear()
+                encoded[version] = json.dumps(index.data(), ensure_ascii=False, separators=(",", ":")).encode()
+            return encoded[version]
+
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - the standard library's name
+            refused = refusal("GET", self.headers, self.server.server_address[1])
+            if refused is not None:
+                self.send_error(403, refused)
+                return
             path = self.path.split("?", 1)[0]
+            game = path[6:-5] if path.startswith("/game/") and path.endswith(".json") else ""
             if path in ("/", "/index.html"):
                 self._send(page_html(run_data(), {}, served=True).encode(), "text/html; charset=utf-8")
             elif path == "/run.json":
-                self._json(run_data())
-            elif path.startswith("/game/") and path.endswith(".json") and path[6:-5].isdigit():
+                self._send(run_json(), "application/json")
+            elif game.isascii() and game.isdigit():  # not str.isdigit alone: it takes "²", which int() refuses
                 with lock:
                     index.refresh()
-                    detail = detail_or_failure(index, int(path[6:-5]))
+                    detail = detail_or_failure(index, int(game))
                 if detail is None:
                     self.send_error(404, "no such game")
                 else:

@@ -25,7 +25,7 @@
   const money = (c) => (c === null || c === undefined ? "" : "$" + c.toFixed(c < 0.01 ? 6 : 4));
 
   function renderSummary() {
-    const state = run.finished ? "finished" : "running or stopped";
+    const state = run.state || (run.finished ? "finished" : "running or stopped");
     const head = el("div", { class: "title" }, el("h1", {}, run.name),
       el("span", { class: "dim" }, `${run.recorded} of ${run.total} games recorded · ${state}` +
         (run.cost !== null ? ` · ${money(run.cost)}` : "") +

@@ -254,7 +254,7 @@ def test_a_turn_that_times_out_is_recorded_and_a_late_answer_refused(served, new
     page.wait_for_function("() => document.getElementById('notices').textContent.includes('ran out')")
     late = page.evaluate(
         """async () => { const r = await fetch(location.pathname + '/answer', {method: 'POST',
-             body: JSON.stringify({game: 0, turn: 1, message: 'too late'})}); return [r.status, await r.json()]; }"""
+             headers: {'Content-Type': 'application/json'}, body: JSON.stringify({game: 0, turn: 1, message: 'too late'})}); return [r.status, await r.json()]; }"""
     )
     assert late == [400, {"error": "the turn's time ran out"}]
     page.wait_for_function("() => document.body.dataset.status === 'done'")

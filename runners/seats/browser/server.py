@@ -23,10 +23,12 @@ from aiohttp import web
 
 from engine.policies.seat import SeatAnswer
 
+from runners.local_http import refusal
 from runners.seats.browser.page import page_html
 from runners.seats.browser.seats import BrowserFront, BrowserSeats
 
 HOST = "127.0.0.1"
+MAX_BODY = 256 * 1024  # bytes of a request body: a turn's answer is a few KB
 LONG_POLL = 10.0  # seconds a state request waits for a change before answering with the same state
 
 
@@ -62,7 +64,7 @@ def make_app(seats: BrowserSeats) -> web.Application:
     async def read(request: web.Request, kind: type) -> Any:
         try:
             return msgspec.json.decode(await request.read(), type=kind)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:  # ValidationError is a DecodeError
             raise web.HTTPBadRequest(body=msgspec.json.encode({"error": f"cannot read the request: {exc}"}),
                                      content_type="application/json") from None
 
@@ -104,7 +106,7 @@ def make_app(seats: BrowserSeats) -> web.Application:
         try:
             stamp = msgspec.json.decode(body, type=_Stamp)
             given = msgspec.json.decode(body, type=SeatAnswer)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, RecursionError) as exc:
             return _json({"error": f"cannot read the answer: {exc}"}, 400)
         try:
             front.answer(given, stamp.game, stamp.turn)
@@ -112,7 +114,15 @@ def make_app(seats: BrowserSeats) -> web.Application:
             return _json({"error": str(exc)}, 400)
         return _json({"ok": True})
 
-    app = web.Application()
+    @web.middleware
+    async def only_this_machine(request: web.Request, handler: Any) -> web.StreamResponse:
+        sockname = request.transport.get_extra_info("sockname") if request.transport is not None else None
+        refused = refusal(request.method, request.headers, sockname[1] if sockname else -1)
+        if refused is not None:
+            return _json({"error": refused}, 403)
+        return await handler(request)
+
+    app = web.Application(middlewares=[only_this_machine], client_max_size=MAX_BODY)
     app.add_routes([
         web.get("/seat/{token}", page),
         web.get("/seat/{token}/state", state),
