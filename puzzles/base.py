@@ -266,6 +266,8 @@ class Records:
     - ``saved_before``: parameters added after runs of the game were first saved, each with the
       value the games of a run saved before it existed were played with; a saved plan that lacks
       one is read with that value, so that ``--resume`` plays on as the run began.
+    - ``table_rows``: the parameters whose values make the rows of the success table in the game's
+      paper (the report's default ``--rows``, where they vary in a run); empty: the agents.
     """
 
     score_labels: Mapping[str, str] = field(default_factory=dict)
@@ -275,6 +277,7 @@ class Records:
     upgrade: Callable[[Any, dict, dict], tuple[Any, dict, dict]] | None = None
     format_1: Format1Reader | None = None
     saved_before: Mapping[str, Any] = field(default_factory=dict)
+    table_rows: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

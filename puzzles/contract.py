@@ -149,6 +149,9 @@ def _check_records(game: Game, fail: Fail) -> None:
     unknown = sorted(set(records.saved_before) - fields)
     if unknown:
         raise fail(f"records.saved_before names {unknown[0]!r}, which is not a field of rules.Params")
+    unknown = [f for f in records.table_rows if f not in fields]
+    if unknown:
+        raise fail(f"records.table_rows names {unknown[0]!r}, which is not a field of rules.Params")
 
 
 def _members(obj: Any, what: str, protocol: type, fail: Fail) -> None:

@@ -73,6 +73,8 @@ GAME = Game(
         },
         # The paper's human study (Table 4) reports the success rate and the step ratio.
         human_study={"success": "SR", "step_ratio": "StepR"},
+        # Table 1: a row per action space, with and without the verifier (and CoT); N across.
+        table_rows=("actions", "cot", "verifier"),
     ),
 )
 

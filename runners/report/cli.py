@@ -19,6 +19,9 @@ from pathlib import Path
 from rich.console import Console
 
 from engine.analysis import AGENTS, ReportError, Results, group_by, layout, read_results
+from engine.analysis.conditions import field_values
+from engine.records.record import GameRecord
+from puzzles import InvalidParameter, get_game
 from engine.records.rundir import RESULTS_FILE
 from engine.records.record import INFRA_ERROR, is_infra_error
 from runners.args import OneLineParser, key_value
@@ -36,8 +39,9 @@ def build_parser(prog: str = PROG) -> OneLineParser:
     p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help=f"run directory (or its {RESULTS_FILE})")
     p.add_argument("--out", type=Path, metavar="DIR", help="where to write the report (default RUN_DIR/report)")
     p.add_argument(
-        "--rows", metavar="FIELD[,FIELD]", default=AGENTS,
-        help="fields that make the rows of the success table (default agents); the other fields that vary make the columns",
+        "--rows", metavar="FIELD[,FIELD]",
+        help="fields that make the rows of the success table (default: the game's paper's rows, where they vary in "
+             "the run, after the agents if those vary too; else agents); the other fields that vary make the columns",
     )
     p.add_argument(
         "--compare", nargs=2, metavar=("FIELD=A", "FIELD=B"),
@@ -132,6 +136,21 @@ def remove_stale(out: Path, tables: Sequence[Table], images: Sequence[Path]) -> 
         (out / name).unlink(missing_ok=True)
 
 
+def default_rows(records: Sequence[GameRecord]) -> list[str]:
+    """The rows of the game's paper's success table (``Records.table_rows``) that vary in the run,
+    after the agents if they vary too; the agents alone when none does."""
+    try:
+        wanted = get_game(records[0].spec.game).records.table_rows
+    except InvalidParameter:
+        wanted = ()
+    values = [field_values(r) for r in records]
+    varying = [f for f in wanted if len({v.get(f) for v in values}) > 1]
+    if not varying:
+        return [AGENTS]
+    agents_vary = len({tuple(sorted(r.spec.agents.items())) for r in records}) > 1
+    return [AGENTS, *varying] if agents_vary else varying
+
+
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     parser = build_parser(prog)
     args = parser.parse_args(argv)
@@ -145,7 +164,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     records = results.records
     if not records:
         parser.error(f"{results_path} holds no complete game record")
-    rows = [f.strip() for f in args.rows.split(",") if f.strip()]
+    rows = [f.strip() for f in args.rows.split(",") if f.strip()] if args.rows is not None else default_rows(records)
     if not rows:
         parser.error("argument --rows: give at least one field")
     try:

@@ -105,7 +105,7 @@ def figures(records: Sequence[GameRecord]) -> list[tuple[str, object]]:
     return out
 
 
-def _panels(count: int):
+def _panels(count: int, *, sharey: bool = True):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -114,7 +114,7 @@ def _panels(count: int):
     size = SINGLE_INCHES if count == 1 else (PANEL_INCHES[0] * cols, PANEL_INCHES[1] * rows + 0.5)
     fig = Figure(figsize=size, dpi=FIGURE_DPI)
     FigureCanvasAgg(fig)
-    axes = fig.subplots(rows, cols, squeeze=False, sharex=True, sharey=True).ravel().tolist()
+    axes = fig.subplots(rows, cols, squeeze=False, sharex=True, sharey=sharey).ravel().tolist()
     for ax in axes[count:]:
         ax.set_visible(False)
     return fig, axes[:count]
@@ -187,34 +187,40 @@ def _labels(fig, axes, x: str, y: str, title: str) -> None:
 
 
 def scores_figure(records: Sequence[GameRecord]):
+    """One panel per score (each its own unit and scale: steps, ratios and rates never share an
+    axis), a bar per condition with its 95% interval."""
     numeric = [key for key, kind in score_keys(records).items() if kind == "mean"]
     if not numeric:
         return None
     fields = condition_fields(records)
     labels = score_labels(records)
     rows = scores_per_condition(records, fields)
-    fig, (ax,) = _panels(1)
+    fig, axes = _panels(len(numeric), sharey=False)
     if len(rows) > 12:
-        fig.set_size_inches(max(SINGLE_INCHES[0], 0.45 * len(rows)), SINGLE_INCHES[1] + 1)
-    width = 0.8 / len(numeric)
-    for i, key in enumerate(numeric):
+        width, height = fig.get_size_inches()
+        fig.set_size_inches(max(width, 0.45 * len(rows) * min(3, len(numeric))), height + 1)
+    names = [key_label(fields, k) for k in shortened([r.key for r in rows])]
+    tilt = len(rows) > 4 or len(numeric) > 1
+    for i, (ax, key) in enumerate(zip(axes, numeric)):
         xs, ys, below, above = [], [], [], []
         for j, row in enumerate(rows):
             s = row.scores.get(key)
             if s is None or s.n == 0:
                 continue
-            xs.append(j + (i - (len(numeric) - 1) / 2) * width)
+            xs.append(j)
             ys.append(s.value)
             below.append(0.0 if math.isnan(s.low) else max(0.0, s.value - s.low))  # rounding may put the
             above.append(0.0 if math.isnan(s.high) else max(0.0, s.high - s.value))  # end past the value
-        ax.bar(xs, ys, width, yerr=[below, above], capsize=2, label=labels[key], fc=PALETTE[i % len(PALETTE)],
-               hatch=(None, "//", "..", "xx")[(i // len(PALETTE)) % 4], error_kw={"elinewidth": 1})
-    tilt = len(rows) > 4
-    ax.set_xticks(range(len(rows)), [key_label(fields, k) for k in shortened([r.key for r in rows])], rotation=30 if tilt else 0,
-                  ha="right" if tilt else "center", fontsize="x-small" if len(rows) > 12 else "small")
-    ax.set(ylabel="mean, 95% interval", title="Scores, per condition")
-    ax.grid(axis="y", alpha=0.3)
-    _legend(ax, len(numeric), 1)
+        ax.bar(xs, ys, 0.7, yerr=[below, above], capsize=2, fc=PALETTE[i % len(PALETTE)], error_kw={"elinewidth": 1})
+        ax.set_xticks(range(len(rows)), names, rotation=30 if tilt else 0, ha="right" if tilt else "center",
+                      fontsize="x-small" if len(rows) > 12 else "small")
+        ax.set(title=labels[key])
+        ax.grid(axis="y", alpha=0.3)
+    if len(axes) == 1:
+        axes[0].set(ylabel="mean, 95% interval", title=f"{labels[numeric[0]]}, per condition")
+    else:
+        fig.supylabel("mean, 95% interval")
+        fig.suptitle("Scores per condition, one panel per score")
     return fig
 
 

@@ -451,8 +451,12 @@ def test_command_writes_every_output(tmp_path: Path, capsys):
     paired = read_csv(out / "paired.csv")
     assert paired[0]["pairs"] == "4" and paired[0]["difference"] == "0.25"
 
+    assert png_size(out / "success_by_turn.png") == ONE_PANEL
+    from runners.report.plots import FIGURE_DPI, PANEL_INCHES
+
+    two_panels = (round(2 * PANEL_INCHES[0] * FIGURE_DPI), round((PANEL_INCHES[1] + 0.5) * FIGURE_DPI))
+    assert png_size(out / "scores.png") == two_panels  # one score, of alice and of bob: a panel each
     for name in ("success_by_turn", "scores"):
-        assert png_size(out / f"{name}.png") == ONE_PANEL
         assert (out / f"{name}.pdf").read_bytes()[:5] == b"%PDF-" and b"<svg" in (out / f"{name}.svg").read_bytes()[:500]
     assert not (out / "success_vs_size.png").exists()  # one size only
     from matplotlib.image import imread

@@ -106,3 +106,24 @@ def test_each_plot_is_written_in_each_format(tmp_path: Path, records24):
     assert sorted(p.suffix for p in (tmp_path / "png").glob("success_by_turn.*") if p.suffix != ".csv") == [".png"]
     with pytest.raises(SystemExit):
         main([str(run), "--plot-format", "gif"])
+
+
+def test_the_einstein_report_has_the_papers_layout_and_each_score_its_own_axis(tmp_path):
+    from runners.report.plots import scores_figure
+    from runners.sweep import main as sweep_main
+
+    run = tmp_path / "run"
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    assert sweep_main([str(examples / "einstein_table1.toml"), "--seeds", "1", "--out", str(run), "--no-dashboard"]) == 0
+    assert main([str(run), "--no-plots"]) == 0
+    tables = (run / "report" / "tables.md").read_text()
+    assert "## Success rate by actions x verifier x N\n" in tables
+    assert "| actions | verifier | N=4 | N=5 | N=6 |" in tables  # a row per action space and verifier, N across
+    from engine import RunDir
+
+    records = RunDir.open(run).records()
+    fig = scores_figure(records)
+    titles = [ax.get_title() for ax in fig.axes if ax.get_visible()]
+    assert titles == ["Sub.R", "steps", "StepR", "StepR (all)", "Corr.R"]  # steps and ratios never share an axis
+    steps, ratio = fig.axes[1], fig.axes[2]
+    assert steps.get_shared_y_axes().joined(steps, ratio) is False
