@@ -36,6 +36,7 @@ COMMANDS = {
     "play": ("runners.play", "main", "a person plays a seat in the browser (python -m runners.play)"),
     "view": ("runners.view.cli", "main", "look through a run's games (python -m runners.view)"),
     "replay": ("runners.replay", "main", "show one game of a run turn by turn (python -m runners.replay)"),
+    "transcript": ("runners.transcript", "main", "one game as a transcript for an appendix: md, html or tex (python -m runners.transcript)"),
     "fake-llm": ("runners.fake_llm.cli", "main", "a local server that speaks the model APIs and plays scripted (python -m runners.fake_llm)"),
     "forecast": ("runners.concurrent", "main", "calls, tokens, cost and time of a run, before spending (run or sweep with --dry-run)"),
     "merge": ("runners.merge", "main", "merge runs of one plan into a new run directory (python -m runners.merge)"),
@@ -54,6 +55,7 @@ examples:
   asymgames run --resume runs/20261121-101500
   asymgames report runs/20261121-101500
   asymgames replay runs/20261121-101500 7
+  asymgames transcript runs/20261121-101500 7 --format tex   one game for a paper's appendix
   asymgames run --game tsp --agent ghost=human                a person plays a seat at this terminal
   asymgames play --game tsp --seat light --partner openai:gpt-4o   ... or in the browser
   asymgames fake-llm --port 8000                               the local model server
