@@ -268,6 +268,8 @@ class Records:
       one is read with that value, so that ``--resume`` plays on as the run began.
     - ``table_rows``: the parameters whose values make the rows of the success table in the game's
       paper (the report's default ``--rows``, where they vary in a run); empty: the agents.
+    - ``score_words``: each score as a participant reads it at the end of a game (a seat's end
+      screen), in words rather than the papers' abbreviations; a score without words shows its label.
     """
 
     score_labels: Mapping[str, str] = field(default_factory=dict)
@@ -278,6 +280,7 @@ class Records:
     format_1: Format1Reader | None = None
     saved_before: Mapping[str, Any] = field(default_factory=dict)
     table_rows: tuple[str, ...] = ()
+    score_words: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -324,6 +327,14 @@ class Game:
         name, _, role = key.partition(".")
         label = self.records.score_labels.get(name, name)
         return f"{label} {role}" if role else label
+
+    def score_in_words(self, key: str) -> str:
+        """A score as a participant reads it: its words (``Records.score_words``), else its label."""
+        name, _, role = key.partition(".")
+        words = self.records.score_words.get(name)
+        if words is None:
+            return self.score_label(key)
+        return f"{words} ({role})" if role else words
 
 
 def _counts(counts: list[int]) -> str:

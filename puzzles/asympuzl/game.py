@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ..base import Faces, Game, Records, Rules
-from ..positions.rules import Format1, feedback_modes, position_sort_keys, position_upgrade
+from ..positions.rules import POSITION_SCORE_WORDS, Format1, feedback_modes, position_sort_keys, position_upgrade
 from .params import AsymPuzlParams
 from .prompt import AsymPuzlPrompter
 from .replay import REPLAY
@@ -55,6 +55,7 @@ GAME = Game(
     ),
     records=Records(
         score_labels={"actions_per_position": "actions/pos", "writes_per_position": "writes/pos"},
+        score_words=POSITION_SCORE_WORDS,
         sort_keys=position_sort_keys(),
         instance=AsymPuzlGame.instance,
         upgrade=position_upgrade(prompt="guided"),

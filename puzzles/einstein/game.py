@@ -75,6 +75,12 @@ GAME = Game(
         human_study={"success": "SR", "step_ratio": "StepR"},
         # Table 1: a row per action space, with and without the verifier (and CoT); N across.
         table_rows=("actions", "cot", "verifier"),
+        score_words={
+            "success": "solved", "partial": "share of the blocks in their right bins",
+            "steps": "steps taken", "step_ratio": "steps taken for each step the shortest solution needs (1 is best)",
+            "step_ratio_all": "the same, counting an unsolved game at the step limit",
+            "corrected_rate": "share of steps the verifier corrected",
+        },
     ),
 )
 

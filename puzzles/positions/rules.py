@@ -262,6 +262,12 @@ def upgrade_figures(scores: dict[str, Any], metrics: dict[str, Any]) -> tuple[di
     return renamed, fixed
 
 
+POSITION_SCORE_WORDS = {
+    "actions_per_position": "changes you made to your answer, per position (fewer is more direct)",
+    "writes_per_position": "writes to your answer, per position, changes or not",
+}
+
+
 def position_sort_keys() -> dict[str, Callable[[str], Any]]:
     """Condition labels of position games: N sorts as a number; D as "0", then by side and count."""
 

@@ -72,6 +72,12 @@ GAME = Game(
         },
         # The paper's human study (Table 3): Completed is both players submitting the identical path (§3.5).
         human_study={"identical": "Completed", "s90": "Score >= 90", "optimal": "Optimal"},
+        score_words={
+            "identical": "both of you submitted the same round trip", "correct": "the round trip visits every room once",
+            "optimal": "it collects the most coins possible", "score": "coins collected together",
+            "percentile": "share of all round trips it beats or equals (%)", "s90": "better than 90% of all round trips",
+            "turns_to_end": "turns until the last of you submitted",
+        },
     ),
 )
 

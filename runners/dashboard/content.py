@@ -131,9 +131,9 @@ def _success(frame: _Frame) -> Section:
     scored = p.successes + p.failures
     rate, ci = rate_cell(p.successes, scored)
     errors = ", ".join(f"{kind} {n}" for kind, n in sorted(p.error_kinds.items())) or "none"
-    line = f"success so far {rate}% (95% CI {ci}) of {scored} scored games"
+    line = f"success so far {rate}% (95% CI {ci}) of {scored} scored games" if scored else "success so far: no game scored yet"
     games, successes, prefix_scored = p.prefix
-    if games < p.done:  # some games finished out of order: the unbiased estimate differs
+    if games < p.done and prefix_scored:  # some games finished out of order: the unbiased estimate differs
         unbiased, unbiased_ci = rate_cell(successes, prefix_scored)
         line += f" | unbiased: {unbiased}% ({unbiased_ci}) over the first {games} games started, all finished"
     text = Text(f"{line} | errors: {errors}")

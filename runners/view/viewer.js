@@ -39,7 +39,7 @@
         el("td", {}, e), el("td", {}, pct(s, s + f))));
     });
     table.append(body);
-    $("summary").replaceChildren(head, el("details", { open: "" }, el("summary", {}, `${run.conditions.length} conditions`), table));
+    $("summary").replaceChildren(head, el("details", { open: "" }, el("summary", {}, `${run.conditions.length} condition${run.conditions.length === 1 ? "" : "s"}`), table));
   }
 
   function matches(row) {

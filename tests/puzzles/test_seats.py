@@ -309,3 +309,18 @@ def test_people_who_read_only_their_seats_solve_the_game(name, roles, solve, see
         for other in others:
             theirs = [line for s in other.seen[0].sections if s.title.startswith("Your clues") for line in s.lines[1:]]
             assert not any(line in first for line in theirs)
+
+
+@pytest.mark.parametrize("name", list(GAMES))
+def test_every_score_a_game_records_has_words_for_a_participant(name):
+    """A seat's end screen shows each score in words (``Game.score_in_words``), never the papers'
+    abbreviations: every score key a game records has its words."""
+    from engine import run_games
+    from engine.plan.grid import Grid
+
+    game = GAMES[name]
+    plan = Grid(game=name, seeds=4, agents=[[game.default_policy] * len(game.rules.rosters[0])])
+    records = []
+    anyio.run(lambda: run_games(plan.specs_for(range(plan.total)), factory=PolicyFactory(), concurrency=4, on_record=records.append))
+    keys = {key.partition(".")[0] for record in records for key in record.scores}
+    assert keys and keys <= set(game.records.score_words), keys - set(game.records.score_words)

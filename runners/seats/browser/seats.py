@@ -228,7 +228,7 @@ class BrowserSeats:
     def game_finished(self, spec: Any, record: Any) -> None:
         game = GAMES[spec.game]
         for front in self.seated(spec):
-            front.game_over(record, lambda key: game.records.human_study.get(key) or game.score_label(key))
+            front.game_over(record, game.score_in_words)
 
     def finish(self) -> None:
         """The run is over: every page says so."""
