@@ -40,6 +40,7 @@ COMMANDS = {
     "fake-llm": ("runners.fake_llm.cli", "main", "a local server that speaks the model APIs and plays scripted (python -m runners.fake_llm)"),
     "forecast": ("runners.concurrent", "main", "calls, tokens, cost and time of a run, before spending (run or sweep with --dry-run)"),
     "merge": ("runners.merge", "main", "merge runs of one plan into a new run directory (python -m runners.merge)"),
+    "setup-llamacpp": ("runners.setup_llamacpp", "main", "build llama.cpp's server and fetch a small chat model, for real models offline"),
 }
 EXAMPLES = """\
 examples:
@@ -59,6 +60,8 @@ examples:
   asymgames run --game tsp --agent ghost=human                a person plays a seat at this terminal
   asymgames play --game tsp --seat light --partner openai:gpt-4o   ... or in the browser
   asymgames fake-llm --port 8000                               the local model server
+  asymgames setup-llamacpp                                     llama.cpp's server and a small model, then:
+  asymgames run --model llamacpp:smollm2 --games 4 --structured   a real model, served by the engine
 
 Every subcommand has its own --help."""
 

@@ -12,6 +12,7 @@ from rich.console import Console
 from engine.executors import make_executor
 from engine.policies.factory import PolicyFactory
 from engine.records.rundir import StorageError
+from engine.serving.process import ServeError
 from engine.session.collector import tuned_collector
 from engine.session.giveup import SameFailure
 from engine.session.playing import counted_keys, finish, new_progress, play_plan
@@ -85,6 +86,8 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, 
                 observers=[SameFailure(give_up), *([seats] if seats is not None else [])],
                 spending=spending, executor=executor, limit=args.limit,
             )
+        except* ServeError as group:  # a model server the engine starts did not come up: no game ran
+            ending = Ending("gave_up", reason=f"a model server did not start: {first_leaf(group)}")
         except* OSError as group:  # a full disk, a run directory gone: every record before it is kept
             ending = Ending("storage", reason=storage_failure(group))
         outer.cancel_scope.cancel()

@@ -23,7 +23,7 @@ import msgspec
 
 from engine.backends.base import Backend, Completion, InfraError, RequestError, Secrets, StatusError
 from engine.backends.limiter import COUNTERS, DEFAULT_BURST, Bucket, Limiter
-from engine.backends.prices import PriceTable
+from engine.backends.prices import Price, PriceTable
 from engine.backends.endpoints import known
 from engine.backends.settings import (
     CALL_GAME, CALL_HEADER, GAME_HEADER, KEY_ENV, PROVIDERS, BackendSettings, History, ModelOptions, chat_turns,
@@ -80,13 +80,48 @@ class ModelHub:
         # ``leases.drawing(key, limiter)`` (``engine.executors.leases``); None in one process.
         self.leases: Any = None
         self._task_group: anyio.abc.TaskGroup | None = None
+        # Models served by servers the engine starts (``engine.serving``): name -> what to serve, as
+        # ``check`` found them; their URLs once started; where their logs go (the run directory).
+        self.served: dict[str, Any] = {}
+        self.served_urls: dict[str, str] = {}
+        self.log_dir: Any = None
+        self._servers: Any = None
         keys = {*KEY_ENV.values(), *(e.key_env for e in known(self.settings.endpoints).values() if e.key_env)}
         self.secrets = Secrets([self.environ.get(v, "") for v in sorted(keys)])
 
+    def explicit_url(self, provider: str) -> bool:
+        """Whether the run names the provider's server itself (a flag or its environment variable)."""
+        endpoint = self.settings.endpoint(provider)
+        return bool(self.settings.urls.get(provider) or (endpoint.url_env and self.environ.get(endpoint.url_env)))
+
+    def _served(self, name: str) -> Any:
+        """What the engine must serve for ``name`` (``engine.serving.ServedModel``), or None."""
+        provider, model = split_name(name)
+        if provider not in ("llamacpp", "vllm"):
+            return None
+        from engine.serving import served_model
+
+        return served_model(provider, model, self.explicit_url(provider))
+
     def check(self, name: str) -> None:
-        """Raise ValueError with a one-line reason if ``name`` cannot be played (unknown provider, no key)."""
+        """Raise ValueError with a one-line reason if ``name`` cannot be played (unknown provider, no key,
+        a model file or server program the engine cannot serve)."""
         provider, _ = split_name(name)
         endpoint = self.settings.endpoint(provider)
+        served = self._served(name)
+        if served is not None:
+            from engine.serving import ServeError
+
+            try:
+                served.check()
+            except ServeError as exc:
+                raise ValueError(f"{name}: {exc}") from None
+            self.served[name] = served
+            if self.prices.price(*split_name(name)) is None:  # a server of this machine: no bill (--price sets one)
+                self.prices.prices[name] = Price(0.0, 0.0, 0.0)
+            if provider not in PROVIDERS and provider not in self.settings.endpoints:  # saved with the run
+                self.settings = msgspec.structs.replace(self.settings, endpoints={**self.settings.endpoints, provider: endpoint})
+            return
         if endpoint.kind != "vllm" and endpoint.key_env and not self.environ.get(endpoint.key_env):
             raise ValueError(f"{name} needs the environment variable {endpoint.key_env} (the API key)")
         if provider == "vllm" and not self.base_url("vllm"):
@@ -139,6 +174,8 @@ class ModelHub:
         provider, model = split_name(name)
         settings = self.settings
         kind = settings.endpoint(provider).kind
+        if name in self.served or self._served(name) is not None:
+            return self._served_backend(name, model)
         if kind == "vllm":
             seqs = settings.vllm_max_seqs
             limiter = Limiter(
@@ -188,6 +225,29 @@ class ModelHub:
         self._backends[name] = backend
         return backend
 
+    def _served_backend(self, name: str, model: str) -> Backend:
+        """The backend of a model on a server the engine started: the lean client at its URL, calls in
+        flight kept near its slots from its /metrics, as for a vLLM server."""
+        url = self.served_urls.get(name)
+        if url is None:
+            raise ValueError(f"{name} is served by a server the engine starts: check it (hub.check) before "
+                             "entering the hub, which starts it")
+        settings = self.settings
+        slots = settings.serve_slots
+        limiter = Limiter(name, rpm=None, tpm=None, max_in_flight=slots * 2, initial_in_flight=slots + vllm_headroom(slots),
+                          learn_limits=False, adaptive=False)
+        from engine.backends.lean import LeanBackend, LeanClient
+
+        client = self._clients[name] = LeanClient(url, "EMPTY", slots * 2 + 16, settings.options.timeout)
+        load = self.loads.setdefault(name, ServerLoad())
+        if self._task_group is not None:
+            self._task_group.start_soon(poll_vllm, metrics_url(url), limiter, load, slots)
+        parts = (model, limiter, settings.options, self.tokenizer, self.prices, self.secrets)
+        backend = LeanBackend(client, None, *parts, provider="vllm", stream=settings.stream)
+        backend.provider = split_name(name)[0]
+        self._backends[name] = backend
+        return backend
+
     def _replicated(self, name: str, model: str, limiter: Limiter, urls: list[str]) -> Backend:
         from engine.backends.replicas import ReplicaSet, ReplicatedBackend
 
@@ -212,8 +272,19 @@ class ModelHub:
             self._task_group.start_soon(poll_vllm, metrics_url(url), limiter, load, self.settings.vllm_max_seqs)
 
     async def __aenter__(self) -> ModelHub:
+        if self.served:
+            import tempfile
+            from pathlib import Path
+
+            from engine.serving import Servers
+
+            log_dir = Path(self.log_dir) if self.log_dir is not None else Path(tempfile.mkdtemp(prefix="asymgames-servers-"))
+            self._servers = Servers(dict(self.served), log_dir, slots=self.settings.serve_slots, context=self.settings.serve_context)
+            self.served_urls = await self._servers.__aenter__()
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
+        if self._servers is not None:
+            self._task_group.start_soon(self._servers.watch)
         return self
 
     async def __aexit__(self, *exc_info) -> bool | None:
@@ -227,6 +298,9 @@ class ModelHub:
                 for client in self._clients.values():
                     await client.close()
                 self._clients.clear()
+                if self._servers is not None:
+                    servers, self._servers = self._servers, None
+                    await servers.__aexit__(None, None, None)
 
     def summary(self) -> dict[str, Any]:
         """How calls were made (temperature, max tokens, seed, structured output, timeouts) and, per model:

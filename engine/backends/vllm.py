@@ -12,7 +12,12 @@ import anyio
 
 from engine.backends.limiter import Limiter
 
-_METRIC = re.compile(r"^(vllm:num_requests_(?:running|waiting))(?:\{[^}]*\})?\s+([0-9.eE+-]+)", re.M)
+# vLLM's queue, and llama.cpp's server's (its requests processing and deferred) read as the same two.
+_METRIC = re.compile(
+    r"^(vllm:num_requests_(?:running|waiting)|llamacpp:requests_(?:processing|deferred))(?:\{[^}]*\})?\s+([0-9.eE+-]+)", re.M
+)
+_LOAD_NAMES = {"vllm:num_requests_running": "running", "vllm:num_requests_waiting": "waiting",
+               "llamacpp:requests_processing": "running", "llamacpp:requests_deferred": "waiting"}
 
 
 def metrics_url(base_url: str) -> str:
@@ -23,7 +28,7 @@ def read_vllm_metrics(text: str) -> dict[str, float]:
     """Sum ``vllm:num_requests_running`` and ``..._waiting`` over their label sets."""
     found: dict[str, float] = {}
     for name, value in _METRIC.findall(text):
-        key = name.removeprefix("vllm:num_requests_")
+        key = _LOAD_NAMES[name]
         found[key] = found.get(key, 0.0) + float(value)
     return found
 

@@ -224,6 +224,8 @@ async def play_plan(
         transcript_writer = TranscriptWriter(run.path, full=transcripts != "messages") if transcripts else None
         if transcript_writer is not None:
             watchers.append(transcript_writer)
+        if models_play(plan):
+            factory.hub.log_dir = run.path  # where the servers the engine starts write their logs
         try:
             async with factory:
                 try:
