@@ -34,6 +34,7 @@ from engine.backends.vllm import ServerLoad, metrics_url, poll_vllm, read_vllm_m
 from engine.backends.wire import MalformedReply
 
 _DEFAULT_URL = {"openai": "https://api.openai.com/v1"}
+SERVED_SCHEMA_BOUNDS = (600, 24)  # characters per string, items per array, in the schema a llama.cpp server gets
 
 # Names once imported here from the client modules, loaded on first use (``engine.backends.lean``,
 # ``engine.backends.sdk``, ``engine.backends.replicas``): each imports aiohttp.
@@ -243,7 +244,11 @@ class ModelHub:
         if self._task_group is not None:
             self._task_group.start_soon(poll_vllm, metrics_url(url), limiter, load, slots)
         parts = (model, limiter, settings.options, self.tokenizer, self.prices, self.secrets)
-        backend = LeanBackend(client, None, *parts, provider="vllm", stream=settings.stream)
+        # llama.cpp turns the schema into a grammar: bounded strings and arrays keep a looping small
+        # model's reply whole (``wire.bounded``); vLLM's guided decoding is left the schema as given.
+        served = self.served.get(name) or self._served(name)
+        bound = SERVED_SCHEMA_BOUNDS if served is not None and served.kind == "llamacpp" else None
+        backend = LeanBackend(client, None, *parts, provider="vllm", stream=settings.stream, bound_schema=bound)
         backend.provider = split_name(name)[0]
         self._backends[name] = backend
         return backend

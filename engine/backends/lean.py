@@ -23,7 +23,7 @@ from yarl import URL
 from engine.backends.base import Backend, StatusError
 from engine.backends.sdk import openai_fixed
 from engine.backends.settings import chat_turns, game_headers
-from engine.backends.wire import openai_body, openai_reply, openai_stream
+from engine.backends.wire import bounded, openai_body, openai_reply, openai_stream
 
 
 class LeanClient:
@@ -70,16 +70,20 @@ class LeanBackend(Backend):
 
     max_tokens_field = "max_completion_tokens"
 
-    def __init__(self, *args: Any, provider: str = "vllm", stream: bool = False, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, provider: str = "vllm", stream: bool = False, bound_schema: tuple[int, int] | None = None,
+                 **kwargs: Any) -> None:
         self.provider = provider
         super().__init__(*args, **kwargs)
         self.stream = stream
+        self.bound_schema = bound_schema  # (characters per string, items per array), or None: as given
         field = "max_tokens" if provider == "vllm" else self.max_tokens_field
         self.fixed = openai_fixed(self.model, self.options, field, stream)
 
     def _body(self, system, user, schema, history, sample) -> bytes:
         messages = [{"role": "system", "content": system}, *chat_turns(history), {"role": "user", "content": user}]
         seed = None if self.options.seed is None else self.options.seed + sample
+        if schema is not None and self.bound_schema is not None:
+            schema = bounded(schema, *self.bound_schema)
         return openai_body(self.fixed, messages, seed, schema)
 
     async def _post(self, client: LeanClient, body: bytes):

@@ -66,7 +66,7 @@ class BackendSettings(msgspec.Struct, frozen=True, kw_only=True):
     stream: bool = False  # receive replies as server-sent events
     endpoints: dict[str, Endpoint] = {}  # named endpoints given to the run or named by it, over the built-in ones
     serve_slots: int = 4  # sequences at once of a server the engine starts (llamacpp:PATH.gguf, vllm:MODEL with no URL)
-    serve_context: int = 4096  # tokens of context per sequence of such a server
+    serve_context: int = 8192  # tokens of context per sequence of such a server
 
     def endpoint(self, provider: str) -> Endpoint:
         """The endpoint ``provider`` names. ValueError with a one-line reason if there is none."""

@@ -221,6 +221,23 @@ async def _events(lines: AsyncIterator[bytes | str]) -> AsyncIterator[bytes]:
             yield line[5:].strip()
 
 
+def bounded(schema: Any, chars: int, items: int) -> Any:
+    """``schema`` with every string at most ``chars`` characters and every array at most ``items``
+    items where it sets no bound of its own. A grammar-constrained server (llama.cpp's) then closes
+    every string and array in time, where a small model would otherwise repeat itself inside one
+    until its token limit and leave JSON the grammar never finished."""
+    if isinstance(schema, list):
+        return [bounded(s, chars, items) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: bounded(v, chars, items) for k, v in schema.items()}
+    if out.get("type") == "string":
+        out.setdefault("maxLength", chars)
+    elif out.get("type") == "array":
+        out.setdefault("maxItems", items)
+    return out
+
+
 def openai_body(fixed: dict[str, Any], messages: list[dict[str, Any]], seed: int | None, schema: dict | None) -> bytes:
     """The request: the parameters fixed for the model (built once), this call's messages, seed and
     reply schema."""

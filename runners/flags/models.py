@@ -90,7 +90,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--vllm-url", metavar="URL", action="append", help="the vLLM server, e.g. http://HOST:8000/v1; several servers of one model (replicas): repeat the flag or separate with commas")
     g.add_argument("--vllm-max-seqs", type=_positive(int), metavar="S", help="the vLLM server's --max-num-seqs (default 256)")
     g.add_argument("--serve-slots", type=_positive(int), metavar="N", help="sequences at once of a server the engine starts itself (llamacpp:PATH.gguf, llamacpp:smollm2, vllm:MODEL with no --vllm-url; default 4)")
-    g.add_argument("--serve-context", type=_positive(int), metavar="TOKENS", help="context of each of those sequences (default 4096; the server gets slots x this)")
+    g.add_argument("--serve-context", type=_positive(int), metavar="TOKENS", help="context of each of those sequences (default 8192; the server gets slots x this)")
     g.add_argument("--shared-limit", type=_provider, action="append", metavar="PROVIDER", help="the provider's models draw on one rate limit (one account's) instead of one each; --rpm/--tpm PROVIDER=N set it")
     g.add_argument("--client", type=_client, action="append", metavar="PROVIDER=lean|sdk", help="the lean aiohttp client or the provider's SDK (default: lean for vllm, the SDK for openai and anthropic; anthropic is SDK only)")
     g.add_argument("--max-in-flight", type=_positive(int), metavar="K", help="most calls in flight per model, OpenAI and Anthropic (default 512)")
@@ -99,6 +99,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--max-tokens", type=_positive(int), metavar="K", help="most output tokens per reply (default 4096)")
     g.add_argument("--model-seed", type=int, metavar="S", help="sampling seed sent to providers that take one")
     g.add_argument("--structured", action="store_const", const=True, help="ask the backend for structured output (JSON following the reply schema)")
+    g.add_argument("--stream", action="store_const", const=True, help="receive replies as server-sent events (the same replies; usage from the stream's last event)")
     g.add_argument("--request-timeout", type=_positive(float), metavar="SEC", help="seconds per attempt (default 120)")
     g.add_argument("--max-attempts", type=_positive(int), metavar="K", help="attempts per call before the game is an infrastructure error (default 8)")
     g.add_argument("--prices", type=_price_file, metavar="FILE", help="a TOML price table over the built-in one (engine/backends/prices.toml shows the form)")
@@ -183,6 +184,8 @@ def settings_from_args(args: argparse.Namespace, saved: BackendSettings | None =
         fields["max_in_flight"] = args.max_in_flight
     if args.vllm_max_seqs is not None:
         fields["vllm_max_seqs"] = args.vllm_max_seqs
+    if getattr(args, "stream", None):
+        fields["stream"] = True
     if getattr(args, "serve_slots", None) is not None:
         fields["serve_slots"] = args.serve_slots
     if getattr(args, "serve_context", None) is not None:

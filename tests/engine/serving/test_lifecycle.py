@@ -135,3 +135,17 @@ def test_a_server_that_cannot_start_is_one_line_before_any_game(case, status, sa
     assert "Traceback" not in done.stderr
     if status == 3:
         assert not (out / "results.jsonl").exists() or (out / "results.jsonl").read_text() == ""
+
+
+def test_a_llamacpp_server_gets_the_schema_with_every_string_and_array_bounded():
+    from engine.backends.wire import bounded
+
+    schema = {"type": "object", "properties": {
+        "message": {"type": "string"}, "note": {"type": "string", "maxLength": 5},
+        "actions": {"type": "array", "items": {"type": "object", "properties": {"by": {"type": "string"}}}},
+    }}
+    got = bounded(schema, 600, 24)
+    assert got["properties"]["message"]["maxLength"] == 600 and got["properties"]["note"]["maxLength"] == 5
+    assert got["properties"]["actions"]["maxItems"] == 24
+    assert got["properties"]["actions"]["items"]["properties"]["by"]["maxLength"] == 600
+    assert "maxLength" not in schema["properties"]["message"]  # the game's schema is left as it is

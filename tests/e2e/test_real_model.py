@@ -1,0 +1,140 @@
+"""A real language model (SmolLM2-135M-Instruct) through a real model server (llama.cpp's
+``llama-server``), both fetched by ``asymgames setup-llamacpp``, started by the engine itself: every
+game end to end, with and without structured output, whole replies and streamed; the records' token
+counts against the server's own tokenizer; the server's batch kept busy.
+
+Marked ``real_model``: skipped where the server or the model is missing (``-m 'not real_model'``
+deselects them), unless ``ASYMGAMES_REQUIRE_REAL_MODEL=1`` (as CI sets), which makes a missing server
+a failure. A 135M model plays badly; these tests check the path, not the play."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import anyio
+import pytest
+
+from engine.serving import ServeError, Servers, ServedModel, find_executable
+from engine.serving.install import bundled_model
+from puzzles import GAMES
+from runners.concurrent import main as run_main
+
+pytestmark = pytest.mark.real_model
+
+MODEL = bundled_model("smollm2")
+
+
+def _missing() -> str | None:
+    try:
+        find_executable("llamacpp")
+    except ServeError as exc:
+        return str(exc)
+    if MODEL is None or not MODEL.is_file():
+        return f"no model at {MODEL}: asymgames setup-llamacpp --model-only"
+    return None
+
+
+if _missing():
+    if os.environ.get("ASYMGAMES_REQUIRE_REAL_MODEL") == "1":
+        raise RuntimeError(f"ASYMGAMES_REQUIRE_REAL_MODEL=1 but {_missing()}")
+    pytest.skip(_missing(), allow_module_level=True)
+
+# Small games, so that a 135M model on two cores plays each in seconds: two turns of each agent.
+SMALL = {"asympuzl": ["--size", "3"], "chain": ["--size", "3"], "tsp": [], "einstein": ["--blocks", "4"]}
+SCHEMA_GAMES = ("asympuzl", "chain")  # games whose replies have a JSON schema (the server's grammar)
+
+
+def records(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+
+
+def play(run: Path, game: str, *flags: str, games: int = 2) -> list[dict]:
+    code = run_main(["--game", game, "--games", str(games), *SMALL[game], "--max-turns", "2", "--model", "llamacpp:smollm2",
+                     "--serve-slots", "2", "--concurrency", "2", "--no-dashboard", "--out", str(run), *flags])
+    assert code == 0  # every game recorded, none lost to the infrastructure
+    return records(run)
+
+
+@pytest.mark.parametrize("game", list(GAMES))
+@pytest.mark.parametrize("structured", [True, False], ids=["structured", "plain"])
+def test_every_game_is_played_by_the_real_model(game, structured, tmp_path):
+    found = play(tmp_path / "run", game, *(["--structured"] if structured else []))
+    assert len(found) == 2 and all(r["outcome"] in ("success", "failure") for r in found)
+    for record in found:
+        assert all(u["calls"] > 0 and u["completion_tokens"] > 0 for u in record["usage"].values())
+    format_errors = sum(sum(r["format_errors"].values()) for r in found)
+    if structured and game in SCHEMA_GAMES:
+        assert format_errors == 0  # the grammar makes every reply the reply object
+    assert (tmp_path / "run" / "server-1.log").stat().st_size > 0
+
+
+def test_streamed_replies_are_read_with_their_usage(tmp_path):
+    found = play(tmp_path / "run", "asympuzl", "--structured", "--stream")
+    assert sum(sum(r["format_errors"].values()) for r in found) == 0
+    turns = [t for r in found for t in r["turn_log"]]
+    assert turns and all(t["usage"]["prompt_tokens"] > 0 and t["usage"]["completion_tokens"] > 0 for t in turns)
+
+
+def test_the_records_token_counts_are_the_servers_tokenizer_on_the_prompt_sent(tmp_path):
+    run = tmp_path / "run"
+    found = play(run, "asympuzl", "--structured", "--transcripts", games=1)
+    turns = json.loads((run / "transcripts.jsonl").read_text().splitlines()[0])["turns"]
+    logged = [t for t in found[0]["turn_log"]]
+
+    async def count() -> list[tuple[int, int]]:
+        import aiohttp
+
+        served = ServedModel("llamacpp", str(MODEL))
+        pairs = []
+        async with Servers({"m": served}, tmp_path, slots=1, context=4096) as urls:
+            base = urls["m"].removesuffix("/v1")
+            async with aiohttp.ClientSession() as session:
+                for turn, entry in zip(turns, logged):
+                    prompt = turn["prompt"]
+                    messages = [{"role": "system", "content": prompt["system"]}, {"role": "user", "content": prompt["user"]}]
+                    async with session.post(base + "/apply-template", json={"messages": messages}) as r:
+                        text = (await r.json())["prompt"]
+                    async with session.post(base + "/tokenize", json={"content": text, "add_special": False, "parse_special": True}) as r:
+                        tokens = len((await r.json())["tokens"])
+                    pairs.append((entry["usage"]["prompt_tokens"], tokens))
+        return pairs
+
+    pairs = anyio.run(count)
+    assert pairs and all(recorded == counted for recorded, counted in pairs), pairs
+
+
+def test_the_servers_slots_are_kept_busy(tmp_path):
+    """Loose: with twice the slots' worth of games, the engine reads the server's /metrics and its
+    slots are all busy at some point (the figure itself is benchmarks/bench_llamacpp.py's)."""
+    from engine import PolicyFactory
+    from engine.backends import BackendSettings, ModelOptions
+    from engine.plan.grid import Grid
+    from engine.play.run import run_games
+
+    slots = 2
+    plan = Grid(game="asympuzl", seeds=2 * slots, agents=[["llamacpp:smollm2", "llamacpp:smollm2"]], params={"size": [3]},
+                max_turns=[2])
+    factory = PolicyFactory(BackendSettings(options=ModelOptions(structured=True), serve_slots=slots))
+    factory.hub.check("llamacpp:smollm2")
+    factory.hub.log_dir = tmp_path
+    seen: list[float] = []
+
+    async def main() -> None:
+        async with factory:
+            load = None
+
+            async def watch() -> None:
+                while True:
+                    await anyio.sleep(0.2)
+                    for value in factory.hub.loads.values():
+                        seen.append(value.running)
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(watch)
+                await run_games(plan.specs_for(range(plan.total)), factory=factory, concurrency=2 * slots, on_record=lambda r: None)
+                group.cancel_scope.cancel()
+
+    anyio.run(main)
+    assert seen and max(seen) == slots
