@@ -59,7 +59,7 @@ async def sample_busy(base: str, slots: int, samples: list[float], stop: anyio.E
 
 def first_prompts(count: int) -> list[tuple[str, str, dict]]:
     """(system, user, schema) of the first turn of ``count`` AsymPuzl games of size 3."""
-    from engine.backends.clients import SERVED_SCHEMA_BOUNDS
+    from engine.backends.clients import served_schema_bounds
 
     game = GAMES["asympuzl"]
     params = game.rules.Params(size=3)
@@ -71,7 +71,7 @@ def first_prompts(count: int) -> list[tuple[str, str, dict]]:
                               feedback=game.rules.feedback[game.rules.default_feedback](state, role), conversation=(),
                               partners=tuple(r for r in ("alice", "bob") if r != role))
         system, user = game.faces.prompter.render(context)
-        prompts.append((system, user, bounded(game.faces.prompter.schema(context), *SERVED_SCHEMA_BOUNDS)))
+        prompts.append((system, user, bounded(game.faces.prompter.schema(context), *served_schema_bounds(MAX_TOKENS))))
     return prompts
 
 

@@ -34,7 +34,13 @@ from engine.backends.vllm import ServerLoad, metrics_url, poll_vllm, read_vllm_m
 from engine.backends.wire import MalformedReply
 
 _DEFAULT_URL = {"openai": "https://api.openai.com/v1"}
-SERVED_SCHEMA_BOUNDS = (600, 24)  # characters per string, items per array, in the schema a llama.cpp server gets
+
+
+def served_schema_bounds(max_tokens: int) -> tuple[int, int]:
+    """(characters per string, items per array) in the schema a llama.cpp server gets: small enough
+    that a whole reply at its bounds (a message, a list of small action objects of about 40 tokens
+    each) fits within ``max_tokens``, so the grammar always closes it; at most 600 and 24."""
+    return min(600, max_tokens), max(1, min(24, max_tokens // 48))
 
 # Names once imported here from the client modules, loaded on first use (``engine.backends.lean``,
 # ``engine.backends.sdk``, ``engine.backends.replicas``): each imports aiohttp.
@@ -247,7 +253,7 @@ class ModelHub:
         # llama.cpp turns the schema into a grammar: bounded strings and arrays keep a looping small
         # model's reply whole (``wire.bounded``); vLLM's guided decoding is left the schema as given.
         served = self.served.get(name) or self._served(name)
-        bound = SERVED_SCHEMA_BOUNDS if served is not None and served.kind == "llamacpp" else None
+        bound = served_schema_bounds(settings.options.max_tokens) if served is not None and served.kind == "llamacpp" else None
         backend = LeanBackend(client, None, *parts, provider="vllm", stream=settings.stream, bound_schema=bound)
         backend.provider = split_name(name)[0]
         self._backends[name] = backend

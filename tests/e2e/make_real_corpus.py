@@ -55,7 +55,7 @@ def main() -> None:
     for name in GAMES:
         for structured in (True, False):
             run = work / f"{name}-{'structured' if structured else 'plain'}"
-            code = run_main(["--game", name, "--games", str(GAMES_EACH), *SMALL[name], "--max-turns", "3", "--model", "llamacpp:smollm2",
+            code = run_main(["--game", name, "--games", str(2 if name == "tsp" else GAMES_EACH), *SMALL[name], "--max-turns", "3", "--max-tokens", "256", "--model", "llamacpp:smollm2",
                              "--serve-slots", "4", "--concurrency", "4", "--transcripts", "--no-dashboard", "--out", str(run),
                              *(["--structured"] if structured else [])])
             if code != 0:
