@@ -134,7 +134,7 @@ def to_html(parts: list[Block]) -> str:
     out = [f"<!doctype html><html><head><meta charset=utf-8><title>{title}</title><style>"
            "body{font:15px/1.45 system-ui,sans-serif;max-width:60em;margin:2em auto;padding:0 1em}"
            "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.15em .5em}"
-           "dl{display:grid;grid-template-columns:max-content 1fr;gap:.1em 1em;margin:.2em 0 1em}dt{color:#666}"
+           "dl{display:grid;grid-template-columns:max-content 1fr;gap:.1em 1em;margin:.2em 0 1em}dt{opacity:.65}"
            "dd{margin:0;white-space:pre-wrap;overflow-wrap:anywhere}</style></head><body>"]
     for block in parts:
         if block.kind == "heading":

@@ -40,3 +40,66 @@ def test_only_the_registry_and_the_games_own_folders_import_the_games():
         for game in games:
             if game != inside and path.name != "registry.py":
                 assert not re.search(rf"^\s*from (puzzles)?\.+{game}\b", text, re.M), f"{path} imports {game}"
+
+
+LAYERS = ("bus", "puzzles", "actors", "feedback", "engine", "runners", "asymgames")  # each imports only those before it
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports (at the top or inside functions)."""
+    import ast
+
+    modules: dict[str, tuple[Path, bool]] = {}
+    for package in LAYERS:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            is_package = parts[-1] == "__init__"
+            modules[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+
+    def resolve(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for name, (path, is_package) in modules.items():
+        here = name if is_package else name.rpartition(".")[0]
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found.update(filter(None, (resolve(a.name) for a in node.names)))
+            elif isinstance(node, ast.ImportFrom):
+                base = here
+                for _ in range(node.level - 1):
+                    base = base.rpartition(".")[0]
+                full = (base + ("." + node.module if node.module else "")) if node.level else (node.module or "")
+                for alias in node.names:
+                    target = resolve(f"{full}.{alias.name}") if f"{full}.{alias.name}" in modules else resolve(full)
+                    if target:
+                        found.add(target)
+        found.discard(name)
+        graph[name] = found
+    return graph
+
+
+def test_no_import_circle_and_no_upward_arrow_between_packages():
+    graph = _import_graph()
+    upward = sorted(f"{a} -> {b}" for a, targets in graph.items() for b in targets
+                    if LAYERS.index(b.split(".")[0]) > LAYERS.index(a.split(".")[0]))
+    assert upward == []
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+    circles: list[str] = []
+
+    def visit(name: str, path: list[str]) -> None:
+        state[name] = 1
+        for target in sorted(graph[name]):
+            if state.get(target) == 1:
+                circles.append(" -> ".join(path[path.index(target):] + [target]))
+            elif target not in state:
+                visit(target, [*path, target])
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert circles == []
