@@ -38,9 +38,11 @@ _DEFAULT_URL = {"openai": "https://api.openai.com/v1"}
 
 def served_schema_bounds(max_tokens: int) -> tuple[int, int]:
     """(characters per string, items per array) in the schema a llama.cpp server gets: small enough
-    that a whole reply at its bounds (a message, a list of small action objects of about 40 tokens
-    each) fits within ``max_tokens``, so the grammar always closes it; at most 600 and 24."""
-    return min(600, max_tokens), max(1, min(24, max_tokens // 48))
+    that a whole reply at its bounds fits within ``max_tokens`` even at one token per character of
+    its text (a model repeating digits and commas) and about 30 tokens per small action object, so
+    the grammar always closes it: a quarter of the tokens for each string, a sixty-fourth as items;
+    at most 600 characters and 24 items."""
+    return max(16, min(600, max_tokens // 4)), max(1, min(24, max_tokens // 64))
 
 # Names once imported here from the client modules, loaded on first use (``engine.backends.lean``,
 # ``engine.backends.sdk``, ``engine.backends.replicas``): each imports aiohttp.

@@ -106,7 +106,7 @@ def test_a_missing_key_is_refused_before_any_game(tmp_path, monkeypatch, capsys)
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--alice", "vllm:Qwen/Qwen3-8B"], "needs the server's address: --vllm-url"),
+    (["--alice", "vllm:Qwen/Qwen3-8B"], "give the server's address with --vllm-url"),
     (["--alice", "mistral:large"], "unknown model provider"),
     (["--rpm", "openai=fast"], "argument --rpm"),
     (["--rpm", "cohere=100"], "unknown provider 'cohere'"),
