@@ -50,6 +50,7 @@ class _Placed(msgspec.Struct):
 
 _decode_placed = msgspec.json.Decoder(_Placed).decode
 PLACING_FIELDS = ("seed", "agents")  # what a record must share with the plan's spec of its game
+OTHER = {"seed": "another seed", "agents": "other agents"}
 
 
 class RunDirError(Exception):
@@ -239,7 +240,7 @@ class RunDir:
             except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
                 raise self._damaged(number, exc) from None
 
-    def contradictions(self, plan: Plan):
+    def contradictions(self, plan: Plan, *, skip_damaged: bool = False):
         """(line number, game id, the field) of each record whose seed or agents are not those
         ``plan`` gives its game: a record changed by hand, or of another run pasted in. (Parameters
         and options are not compared: records saved before a field existed read with its default.)
@@ -248,6 +249,8 @@ class RunDir:
             try:
                 placed = _decode_placed(line)
             except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                if skip_damaged:  # a reader that tolerates damage (the report) counts it elsewhere
+                    continue
                 raise self._damaged(number, exc) from None
             if 0 <= placed.game_id < plan.total:
                 planned = plan.spec(placed.game_id)
@@ -260,7 +263,7 @@ class RunDir:
         """A RunDirError naming the first record that contradicts ``plan``, or None."""
         for number, game_id, field in self.contradictions(plan):
             return RunDirError(
-                f"{self.results_path} line {number} holds game {game_id} with another {field} than the run's plan "
+                f"{self.results_path} line {number} holds game {game_id} with {OTHER[field]} than the run's plan "
                 f"gives it (a record changed by hand or of another run); move it aside with --resume {self.path} --repair"
             )
         return None

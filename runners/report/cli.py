@@ -22,7 +22,7 @@ from engine.analysis import AGENTS, ReportError, Results, group_by, layout, read
 from engine.analysis.conditions import field_values
 from engine.records.record import GameRecord
 from puzzles import InvalidParameter, get_game
-from engine.records.rundir import RESULTS_FILE
+from engine.records.rundir import OTHER, RESULTS_FILE, RunDir, RunDirError
 from engine.records.record import INFRA_ERROR, is_infra_error
 from runners.args import OneLineParser, key_value
 
@@ -73,6 +73,21 @@ def locate(path: Path) -> Path:
             raise ReportError(f"{path} is not a run directory (no {RESULTS_FILE})")
         return results
     raise ReportError(f"{path} does not exist")
+
+
+def first_contradiction(results_path: Path) -> str | None:
+    """Where the run directory's results hold a record whose seed or agents are not the plan's for
+    its game (a record changed by hand, or of another run), in one line; None if none does or the
+    results have no run directory around them."""
+    try:
+        run = RunDir.open(results_path.parent)
+        plan = run.config()
+    except (RunDirError, OSError, ValueError):
+        return None
+    for number, game_id, field in run.contradictions(plan, skip_damaged=True):
+        return (f"{results_path} line {number} holds game {game_id} with {OTHER[field]} than the run's plan gives it "
+                f"(a record changed by hand or of another run); move it aside with asymgames run --resume {run.path} --repair")
+    return None
 
 
 def parse_compare(values: Sequence[str] | None) -> tuple[str, str, str] | None:
@@ -161,6 +176,9 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         parser.error(str(exc))
     except OSError as exc:
         parser.error(f"cannot read {args.run_dir}: {exc.strerror or exc}")
+    contradiction = first_contradiction(results_path)
+    if contradiction is not None:
+        parser.error(contradiction)
     records = results.records
     if not records:
         parser.error(f"{results_path} holds no complete game record")

@@ -615,3 +615,22 @@ def test_compare_sizes_when_the_turn_limit_follows_the_size(tmp_path):
     records = read_results(out / "results.jsonl").records
     comparison = paired_comparison(records, "N", "3", "5")
     assert [(r.pairs, r.unpaired) for r in comparison.rows] == [(4, 0)]
+
+
+def test_the_report_refuses_a_record_that_contradicts_the_plan(tmp_path, capsys):
+    import json as _json
+
+    from runners.concurrent import main as run_main
+
+    run = tmp_path / "run"
+    assert run_main(["--games", "4", "--no-dashboard", "--out", str(run)]) == 0
+    lines = (run / "results.jsonl").read_text().splitlines()
+    record = _json.loads(lines[1])
+    record["spec"]["agents"]["alice"] = "one_piece"  # as if another run's game were pasted in
+    lines[1] = _json.dumps(record, separators=(",", ":"))
+    (run / "results.jsonl").write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(run), "--no-plots"])
+    assert exit_info.value.code == 2
+    assert "results.jsonl line 2 holds game 1 with other agents than the run's plan gives it" in capsys.readouterr().err
