@@ -150,22 +150,21 @@ def position_action_reader(attributes: tuple[str, ...], build: Callable[[int, tu
     values)`` (values trimmed and lower-cased, in ``attributes`` order), or the reason it is malformed."""
     example = ", ".join(f'"{a}": ...' for a in attributes)
     names = " and ".join(f'"{a}"' for a in attributes)
+    action_fields, attribute_fields = frozenset(("replace", "by")), frozenset(attributes)
 
     def read(raw: object) -> Any:
         if not isinstance(raw, dict):
             return f"an action must be an object like {{\"replace\": 1, \"by\": {{{example}}}}}"
-        extra = sorted(set(raw) - {"replace", "by"})
-        if extra:
-            return f"unknown field {extra[0]!r} in action"
+        if not action_fields.issuperset(raw):
+            return f"unknown field {sorted(set(raw) - action_fields)[0]!r} in action"
         position = raw.get("replace")
         if type(position) is not int:
             return f"\"replace\" must be an integer position, got {compact(position)}"
         by = raw.get("by")
         if not isinstance(by, dict):
             return f"\"by\" must be an object with {names}, got {compact(by)}"
-        extra = sorted(set(by) - set(attributes))
-        if extra:
-            return f"unknown field {extra[0]!r} in \"by\""
+        if not attribute_fields.issuperset(by):
+            return f"unknown field {sorted(set(by) - attribute_fields)[0]!r} in \"by\""
         values = []
         for name in attributes:
             value = by.get(name)
