@@ -5,6 +5,7 @@ from __future__ import annotations
 import anyio
 
 from engine import GameSpec, Grid, PolicyFactory, play_game
+from puzzles import Rejected, Say, Step
 
 _PARAMS = ("size", "distractors", "distractors_in")
 _ROLES = ("alice", "bob", "carol", "dave")
@@ -87,3 +88,49 @@ class HostileTalker:
         from puzzles import Answer
 
         return Answer(msgspec.json.encode({"message": HOSTILE_TEXT, "actions": []}).decode())
+
+
+class Counter:
+    """A toy game state (the referee's and the Environment's tests): each role adds its actions (numbers) to a shared total; done at ``goal``."""
+
+    def __init__(self, roles=("a", "b", "c"), max_turns=3, goal=100):
+        self.roles, self.max_turns, self.goal = roles, max_turns, goal
+        self.total = 0
+        self.steps = []
+
+    def view(self, role):
+        return self.total
+
+    def private(self, role):
+        return role
+
+    def step(self, role, actions):
+        self.steps.append((role, actions))
+        good = [a for a in actions if a > 0]
+        self.total += sum(good)
+        rejected = tuple(Rejected(str(a), "must be positive") for a in actions if a <= 0)
+        return Step(applied=len(good), rejected=rejected, say=(Say(f"{role} added {sum(good)}"),) if good else ())
+
+    def done(self):
+        return self.total >= self.goal
+
+    def outcome(self):
+        return "success" if self.done() else "failure"
+
+    def progress(self, role):
+        return self.total
+
+    def scores(self):
+        return {"total": float(self.total)}
+
+    def metrics(self):
+        return {}
+
+
+def drain(inbox):
+    out = []
+    while True:
+        try:
+            out.append(inbox.receive_nowait())
+        except anyio.WouldBlock:
+            return out

@@ -10,6 +10,7 @@ from actors.environment import ENVIRONMENT
 from bus import Act, Bus, Candidates, Chat, Chosen, GameOver, HumanTurn, Usage, YourTurn
 from puzzles.turn import ChatLine, Reply, ReplyFormatError
 from puzzles.policy import Answer
+from tests.helpers import drain
 
 
 def parse(text, context):
@@ -53,14 +54,6 @@ class Sampling(Scripted):
     def chose(self, index):
         self.chosen.append(index)
 
-
-def drain(inbox):
-    out = []
-    while True:
-        try:
-            out.append(inbox.receive_nowait())
-        except anyio.WouldBlock:
-            return out
 
 
 async def agent_on_a_bus(policy, messages, **options):

@@ -8,45 +8,18 @@ import pytest
 from actors.base import GAME_TOPIC, ActorFailed
 from actors.environment import FEEDBACK, Environment
 from bus import Act, Bus, Candidates, Chat, Chosen, GameOver, TurnStart
-from puzzles.base import Say, Step
-from puzzles.turn import Rejected
 from puzzles.referee import ProtocolError, Referee
+from tests.helpers import Counter, drain
 
 
-class Tally:
-    """A toy game: each role adds its actions (numbers) to a shared total, said to its partners;
-    solved at ``goal``."""
+class Tally(Counter):
+    """The referee tests' counting game for two roles, one turn, each view naming its role."""
 
     def __init__(self, roles=("a", "b"), max_turns=1, goal=100):
-        self.roles, self.max_turns, self.goal = roles, max_turns, goal
-        self.total = 0
+        super().__init__(roles, max_turns, goal)
 
     def view(self, role):
         return {"total": self.total, "me": role}
-
-    def private(self, role):
-        return role
-
-    def step(self, role, actions):
-        good = [a for a in actions if a > 0]
-        self.total += sum(good)
-        rejected = tuple(Rejected(str(a), "must be positive") for a in actions if a <= 0)
-        return Step(applied=len(good), rejected=rejected, say=(Say(f"{role} added {sum(good)}"),) if good else ())
-
-    def done(self):
-        return self.total >= self.goal
-
-    def outcome(self):
-        return "success" if self.done() else "failure"
-
-    def progress(self, role):
-        return self.total
-
-    def scores(self):
-        return {"total": float(self.total)}
-
-    def metrics(self):
-        return {}
 
 
 class Picking(Tally):
@@ -58,14 +31,6 @@ class Picking(Tally):
     def choose(self, role, candidates):
         return max(range(len(candidates)), key=lambda i: sum(candidates[i]))
 
-
-def drain(inbox):
-    out = []
-    while True:
-        try:
-            out.append(inbox.receive_nowait())
-        except anyio.WouldBlock:
-            return out
 
 
 async def run_environment(state, messages):

@@ -12,16 +12,8 @@ from actors.environment import FEEDBACK
 from bus import Bus, Chat, GameOver, TurnStart, YourTurn
 from feedback.actor import FeedbackActor
 from puzzles import GAMES
-from tests.helpers import spec
+from tests.helpers import drain, spec
 
-
-def drain(inbox):
-    out = []
-    while True:
-        try:
-            out.append(inbox.receive_nowait())
-        except anyio.WouldBlock:
-            return out
 
 
 async def run_feedback(messages, evaluate, roles=("alice", "bob")):

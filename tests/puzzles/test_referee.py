@@ -7,45 +7,8 @@ import pytest
 
 from bus import ChannelSpec
 from engine import PolicyFactory
-from puzzles import GAMES, ProtocolError, Referee, Rejected, Say, Step, Turn
-from tests.helpers import play, spec
-
-
-class Counter:
-    """A toy game: each role adds its actions (numbers) to a shared total; done at ``goal``."""
-
-    def __init__(self, roles=("a", "b", "c"), max_turns=3, goal=100):
-        self.roles, self.max_turns, self.goal = roles, max_turns, goal
-        self.total = 0
-        self.steps = []
-
-    def view(self, role):
-        return self.total
-
-    def private(self, role):
-        return role
-
-    def step(self, role, actions):
-        self.steps.append((role, actions))
-        good = [a for a in actions if a > 0]
-        self.total += sum(good)
-        rejected = tuple(Rejected(str(a), "must be positive") for a in actions if a <= 0)
-        return Step(applied=len(good), rejected=rejected, say=(Say(f"{role} added {sum(good)}"),) if good else ())
-
-    def done(self):
-        return self.total >= self.goal
-
-    def outcome(self):
-        return "success" if self.done() else "failure"
-
-    def progress(self, role):
-        return self.total
-
-    def scores(self):
-        return {"total": float(self.total)}
-
-    def metrics(self):
-        return {}
+from puzzles import GAMES, ProtocolError, Referee, Say, Step, Turn
+from tests.helpers import Counter, play, spec
 
 
 def test_round_robin_asks_each_role_in_order_and_stops_at_the_turn_limit():
