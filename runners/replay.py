@@ -182,28 +182,35 @@ def find_record(run: RunDir, game_id: int) -> GameRecord | None:
     return found
 
 
+def game_of_run(parser: OneLineParser, run_dir: Path, game_id: int) -> dict[str, Any]:
+    """One game of a run rebuilt for showing (``runners.view.detail.game_detail``); a run, a game or
+    transcripts that cannot be read are the parser's one-line error."""
+    try:
+        run = RunDir.open(run_dir)
+        record = find_record(run, game_id)
+    except (RunDirError, OSError, msgspec.DecodeError) as exc:
+        parser.error(f"argument run_dir: {exc}")
+    if record is None:
+        parser.error(f"argument game_id: no game {game_id} in {run.results_path}")
+    try:
+        game = get_game(record.spec.game)
+    except InvalidParameter as exc:
+        parser.error(f"argument run_dir: {exc}")
+    try:
+        transcript = read_transcript(run.path, game_id)
+    except OSError as exc:
+        parser.error(f"argument run_dir: cannot read transcripts: {exc}")
+    return game_detail(record, transcript, game)
+
+
 def main(argv: list[str] | None = None, console: Console | None = None, prog: str = "python -m runners.replay") -> int:
     parser = OneLineParser(prog=prog, description="Show one game of a run, turn by turn.")
     parser.add_argument("run_dir", type=Path, help="the run directory")
     parser.add_argument("game_id", type=integer(0), help="the game's id (its line in results.jsonl)")
     parser.add_argument("--full", action="store_true", help="also each agent's view, and the prompt and raw reply where kept (--transcripts)")
     args = parser.parse_args(argv)
-    try:
-        run = RunDir.open(args.run_dir)
-        record = find_record(run, args.game_id)
-    except (RunDirError, OSError, msgspec.DecodeError) as exc:
-        parser.error(f"argument run_dir: {exc}")
-    if record is None:
-        parser.error(f"argument game_id: no game {args.game_id} in {run.results_path}")
-    try:
-        game = get_game(record.spec.game)
-    except InvalidParameter as exc:
-        parser.error(f"argument run_dir: {exc}")
-    try:
-        transcript = read_transcript(run.path, args.game_id)
-    except OSError as exc:
-        parser.error(f"argument run_dir: cannot read transcripts: {exc}")
-    (console or Console()).print(render_replay(record, transcript, game, args.full))
+    detail = game_of_run(parser, args.run_dir, args.game_id)
+    (console or Console()).print(render_detail(printable_all(detail), args.full))
     return 0
 
 

@@ -19,16 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
-from engine import RunDir, RunDirError
-from engine.records.transcripts import read_transcript
-from puzzles import InvalidParameter, get_game
 from runners.args import OneLineParser, choice, integer
 from runners.printable import printable_all
-from runners.replay import find_record
+from runners.replay import game_of_run
 from runners.report.latex import latex_escape
-from runners.view.detail import game_detail
 
 FORMATS = ("md", "html", "tex")
 
@@ -193,19 +187,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m runners.transcrip
     parser.add_argument("--full", action="store_true", help="also each turn's view, and the prompt and raw reply where kept")
     parser.add_argument("--out", type=Path, metavar="FILE", help="write here instead of printing")
     args = parser.parse_args(argv)
-    try:
-        run = RunDir.open(args.run_dir)
-        record = find_record(run, args.game_id)
-        transcript = read_transcript(run.path, args.game_id)
-    except (RunDirError, OSError, msgspec.DecodeError) as exc:
-        parser.error(f"argument run_dir: {exc}")
-    if record is None:
-        parser.error(f"argument game_id: no game {args.game_id} in {run.results_path}")
-    try:
-        game = get_game(record.spec.game)
-    except InvalidParameter as exc:
-        parser.error(f"argument run_dir: {exc}")
-    text = WRITERS[args.format](blocks(game_detail(record, transcript, game), args.full))
+    text = WRITERS[args.format](blocks(game_of_run(parser, args.run_dir, args.game_id), args.full))
     if args.out is None:
         sys.stdout.write(text)
     else:
