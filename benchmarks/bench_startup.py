@@ -21,7 +21,8 @@ is shared, and alternation keeps its load from favouring one side.
 
 The environment is passed on as it is. With PYTHONDONTWRITEBYTECODE=1 (as on the project's
 machines) every project module is compiled from source at every start, so import cost follows the
-lines of source imported; ``--pyc`` lets both trees cache bytecode under a temporary
+lines of source imported. Without ``--pyc`` both trees read bytecode from an empty folder
+(PYTHONPYCACHEPREFIX), so a ``__pycache__`` left in one tree cannot favour it; ``--pyc`` lets both trees cache bytecode under a temporary
 PYTHONPYCACHEPREFIX (never inside the trees) after a first, unmeasured warm-up.
 
 Target: the run (b) of this tree at most 0.9x the base's wall time. Prints figures; asserts nothing.
@@ -140,6 +141,9 @@ def main() -> int:
     if args.pyc:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
+    else:  # an empty cache folder for both: no __pycache__ a tree happens to hold is read (only one tree may have some)
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env["PYTHONPYCACHEPREFIX"] = str(scratch / "no-pycache")
     base_path = None
     try:
         base_path = add_worktree(args.base, scratch)

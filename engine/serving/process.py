@@ -10,7 +10,6 @@ that started the child, so servers are started from the event loop's own thread,
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import socket
@@ -39,6 +38,8 @@ def free_port() -> int:
 
 def _die_with_parent(parent: int) -> None:
     """In the child, before exec: SIGKILL when the engine dies, and at once if it already has."""
+    import ctypes  # here, in the child: a run that starts no server never loads it
+
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:
