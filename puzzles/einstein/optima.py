@@ -2,15 +2,17 @@
 ``$ASYMGAMES_CACHE/einstein_optima.jsonl`` (default ``~/.cache/asymgames``), keyed by the game ID,
 the two action modes, the planner's budget and the planning rules.
 
-A line is appended with one ``write`` on a file opened for appending, so processes writing at once
-never interleave inside a line; a line that does not decode (a damaged write) is skipped, and a
-line that is cut off is ended before the next is written. A miss plans and appends. Two processes
+A line is appended with one ``write`` on a file opened for appending, under an exclusive ``flock``
+(a reader can see another process's write half copied, and would end a line that is not cut off);
+a line that does not decode (a damaged write) is skipped, and a line that a killed process left cut
+off is ended before the next is written. A miss plans and appends. Two processes
 missing the same key both append the same record, which reads back the same. Threads share the
 in-process cache under a lock (the engine plans in worker threads); the planning itself runs outside it.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import threading
 from collections import OrderedDict
@@ -79,6 +81,7 @@ def _append(path: Path, record: Record) -> None:
     except OSError:
         return  # no cache then; the result is still returned
     try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # another process's write may be half visible while it copies pages
         size = os.fstat(fd).st_size
         if size:
             with open(path, "rb") as f:
@@ -89,7 +92,7 @@ def _append(path: Path, record: Record) -> None:
     except OSError:
         pass
     finally:
-        os.close(fd)
+        os.close(fd)  # closing releases the lock
 
 
 def optimum(instance: Instance, modes: tuple[str, str], budget: int, *, answers: bool = True) -> Record:

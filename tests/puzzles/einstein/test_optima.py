@@ -4,6 +4,7 @@ damaged line is skipped, and processes appending at once leave only whole lines.
 import json
 import multiprocessing
 import os
+from pathlib import Path
 
 import msgspec
 
@@ -90,3 +91,26 @@ async def test_a_game_in_the_engine_plans_in_a_worker_thread_never_on_the_event_
     records = [await play_game(config.spec(i), PolicyFactory()) for i in range(3)]
     assert where == [False, False, False]  # one plan per instance, none on the loop's thread
     assert all(r.metrics["optimal_steps"] and r.scores["step_ratio"] >= 1 for r in records)
+
+
+def _appender(args):
+    path, k = args
+    for i in range(1500):  # lines of up to ~3.5 kB, so many cross a page boundary while being copied
+        optima._append(Path(path), optima.Record("x" * (k * 37 % 3000 + i % 500), "a/b", i, 1, 1, "p"))
+
+
+def test_appends_that_race_a_half_copied_write_add_no_empty_lines(tmp_path):
+    path = tmp_path / optima.FILE_NAME
+    with multiprocessing.get_context("spawn").Pool(4) as pool:
+        pool.map(_appender, [(str(path), k) for k in range(4)])
+    lines = path.read_bytes().split(b"\n")
+    assert lines.pop() == b"" and len(lines) == 4 * 1500
+    assert all(_is_record(line) for line in lines)
+
+
+def _is_record(line: bytes) -> bool:
+    try:
+        msgspec.json.decode(line, type=optima.Record)
+    except msgspec.DecodeError:
+        return False
+    return True
