@@ -4,6 +4,7 @@ The engine, actors and runners use only what this module exports; a game's own n
 folder.
 """
 
+from .analyses import Analysis, AnalysisTable, PlayedGame, PlayedTurn
 from .base import (
     AgentModules,
     BestOfN,
@@ -26,8 +27,8 @@ from .referee import GameResult, ProtocolError, Referee, Turn, TurnLog
 from .registry import DEFAULT_GAME, FORMAT_1_NAMES, GAMES, AnyParams, game_of, get_game
 
 __all__ = [
-    "DEFAULT_GAME", "FORMAT_1_NAMES", "GAMES", "AgentModules", "Answer", "AnyParams", "BestOfN", "ChatLine", "Faces",
+    "DEFAULT_GAME", "FORMAT_1_NAMES", "GAMES", "AgentModules", "Analysis", "AnalysisTable", "Answer", "AnyParams", "BestOfN", "ChatLine", "Faces",
     "FeedbackFn", "Game", "GameResult", "GameState", "InvalidParameter", "Policy", "Prompter", "ProtocolError", "Records",
-    "Referee", "Rejected", "Reply", "ReplyFormatError", "Rules", "SamplingPolicy", "Say", "ScriptedFactory", "Secrets",
+    "Referee", "PlayedGame", "PlayedTurn", "Rejected", "Reply", "ReplyFormatError", "Rules", "SamplingPolicy", "Say", "ScriptedFactory", "Secrets",
     "Step", "Turn", "TurnContext", "TurnLog", "game_of", "get_game", "implements",
 ]

@@ -30,6 +30,7 @@ import msgspec
 from .turn import Rejected, Reply, TurnContext
 
 if TYPE_CHECKING:
+    from .analyses import Analysis
     from .common.replay import Replay
     from .policy import ScriptedFactory
     from .seat import Seat
@@ -270,6 +271,9 @@ class Records:
       paper (the report's default ``--rows``, where they vary in a run); empty: the agents.
     - ``score_words``: each score as a participant reads it at the end of a game (a seat's end
       screen), in words rather than the papers' abbreviations; a score without words shows its label.
+    - ``analyses``: makes an empty ``puzzles.analyses.Analysis``, which folds played games into the
+      tables of the game's papers that scores do not give (``asymgames report RUN --analyses``).
+      None: the game has none.
     """
 
     score_labels: Mapping[str, str] = field(default_factory=dict)
@@ -281,6 +285,7 @@ class Records:
     saved_before: Mapping[str, Any] = field(default_factory=dict)
     table_rows: tuple[str, ...] = ()
     score_words: Mapping[str, str] = field(default_factory=dict)
+    analyses: Callable[[], Analysis] | None = None
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 
+from .analyses import Analysis
 from .base import AgentModules, BestOfN, Format1Reader, Game, GameState, Prompter, Secrets
 from .common.replay import BoardReplay, Replay
 from .seat import IdleActions, Seat
@@ -145,6 +146,12 @@ def _check_records(game: Game, fail: Fail) -> None:
         _maybe_callable(getattr(records, member), f"records.{member}", fail)
     if records.format_1 is not None:
         _members(records.format_1, "records.format_1", Format1Reader, fail)
+    _maybe_callable(records.analyses, "records.analyses", fail)
+    if records.analyses is not None:
+        analysis = records.analyses()
+        _members(analysis, "records.analyses()", Analysis, fail)
+        if analysis.tables() != []:
+            raise fail("records.analyses() must make an empty analysis: tables() of no games is []")
     fields = set(game.rules.Params.__struct_fields__)
     unknown = sorted(set(records.saved_before) - fields)
     if unknown:

@@ -26,6 +26,7 @@ from engine.records.rundir import OTHER, RESULTS_FILE, RunDir, RunDirError
 from engine.records.record import INFRA_ERROR, is_infra_error
 from runners.args import OneLineParser, key_value
 
+from runners.report.analyses import PREFIX as ANALYSIS_PREFIX, analysis_tables
 from runners.report.formats import to_csv, to_html, to_latex, to_markdown, to_rich
 from runners.report.plots import PLOT_FILES, PLOT_FORMATS, PLOTS_INSTALL, make_plots
 from runners.report.cells import UNIT_NAMES, Table, condition_columns
@@ -46,6 +47,10 @@ def build_parser(prog: str = PROG) -> OneLineParser:
     p.add_argument(
         "--compare", nargs=2, metavar=("FIELD=A", "FIELD=B"),
         help="paired comparison of two values of one field, games paired by seed (e.g. feedback=own feedback=joint)",
+    )
+    p.add_argument(
+        "--analyses", action="store_true",
+        help="add the game's own analyses read from the run's transcripts (strategies, action use, failure signatures)",
     )
     p.add_argument("--no-plots", action="store_true", help="write no plots")
     p.add_argument(
@@ -147,6 +152,7 @@ def remove_stale(out: Path, tables: Sequence[Table], images: Sequence[Path]) -> 
     keep = {f"{t.name}.csv" for t in tables} | {p.name for p in images}
     known = {"success.csv", "success_by_turn.csv", "scores.csv", "humans.csv", "errors.csv", "paired.csv", "usage.csv"}
     known |= {f"{unit}_per_turn.csv" for unit in UNIT_NAMES} | set(PLOT_FILES)
+    known |= {p.name for p in out.glob(f"{ANALYSIS_PREFIX}*.csv")}
     for name in known - keep:
         (out / name).unlink(missing_ok=True)
 
@@ -199,6 +205,10 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     if not console.is_terminal:
         console = Console(width=max(console.width, 160))
     intro = intro_lines(results, results_path)
+    if args.analyses:
+        analyses, lines = analysis_tables(records, results_path.parent)
+        tables = [*tables, *analyses]
+        intro += lines
 
     # Files first, so that a closed pipe on the terminal side loses nothing.
     out = args.out if args.out is not None else results_path.parent / "report"
