@@ -36,6 +36,7 @@ class Ending:
     tally: Tally | None = None
     elapsed: float = 0.0
     reason: str = ""
+    cut: int = 0  # games in flight that an interruption stopped (played again on resume)
 
 
 def say_ending(console: Console, ending: Ending, *, total: int, results: Path, command: str) -> int:
@@ -68,5 +69,6 @@ def say_ending(console: Console, ending: Ending, *, total: int, results: Path, c
             return EXIT_LOST_GAMES
         return 0
     count = f"{tally.games} of {total} games" if tally is not None else "finished games"
-    say(f"Interrupted: {count} recorded in {results}. Continue with: {command}")
+    cut = f"; {ending.cut} game{'s' * (ending.cut != 1)} in flight stopped, to be played again" if ending.cut else ""
+    say(f"Interrupted: {count} recorded in {results}{cut}. Continue with: {command}")
     return EXIT_INTERRUPTED

@@ -15,6 +15,8 @@ from engine.records.rundir import StorageError
 from engine.serving.process import ServeError
 from engine.session.collector import tuned_collector
 from engine.session.giveup import SameFailure
+from engine.play.run import RunProgress
+from engine.session.stopping import StopStarting
 from engine.session.playing import counted_keys, finish, new_progress, play_plan
 from engine.spending.budget import Spending
 from runners.dashboard.display import ProgressDisplay, wide_console
@@ -40,16 +42,33 @@ def storage_failure(group: BaseExceptionGroup) -> str:
 
 
 class Interrupt:
-    """Cancels ``scope`` at the first SIGINT or SIGTERM (Ctrl-C, a kill); ``caught`` says whether one came."""
+    """At the first SIGINT or SIGTERM (Ctrl-C, a kill), no game starts and the games in flight get
+    ``grace`` seconds to finish and be recorded; then, or at a second signal, ``scope`` is cancelled
+    (at once without a grace period). ``caught`` says whether a signal came."""
 
-    def __init__(self, scope: anyio.CancelScope) -> None:
+    def __init__(self, scope: anyio.CancelScope, stop: StopStarting | None = None, grace: float = 0.0,
+                 console: Console | None = None, progress: RunProgress | None = None) -> None:
         self.scope = scope
+        self.stop = stop
+        self.grace = grace
+        self.console = console
+        self.progress = progress
         self.caught = False
 
     async def watch(self) -> None:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async for _ in signals:
                 self.caught = True
+                if self.stop is not None:
+                    self.stop.stop()
+                if self.grace > 0 and self.progress is not None and self.progress.running and self.console is not None:
+                    running = self.progress.running
+                    self.console.print(
+                        f"Stopping: no game starts; waiting up to {self.grace:g}s for the {running} game{'s' * (running != 1)} "
+                        "in flight to finish (Ctrl-C again to stop now)", soft_wrap=True, highlight=False)
+                    with anyio.move_on_after(self.grace):
+                        async for _ in signals:  # a second signal: stop now
+                            break
                 self.scope.cancel()
                 return
 
@@ -70,7 +89,8 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, 
                               spending=spending, executor=executor)
     ending: Ending | None = None
     async with anyio.create_task_group() as outer:
-        signals = Interrupt(outer.cancel_scope)
+        stop = StopStarting()
+        signals = Interrupt(outer.cancel_scope, stop, args.grace, console, progress)
 
         def give_up(reason: str) -> None:
             nonlocal ending
@@ -84,7 +104,7 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, 
                 run, plan, factory, recorded=prepared.recorded, concurrency=concurrency(args, plan), progress=progress,
                 log_level=args.log_level, transcripts=transcripts_kept(args),
                 observers=[SameFailure(give_up), *([seats] if seats is not None else [])],
-                spending=spending, executor=executor, limit=args.limit,
+                spending=spending, executor=executor, limit=args.limit, stop=stop,
             )
         except* ServeError as group:  # a model server the engine starts did not come up: no game ran
             ending = Ending("gave_up", reason=f"a model server did not start: {first_leaf(group)}")
@@ -95,7 +115,7 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, 
     if ending is not None:
         return ending
     if signals.caught:
-        return Ending("interrupted")
+        return Ending("interrupted", cut=progress.running)
     if spending is not None and spending.stopped is not None:
         return Ending("capped", reason=spending.stopped)
     if args.limit is not None and progress.done < plan.total:
@@ -124,5 +144,5 @@ def run_and_report(prepared: Prepared, factory: PolicyFactory) -> int:
                     console.print(summary_table(summaries))
                 if spending is not None:
                     console.print(f"Models: {spending_line(spending)}", soft_wrap=True)
-                ending = Ending(ending.kind, tally, elapsed, ending.reason)
+                ending = Ending(ending.kind, tally, elapsed, ending.reason, ending.cut)
         return say_ending(console, ending, total=plan.total, results=run.results_path, command=prepared.command)

@@ -35,6 +35,7 @@ from engine.plan.spec import GameSpec
 from engine.analysis.stats import ConditionSummary, SummaryBuilder
 from engine.records.transcripts import TranscriptWriter
 from engine.session.runlog import RunLog
+from engine.session.stopping import StopStarting
 
 SUMMARY_FILE = "summary.json"
 USAGE_FILE = "usage.json"
@@ -201,14 +202,17 @@ async def play_plan(
     spending: Spending | None = None,
     executor: Executor | None = None,
     limit: int | None = None,
+    stop: StopStarting | None = None,
 ) -> None:
     """Play the games of ``plan`` not in ``recorded`` into ``run`` (in ``play_order``; the first
     ``limit`` of them, if given), in this process or on ``executor``. When models play here, games start as the limits serve them and
-    within ``spending``'s caps (``engine.session.pacing``).
+    within ``spending``'s caps (``engine.session.pacing``). After ``stop.stop()`` no game starts.
     Cancelling the caller's scope stops the run; every record written before stays, and the log
     says the run was interrupted."""
     total = plan.total
     todo = play_order(plan, recorded) if limit is None else islice(play_order(plan, recorded), limit)
+    if stop is not None:
+        todo = stop.until_stopped(todo)
     finished = False
     with run.log_path.open("a", encoding="utf-8") as log_stream, run.writer() as writer:
         log = make_logger(log_stream, log_level)
@@ -244,7 +248,8 @@ async def play_plan(
                 log.warning("run_capped", reason=spending.stopped, cost_usd=round(spending.cost, 6), tokens=spending.tokens)
             if factory.hub.prices.missing:
                 log.warning("no_price", models=sorted(factory.hub.prices.missing))
-            log.info("run_finished" if finished else "run_interrupted", games_recorded=done, games_total=plan.total)
+            interrupted = not finished or (stop is not None and stop.stopped)
+            log.info("run_interrupted" if interrupted else "run_finished", games_recorded=done, games_total=plan.total)
 
 
 class Tally(msgspec.Struct):

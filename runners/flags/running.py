@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
-from runners.args import OneLineParser, choice, integer
+from runners.args import OneLineParser, bounded, choice, integer
 from runners.flags.models import add_model_arguments, settings_from_args
 from runners.flags.seats import SEAT_FLAGS, add_seat_arguments, check_seats, people_play
 from runners.flags.spending import add_spending_arguments, check_prices, make_forecast
@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the session is opened after the flags are read: they alone 
 DEFAULT_CONCURRENCY = 256
 RUNS_ROOT = Path("runs")
 LOG_LEVELS = ["debug", "info", "warning", "error"]
+DEFAULT_GRACE = 5.0  # seconds: short, as a service manager's SIGKILL often follows SIGTERM within ten
 
 
 def add_running_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,6 +34,7 @@ def add_running_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR, skipping recorded games")
     run.add_argument("--repair", action="store_true", help="with --resume: move damaged lines, records of games outside the plan and records that contradict it (another seed or agents) aside (results.damaged.jsonl) first")
     run.add_argument("--no-dashboard", action="store_true", help="no live display: a summary line every few seconds")
+    run.add_argument("--grace", type=bounded(float, 0, what="seconds >= 0"), default=DEFAULT_GRACE, metavar="SECONDS", help=f"on Ctrl-C or SIGTERM, start no game and give the games in flight SECONDS to finish and be recorded (default {DEFAULT_GRACE:g}; a second signal stops at once); those still playing then are played again by --resume")
     run.add_argument("--limit", type=integer(1), metavar="N", help="play at most N more games of the plan now (every condition fills at once), then stop; --resume plays the rest (not saved with the run)")
     add_keeping_arguments(run)
     run.add_argument("--executor", type=choice(["local", "ray"]), default="local", metavar="KIND", help="local (this process, default) or ray (workers on a Ray cluster: pip install -e '.[ray]')")
