@@ -1,4 +1,5 @@
-"""The Python examples run as the README says, and do what they say."""
+"""The examples run as the docs say (docs/examples.md, docs/command-line.md, docs/sweeps.md), and do
+what they say."""
 
 import subprocess
 import sys
@@ -39,7 +40,7 @@ import pytest  # noqa: E402
 
 @pytest.mark.parametrize("grid", GRIDS)
 def test_every_example_grid_is_swept_and_reported_in_every_format(grid, tmp_path):
-    """Two seeds a condition, from the project's root as the README runs them; the report's text,
+    """Two seeds a condition, from the project's root as docs/sweeps.md runs them; the report's text,
     LaTeX, HTML and plots (with the newest matplotlib pyproject allows) are written."""
     run = tmp_path / "run"
     swept = asymgames("sweep", f"examples/{grid}", "--seeds", "2", "--out", str(run), "--no-dashboard", cwd=ROOT)
@@ -50,7 +51,10 @@ def test_every_example_grid_is_swept_and_reported_in_every_format(grid, tmp_path
     assert {".md", ".tex", ".html", ".png"} <= written, written
 
 
-def test_the_readme_s_custom_policy_runs_from_the_project_s_root(tmp_path):
+def test_the_documented_custom_policy_runs_from_the_project_s_root(tmp_path):
+    """The command of docs/command-line.md ("Policies of your own"), with fewer games."""
+    page = (ROOT / "docs" / "command-line.md").read_text()
+    assert "asymgames run --agent alice=examples.custom_policy:HalfSharer" in page
     done = asymgames("run", "--agent", "alice=examples.custom_policy:HalfSharer", "--games", "4", "--out",
                      str(tmp_path / "run"), "--no-dashboard", cwd=ROOT)
     assert done.returncode == 0, done.stderr
