@@ -146,7 +146,8 @@ def score_keys(records: Sequence[GameRecord]) -> dict[str, str]:
 
 def scores_per_condition(records: Sequence[GameRecord], fields: Sequence[str]) -> list[ScoresRow]:
     """Each score per condition, over the games that ended without error: booleans as rates with
-    Wilson intervals, numbers as means with 95% t intervals (``engine.analysis.stats.score_summaries``)."""
+    Wilson intervals, numbers as means with 95% t intervals cut to the values' range
+    (``engine.analysis.stats.score_summaries``)."""
     return [ScoresRow(key, len(completed(group)), score_summaries(group)) for key, group in group_by(records, fields)]
 
 

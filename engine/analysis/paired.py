@@ -1,5 +1,5 @@
 """Paired comparison of two values of one field: games paired by seed, success compared by
-Newcombe's interval for the difference of paired proportions."""
+Newcombe's interval for the difference of paired proportions and McNemar's exact test."""
 
 from __future__ import annotations
 
@@ -52,6 +52,17 @@ def paired_difference_interval(
     return (diff, max(-1.0, diff - delta), min(1.0, diff + epsilon))
 
 
+def mcnemar_exact(first_only: int, second_only: int) -> float:
+    """McNemar's exact test: the two-sided p-value of the discordant pairs (success under one
+    condition only), which under no difference split as a fair coin does (binomial, p = 1/2).
+    Twice the smaller tail, at most 1; 1 when no pair is discordant. Exact integer sums (math.comb)."""
+    if first_only < 0 or second_only < 0:
+        raise ValueError(f"pair counts must not be negative, got {(first_only, second_only)}")
+    n = first_only + second_only
+    tail = sum(math.comb(n, i) for i in range(min(first_only, second_only) + 1))
+    return min(1.0, 2 * tail / 2**n)
+
+
 class PairedRow(msgspec.Struct):
     key: tuple[str, ...]  # values of PairedComparison.fields
     pairs: int
@@ -63,6 +74,7 @@ class PairedRow(msgspec.Struct):
     difference: float  # success rate of B minus that of A, over the pairs
     low: float
     high: float
+    p_value: float = 1.0  # McNemar's exact test of a_only against b_only
 
     @property
     def rate_a(self) -> float | None:
@@ -131,7 +143,8 @@ def paired_comparison(records: Sequence[GameRecord], field: str, a: str, b: str)
         both, a_only, b_only, neither = table
         diff, low, high = paired_difference_interval(both, b_only, a_only, neither)
         unpaired = len(side[a]) + len(side[b]) - 2 * pairs
-        rows.append(PairedRow(labels[key], pairs, both, a_only, b_only, neither, unpaired, diff, low, high))
+        p_value = mcnemar_exact(a_only, b_only)
+        rows.append(PairedRow(labels[key], pairs, both, a_only, b_only, neither, unpaired, diff, low, high, p_value))
     order = ValueOrder(records, shown)
     rows.sort(key=lambda row: order.keys_of(shown, row.key))
     return PairedComparison(field, a, b, shown, rows)

@@ -7,7 +7,8 @@ Which games count:
 - The study's games (``n``) are those that ended without error, and those the person walked away
   from (error kind "human_absent"): a person who stopped answering did not complete the game, so
   such a game counts as a *no* for every yes/no study score (and as a failure where the game names
-  no study scores and success stands in). Numeric scores are averaged over the games that gave them.
+  no study scores and success stands in). Numeric scores are averaged over the games that gave them,
+  with the interval of ``engine.analysis.stats.mean_interval`` (inside the values' range).
   Games lost to any other error (such as the infrastructure's) say nothing about the person and are
   left out.
 - Turns, response times and timeouts are taken over the study's games. A response time is the time
@@ -117,7 +118,7 @@ class HumanRow(msgspec.Struct):
     n: int  # the study's games: ended without error, or the person walked away
     participants: list[str]  # distinct participant ids, sorted; [] when none was recorded
     scores: dict[str, ScoreSummary]  # study column key -> its summary, where the games give it
-    agent_turns: ScoreSummary  # turns per game taken by the agents' seats (AMT), mean with 95% t interval
+    agent_turns: ScoreSummary  # turns per game taken by the agents' seats (AMT), mean with its interval (stats.mean_interval)
     human_turns: ScoreSummary  # and by the people's seats (HMT)
     median_seconds: float  # a person's median response time per answered turn; NaN if none
     timeouts: float  # turns that timed out, per game; NaN when n == 0

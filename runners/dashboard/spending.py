@@ -1,11 +1,12 @@
-"""What is shown of spending: the forecast table (``--dry-run``) and the cost line of the dashboard
-and the summary."""
+"""What is shown of spending: the forecast table (``--dry-run``), the seeds a comparison needs
+(``--detect``), and the cost line of the dashboard and the summary."""
 
 from __future__ import annotations
 
 from rich.console import Console
 from rich.table import Table
 
+from engine.analysis.power import ALPHA, POWER, compared_rates, independent_discordance, paired_seeds, unpaired_seeds
 from engine.records.rundir import Plan
 from engine.session.playing import models_play
 from engine.spending.budget import Spending
@@ -44,6 +45,35 @@ def print_forecast(console: Console, fc: Forecast, plan: Plan) -> None:
         f"\"At most\": every game to its turn limit. Time at the limits: {time}.",
         soft_wrap=True,
     )
+
+
+def detection_lines(difference: float, base: float, seeds: int) -> list[str]:
+    """The seeds per condition that detect ``difference`` in success rate (``engine.analysis.power``),
+    unpaired and paired by seed, against the ``seeds`` the plan plays per condition."""
+    p1, p2 = compared_rates(difference, base)
+    psi, least = independent_discordance(p1, p2), p2 - p1
+    paired = f"  paired by seed: {paired_seeds(p1, p2):,}"
+    if psi - least < 1e-9:
+        paired += f" (McNemar's test, Connor's formula): {100 * psi:.0f}% of seeds end differently, as these rates force"
+    else:
+        between = f"{paired_seeds(p1, p2, psi / 2):,} if {100 * psi / 2:.0f}% end differently, " if psi / 2 > least else ""
+        paired += (
+            f" at most (McNemar's test, Connor's formula), if a seed's outcomes under the two conditions were independent "
+            f"({100 * psi:.0f}% of seeds end differently); seeds that agree across conditions need fewer: {between}"
+            f"{paired_seeds(p1, p2, least):,} if only {100 * least:.0f}% do (no seed won under the worse condition alone)"
+        )
+    return [
+        f"Detect {100 * p1:.0f}% against {100 * p2:.0f}% success ({100 * difference:.0f} points) with "
+        f"{100 * POWER:.0f}% power, two-sided alpha {ALPHA:g}. Seeds per condition:",
+        f"  unpaired: {unpaired_seeds(p1, p2):,} (two-proportion z test, pooled normal approximation)",
+        paired,
+        f"  this plan: {seeds:,} seeds per condition",
+    ]
+
+
+def print_detection(console: Console, difference: float, base: float, seeds: int) -> None:
+    for line in detection_lines(difference, base, seeds):
+        console.print(line, soft_wrap=True, highlight=False)
 
 
 def spending_line(spending: Spending) -> str:

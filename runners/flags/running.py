@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 from runners.args import OneLineParser, bounded, choice, integer
 from runners.flags.models import add_model_arguments, settings_from_args
 from runners.flags.seats import SEAT_FLAGS, add_seat_arguments, check_seats, people_play
-from runners.flags.spending import add_spending_arguments, check_prices, make_forecast
+from runners.flags.spending import add_spending_arguments, check_detect, check_prices, make_forecast
 
 if TYPE_CHECKING:  # the session is opened after the flags are read: they alone load fast
     from engine.policies.factory import PolicyFactory
@@ -111,6 +111,7 @@ def open_run(
         parser.error("argument --out: cannot be combined with --resume of another directory")
     if args.repair and args.resume is None:
         parser.error("argument --repair: it repairs a run being resumed; give --resume RUN_DIR")
+    check_detect(parser, args)
 
     def check(before: Before) -> None:
         if before.resumed:
@@ -136,10 +137,13 @@ def open_run(
 def dry_run(before: Before, factory: PolicyFactory, args: argparse.Namespace) -> NoReturn:
     """Print the forecast and exit: nothing written, no call made."""
     from runners.dashboard.display import wide_console
-    from runners.dashboard.spending import print_forecast
+    from runners.dashboard.spending import print_detection, print_forecast
 
     forecast = make_forecast(before.plan, before.recorded(), factory.hub, args, before.earlier_usage)
-    print_forecast(wide_console(), forecast, before.plan)
+    console = wide_console()
+    print_forecast(console, forecast, before.plan)
+    if args.detect is not None:
+        print_detection(console, *args.detect, before.plan.seeds)
     raise SystemExit(0)
 
 

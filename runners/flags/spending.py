@@ -1,13 +1,13 @@
-"""The spending flags: the forecast (``--dry-run``, ``--reply-tokens``) and the caps (``--max-cost``,
-``--max-tokens-total``), and the run's ``Spending`` they set up. What is shown of spending is
-``runners.dashboard.spending``."""
+"""The spending flags: the forecast (``--dry-run``, ``--reply-tokens``, and ``--detect``: the seeds
+a comparison needs) and the caps (``--max-cost``, ``--max-tokens-total``), and the run's ``Spending``
+they set up. What is shown of spending is ``runners.dashboard.spending``."""
 
 from __future__ import annotations
 
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from runners.args import bounded
+from runners.args import bounded, checked
 
 if TYPE_CHECKING:  # the engine's spending is imported when a run starts: the flags alone load fast
     from rich.console import Console
@@ -22,8 +22,29 @@ def add_spending_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("spending (models only; not saved with the run)")
     g.add_argument("--dry-run", action="store_true", help="print the forecast (games, model calls, tokens, cost, time) and stop: no call is made, nothing is written")
     g.add_argument("--reply-tokens", type=bounded(float, 0, above=True, what="a number > 0"), metavar="K", help="forecast replies at K tokens each (default: a resumed run's mean, else the scripted stand-in's replies, which are shorter than a model's)")
+    g.add_argument("--detect", type=checked(detection), metavar="D[@BASE]", help="with --dry-run: the seeds per condition that detect a difference D in success rate (0.10: 10 points) with 80%% power, two-sided alpha 0.05, unpaired and paired by seed; the rates compared are BASE and BASE + D (BASE - D and BASE where that passes 1; default BASE 0.5, near the rates that need the most seeds)")
     g.add_argument("--max-cost", type=bounded(float, 0, above=True, what="dollars > 0"), metavar="DOLLARS", help="stop starting games when the run's cost (earlier processes included) would pass DOLLARS; games in flight finish; --resume continues")
     g.add_argument("--max-tokens-total", type=bounded(int, 0, above=True, what="an integer > 0"), metavar="N", help="the same for the run's prompt + completion tokens")
+
+
+def detection(text: str) -> tuple[float, float]:
+    """``D`` or ``D@BASE`` of ``--detect``: the difference in success rate to detect and the lower
+    rate (default ``engine.analysis.power.BASE_RATE``); ValueError with a one-line reason."""
+    from engine.analysis.power import BASE_RATE, compared_rates
+
+    difference, at, base = text.partition("@")
+    try:
+        numbers = (float(difference), float(base) if at else BASE_RATE)
+    except ValueError:
+        raise ValueError(f"expected D or D@BASE, such as 0.10 or 0.10@0.3, got {text!r}") from None
+    compared_rates(*numbers)
+    return numbers
+
+
+def check_detect(parser: Any, args: argparse.Namespace) -> None:
+    """``--detect`` is part of the forecast."""
+    if getattr(args, "detect", None) is not None and not args.dry_run:
+        parser.error("argument --detect: it sizes a sweep in the forecast; give it with --dry-run")
 
 
 def caps(args: argparse.Namespace) -> Caps:

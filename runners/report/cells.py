@@ -44,6 +44,20 @@ def frac(x: float | None) -> object:
     return "" if x is None or math.isnan(x) else round(x, 4)
 
 
+def p_text(p: float) -> str:
+    """A p-value to three decimals, "<0.001" below that."""
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def p_csv(p: float) -> float:
+    """A p-value for the CSV files: four significant digits, so that a small one is not written 0."""
+    return float(f"{p:.4g}")
+
+
+# How the report states the interval of a mean (``engine.analysis.stats.mean_interval``).
+MEAN_INTERVAL = "95% t interval, cut to the range of the values"
+
+
 def value_label(field_name: str, value: str) -> str:
     return value if field_name in SELF_NAMED else f"{field_name}={value}"
 

@@ -12,7 +12,9 @@ from engine.analysis import layout
 from engine.analysis.seats import ABSENT, human_seats
 from engine.analysis.stats import ScoreSummary
 
-from runners.report.cells import Table, condition_columns, frac, full_values, label_cells, label_columns, num, score_cell
+from runners.report.cells import (
+    MEAN_INTERVAL, Table, condition_columns, frac, full_values, label_cells, label_columns, num, score_cell,
+)
 
 
 def human_fields(records: Sequence[GameRecord], rows: Sequence[str]) -> list[str]:
@@ -23,7 +25,7 @@ def human_fields(records: Sequence[GameRecord], rows: Sequence[str]) -> list[str
 
 
 def mean_cell(summary: ScoreSummary) -> str:
-    """A mean with its 95% interval where there is one."""
+    """A mean with its 95% interval where there is one (``MEAN_INTERVAL``)."""
     if summary.n == 0:
         return "-"
     if math.isnan(summary.low):
@@ -70,8 +72,8 @@ def humans_table(records: Sequence[GameRecord], rows: Sequence[str]) -> Table | 
         f"away from ({ABSENT}): such a game counts as not completed, a no for every yes/no score (a person "
         "who stopped answering did not complete the game); games lost to other errors are left out. The "
         "game's human-study scores (its success rate where it names none): yes/no scores as % of games "
-        "[Wilson 95% interval], numeric scores as mean [95% t interval] over the games that gave them. AMT and HMT: "
-        "turns per game taken by the agents' seats and by the people's [95% t interval]. Median s per turn: "
+        f"[Wilson 95% interval], numeric scores as mean [{MEAN_INTERVAL}] over the games that gave them. AMT and "
+        f"HMT: turns per game taken by the agents' seats and by the people's [{MEAN_INTERVAL}]. Median s per turn: "
         "a person's response time, turns that timed out left out. Participants: distinct participant ids."
     )
     return Table(

@@ -20,8 +20,8 @@ from engine.analysis import (
     usage_per_condition,
 )
 from runners.report.cells import (
-    UNIT_NAMES, Table, condition_columns, fixed_note, frac, full_values, key_label, label_cells, label_columns, num, pct,
-    score_cell, score_labels,
+    MEAN_INTERVAL, UNIT_NAMES, Table, condition_columns, fixed_note, frac, full_values, key_label, label_cells,
+    label_columns, num, p_csv, p_text, pct, score_cell, score_labels,
 )
 from runners.report.seats import humans_table
 
@@ -101,7 +101,7 @@ def scores_table(records: Sequence[GameRecord], fields: Sequence[str]) -> Table 
     ]
     note = (
         "The game's scores over the games that ended without error (n): yes/no scores as % of games "
-        "[Wilson 95% interval], numeric scores as mean [95% t interval]. A count in parentheses: the "
+        f"[Wilson 95% interval], numeric scores as mean [{MEAN_INTERVAL}]. A count in parentheses: the "
         "games that gave the score, where fewer than n."
     )
     return Table(
@@ -209,32 +209,35 @@ def paired_table(records: Sequence[GameRecord], compare_field: str, a: str, b: s
     label_a, label_b = f"{compare_field}={a}", f"{compare_field}={b}"
     header = label_columns(fields) + [
         "pairs", f"success % {label_a}", f"success % {label_b}", f"{b} - {a} (points)", "95% interval",
-        f"{a} only / {b} only", "unpaired",
+        f"{a} only / {b} only", "McNemar p", "unpaired",
     ]
     rows, csv_rows = [], []
     for r in comparison.rows:
         if r.pairs:
-            diff, interval = signed_pp(r.difference), f"[{signed_pp(r.low)}, {signed_pp(r.high)}]"
+            diff, interval, p = signed_pp(r.difference), f"[{signed_pp(r.low)}, {signed_pp(r.high)}]", p_text(r.p_value)
         else:
-            diff, interval = "-", "-"
+            diff, interval, p = "-", "-", "-"
         rows.append(
             label_cells(fields, r.key)
-            + [str(r.pairs), pct(r.rate_a), pct(r.rate_b), diff, interval, f"{r.a_only} / {r.b_only}", str(r.unpaired)]
+            + [str(r.pairs), pct(r.rate_a), pct(r.rate_b), diff, interval, f"{r.a_only} / {r.b_only}", p, str(r.unpaired)]
         )
         csv_rows.append(
             list(r.key) + [compare_field, a, b, r.pairs, r.both, r.a_only, r.b_only, r.neither, r.unpaired,
                            frac(r.rate_a), frac(r.rate_b), frac(r.difference if r.pairs else None),
-                           frac(r.low if r.pairs else None), frac(r.high if r.pairs else None)]
+                           frac(r.low if r.pairs else None), frac(r.high if r.pairs else None),
+                           p_csv(r.p_value) if r.pairs else ""]
         )
     note = (
         f"Games with {label_a} and with {label_b} paired by seed within each combination of the other fields. "
         f"Difference of success rates {b} - {a} in percentage points, 95% interval by Newcombe's hybrid score "
-        "method for paired proportions. Pairs with a game error on either side are left out (unpaired)."
+        "method for paired proportions. McNemar p: McNemar's exact test (two-sided binomial test of the pairs "
+        f"won under {a} only against those won under {b} only). Pairs with a game error on either side are left "
+        "out (unpaired)."
     )
     return Table(
         "paired", f"Paired comparison: {label_b} against {label_a}", header, rows, len(label_columns(fields)), note,
         list(fields) + ["field", "a", "b", "pairs", "both", "a_only", "b_only", "neither", "unpaired",
-                        "success_rate_a", "success_rate_b", "difference", "ci_low", "ci_high"],
+                        "success_rate_a", "success_rate_b", "difference", "ci_low", "ci_high", "mcnemar_p"],
         csv_rows,
     )
 
