@@ -5,17 +5,14 @@ from __future__ import annotations
 
 from ..base import Faces, Game, Records, Rules
 from ..positions.rules import POSITION_SCORE_WORDS, Format1, feedback_modes, position_sort_keys, position_upgrade
+from .analyses import analyses
 from .params import AsymPuzlParams
 from .prompt import AsymPuzlPrompter
 from .replay import REPLAY
-from .rules import ROLES, SOLO, AsymPuzlGame, Replace, generate
+from .rules import ROLES, SOLO, AsymPuzlGame, Replace
 from .scripted import SCRIPTED
 from .seat import SEAT
-
-
-def new_game(params: AsymPuzlParams, seed: int, roles: tuple[str, ...], max_turns: int) -> AsymPuzlGame:
-    puzzle = generate(params.size, seed, params.distractors, params.distractors_in)
-    return AsymPuzlGame(puzzle, max_turns, roles, params.prompt)
+from .start import new_game
 
 
 def invalid_examples(state: AsymPuzlGame, role: str) -> list[Replace]:
@@ -62,6 +59,7 @@ GAME = Game(
         # Games recorded before the prompt was a parameter were played with the guided prompt.
         format_1=Format1(("size", "distractors", "distractors_in"), played_with={"prompt": "guided"}),
         saved_before={"prompt": "guided"},
+        analyses=analyses,
     ),
 )
 

@@ -5,19 +5,14 @@ from __future__ import annotations
 
 from ..base import Faces, Game, Records, Rules
 from ..positions.rules import POSITION_SCORE_WORDS, Format1, feedback_modes, position_sort_keys, position_upgrade
+from .analyses import analyses
 from .params import ChainParams
 from .prompt import ChainPrompter
 from .replay import REPLAY
-from .rules import CHAIN_ROLES, ChainGame, ChainReplace, generate_chain
+from .rules import CHAIN_ROLES, ChainGame, ChainReplace
 from .scripted import SCRIPTED
 from .seat import SEAT
-
-
-def new_game(params: ChainParams, seed: int, roles: tuple[str, ...], max_turns: int) -> ChainGame:
-    puzzle = generate_chain(params.size, len(roles), seed)
-    if tuple(roles) != puzzle.roles:
-        raise ValueError(f"the chain puzzle's roles are {', '.join(puzzle.roles)}, got {', '.join(roles)}")
-    return ChainGame(puzzle, max_turns)
+from .start import new_game
 
 
 def invalid_examples(state: ChainGame, role: str) -> list[ChainReplace]:
@@ -61,6 +56,7 @@ GAME = Game(
         instance=ChainGame.instance,
         upgrade=position_upgrade(),
         format_1=Format1(("size",)),
+        analyses=analyses,
     ),
 )
 

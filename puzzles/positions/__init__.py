@@ -8,7 +8,9 @@
 - ``replies``: reading a reply that ends in ``{"message": ..., "actions": [...]}``;
 - ``replay``: ``PositionReplay``, the replay of a position game;
 - ``seat``: ``PositionSeat``, what a person in a seat of a position game sees and the form they act through;
-- ``vocab``: the word lists (shapes, colors, patterns, materials).
+- ``vocab``: the word lists (shapes, colors, patterns, materials);
+- ``analyses``: the strategy classes and failure signatures of the long paper's section 5.3, per
+  condition and role (each game's ``Records.analyses``), read game by game by ``reading``.
 
 Nothing here is imported when the package is: each game imports the modules it uses.
 """
