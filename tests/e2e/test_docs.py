@@ -175,7 +175,7 @@ def run_dir(tmp_path_factory) -> Path:
     """A real run directory, played offline, for the commands that name one (``runs/<run>``)."""
     out = tmp_path_factory.mktemp("docs-run") / "run"
     command = Path(sys.executable).parent / "asymgames"
-    done = subprocess.run([str(command), "run", "--games", "8", "--out", str(out), "--no-dashboard"],
+    done = subprocess.run([str(command), "run", "--games", "16", "--out", str(out), "--no-dashboard"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return out
@@ -209,3 +209,75 @@ def test_every_documented_command_line_parses(run_dir, tmp_path, monkeypatch):
     assert {argv[0] for _, argv in commands} >= {"run", "sweep", "report", "view", "replay", "transcript", "play", "fake-llm", "forecast"}
     failures = [f"{where}\n    {said}" for where, argv in commands if (said := parse_only(argv, monkeypatch)) is not None]
     assert not failures, "command lines in the docs that their parser refuses:\n" + "\n".join(failures)
+
+
+# --- running them -----------------------------------------------------------------------------------
+
+# What a documented command needs that a test machine has not: a model provider, a cluster, a person,
+# a server that runs until stopped, a build of several minutes. Such commands are parsed above only.
+NOT_OFFLINE_COMMANDS = {"fake-llm", "play", "setup-llamacpp", "study"}
+NOT_OFFLINE_FLAGS = {"--serve", "--executor", "--ray-address", "--vllm-url", "--endpoint", "--endpoints"}
+PLAYED_HERE = re.compile(r"^(openai|anthropic):")  # through the local server, which plays these as scripts
+LIMIT = "30"  # games a documented run or sweep plays here: every command runs, none for minutes
+
+
+def offline(argv: list[str]) -> bool:
+    if argv[0] in NOT_OFFLINE_COMMANDS or NOT_OFFLINE_FLAGS & set(argv):
+        return False
+    policies = [a.split("=", 1)[-1] for a in argv if ":" in a and not a.startswith(("http", "/"))]
+    if "--dry-run" in argv or argv[0] == "forecast":
+        return True  # no call is made
+    models = [p for p in policies if re.match(r"^[\w.-]+:", p) and not p.startswith("examples.")]
+    return all(PLAYED_HERE.match(p) and p.split(":", 1)[1] in SCRIPTS for p in models) and "human" not in argv
+
+
+SCRIPTS = {"share_everything", "one_piece", "ignore", "noisy", "full_share", "joint_greedy", "optimal"}
+
+
+def runnable(argv: list[str], fake_url: str) -> list[str]:
+    argv = [a.replace("http://127.0.0.1:8000", fake_url) for a in argv]
+    if argv[0] in ("run", "sweep") and "--dry-run" not in argv and "--limit" not in argv and "--resume" not in argv:
+        argv += ["--limit", LIMIT, "--no-dashboard"]
+    return argv
+
+
+def test_the_documented_commands_that_need_no_provider_run_offline(run_dir, tmp_path, monkeypatch):
+    """Each page's commands in order (a later one reads the run an earlier one wrote), in a fresh
+    working directory beside the project's ``examples/``; a provider model the local server can play
+    goes there; runs and sweeps play their first ``LIMIT`` games (``--limit``)."""
+    from asymgames import cli
+    from tests.e2e.test_model_runs import server_process
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-docs-0000")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-docs-0000")
+    ran, failures = [], []
+    with server_process("--latency", "0") as url:
+        for page in PAGES:
+            work = tmp_path / page.relative_to(ROOT).as_posix().replace("/", "_")
+            work.mkdir()
+            (work / "examples").symlink_to(ROOT / "examples")
+            last_run: str | None = None
+            for lineno, line in command_lines(page.read_text()):
+                line = PLACEHOLDER_RUN.sub(last_run or str(run_dir), line)  # the page's last run, else one made here
+                for argv in asymgames_commands(line):
+                    if not offline(argv):
+                        continue
+                    argv = runnable(argv, url)
+                    out, err = io.StringIO(), io.StringIO()
+                    with monkeypatch.context() as patch:
+                        patch.setattr(sys, "path", list(sys.path))
+                        patch.chdir(work)
+                        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                            try:
+                                status = cli.main(list(argv))
+                            except SystemExit as exc:
+                                status = exc.code
+                    ran.append(argv)
+                    if argv[0] in ("run", "sweep") and "--dry-run" not in argv:  # where it wrote: --out, else runs/<name-time>
+                        made = sorted((work / "runs").glob("*"), key=lambda p: p.stat().st_mtime)
+                        last_run = argv[argv.index("--out") + 1] if "--out" in argv else str(made[-1]) if made else last_run
+                    if status not in (0, None):
+                        failures.append(f"{page.relative_to(ROOT)}:{lineno}: asymgames {shlex.join(argv)}\n"
+                                        f"    exit {status}: {(err.getvalue() or out.getvalue())[-600:]}")
+    assert len(ran) >= 30 and {a[0] for a in ran} >= {"run", "sweep", "report", "replay", "transcript", "view", "forecast"}
+    assert not failures, "documented commands that fail offline:\n" + "\n".join(failures)
