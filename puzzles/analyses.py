@@ -22,6 +22,7 @@ class PlayedTurn(msgspec.Struct, frozen=True, kw_only=True):
     actions: tuple[Any, ...] = ()  # the parsed actions, as plain data
     rejected: tuple[Any, ...] = ()  # the actions that could not be parsed
     format_error: str | None = None  # the reply could not be read (nothing applied)
+    heard: dict[str, str] | None = None  # recipient -> the message as the channel delivered it (None: not known, all others got it as sent)
 
 
 class PlayedGame(msgspec.Struct, frozen=True, kw_only=True):
@@ -36,6 +37,7 @@ class PlayedGame(msgspec.Struct, frozen=True, kw_only=True):
     metrics: dict[str, Any]
     turns: tuple[PlayedTurn, ...]
     max_turns: int = 0
+    options: dict[str, Any] = {}  # the engine's options of the game, as plain data (turn_order, channel, ...)
 
 
 Cell = str | int | float | None

@@ -66,14 +66,15 @@ def last_lines(path: Path) -> dict[int, int]:
 def played_game(record: GameRecord, transcript: Transcript, condition: str) -> PlayedGame:
     turns = tuple(
         PlayedTurn(turn=t.turn, role=t.role, message=t.message, actions=tuple(t.actions),
-                   rejected=tuple(t.rejected), format_error=t.format_error)
+                   rejected=tuple(t.rejected), format_error=t.format_error,
+                   heard={d.recipient: d.text for d in t.recipients()})
         for t in transcript.turns
     )
     spec = record.spec
     return PlayedGame(
         condition=condition, agents=dict(spec.agents), params=msgspec.to_builtins(spec.params), seed=spec.seed,
         outcome=record.outcome, scores=dict(record.scores), metrics=dict(record.metrics), turns=turns,
-        max_turns=spec.options.max_turns,
+        max_turns=spec.options.max_turns, options=msgspec.to_builtins(spec.options),
     )
 
 

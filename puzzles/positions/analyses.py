@@ -36,14 +36,13 @@ A game that cannot be started again or replayed as its record counts (``reading.
 left out of both tables, and the table's note says how many were. A game played with a limit on
 actions per turn is replayed with the limit that reproduces its record's write counts.
 
-What a played game does not say, and how it is read instead: what the channel delivered (a budget
-cuts or rejects a message, noise garbles it, a topology or a drop keeps it from a role) and when
-(a delay, simultaneous turns) are not in a ``PlayedGame``, so a message counts as heard, as it was
-written, by every other role on each of its turns that come after it in the transcript (the
-papers' round-robin protocol, in which Bob hears Alice's message of the same turn). Under such
-channels a sender's class still reads what it wrote (under a budget, "all at once" is what it tried
-to send), while a recipient's "could fix", and so its "ignores" and "idle", may count facts that
-never reached it.
+What reached whom: a recipient hears the facts of the message as the channel delivered it to it
+(``PlayedTurn.heard``: a budget cuts or rejects a message, noise garbles it, a topology or a drop
+keeps it from a role), on its turns after the message; under simultaneous turns
+(``options["turn_order"]``) a message of one round is heard from the next round on. A sender's class
+reads what it wrote (under a budget, "all at once" is what it tried to send). A turn that does not
+say what was delivered (``heard`` None) counts as heard, as written, by every other role. What a
+delayed channel delivers later is counted when it was sent.
 """
 
 from __future__ import annotations

@@ -161,12 +161,17 @@ class _Facts:
             for owner, ids in found.items()
         }
 
-    def tell(self, sender: str, mentioned: dict[str, set[int]]) -> None:
-        """``sender`` sent a message that mentions these facts: every other role hears them."""
-        others = set(self.roles) - {sender}
-        for owner, ids in mentioned.items():
-            for i in ids:
-                self.heard_by.setdefault((owner, i), set()).update(others)
+    def tell(self, sender: str, turn: PlayedTurn) -> None:
+        """``sender``'s message reached the others: each hears the facts of what it received (the
+        message as sent, unless the turn says what the channel delivered to whom)."""
+        if turn.heard is None:
+            received = {r: turn.message for r in self.roles if r != sender}
+        else:
+            received = {r: text for r, text in turn.heard.items() if r in self.roles and r != sender}
+        for recipient, text in received.items():
+            for owner, ids in self.mentioned(words(text)).items():
+                for i in ids:
+                    self.heard_by.setdefault((owner, i), set()).add(recipient)
 
     def heard(self, role: str, owner: str, facts: list[int]) -> bool:
         return all(role in self.heard_by.get((owner, i), ()) for i in facts)
@@ -205,7 +210,13 @@ def read_game(game: PlayedGame, params_type: type, start: Start, action_type: An
     done = replay(game, params_type, start, action_type)
     facts = _Facts(done.state)
     seen = {role: _Role() for role in facts.roles}
+    simultaneous = isinstance(game.options, dict) and game.options.get("turn_order") == "simultaneous"
+    in_flight: list[PlayedTurn] = []  # simultaneous: this round's messages, heard from the next round on
     for turn, before, after in zip(game.turns, done.before, done.after):
+        if in_flight and in_flight[0].turn != turn.turn:
+            for sent in in_flight:
+                facts.tell(sent.role, sent)
+            in_flight.clear()
         if before is None or after is None:
             continue
         mine = seen[turn.role]
@@ -222,7 +233,10 @@ def read_game(game: PlayedGame, params_type: type, start: Start, action_type: An
             if own - mine.said:
                 mine.spread += 1
             mine.said |= own
-        facts.tell(turn.role, mentioned)
+        if simultaneous:
+            in_flight.append(turn)
+        else:
+            facts.tell(turn.role, turn)
     modified = done.state.metrics().get("position_actions", {})
     readings = {}
     for role, mine in seen.items():

@@ -4,6 +4,7 @@ tables' arithmetic, games that cannot be replayed, and hostile text that must no
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from puzzles import GAMES, PlayedGame, PlayedTurn
@@ -218,3 +219,26 @@ def test_hostile_messages_and_actions_never_stop_the_analysis():
     assert first == {"hand"} and [r[3] for r in strategies.rows if r[2] == "all"] == [4, 4]
     readings = [read(game(turn(1, "alice", m))) for m in HOSTILE]
     assert [r["alice"].strategy for r in readings] == ["other", "all at once", "all at once", "all at once"]
+
+
+def test_a_message_the_channel_cut_is_heard_as_delivered():
+    """Bob's pairs never reached Alice (a budget cut them): she could fix nothing, so her waiting
+    is neither ignoring nor idle; with the whole message delivered, the same turns are both."""
+    cut = game(
+        turn(1, "alice", ALL_SHAPES, heard={"bob": ALL_SHAPES}),
+        turn(1, "bob", ALL_PAIRS, heard={"alice": ALL_PAIRS[:10]}),
+        turn(2, "alice", "", heard={}), turn(2, "bob", "", heard={}),
+    )
+    readings = read(cut)
+    assert readings["alice"].strategy != "ignores" and not readings["alice"].idle
+    whole = game(*[msgspec.structs.replace(t, heard=None) for t in cut.turns])
+    assert read(whole)["alice"].idle and read(whole)["alice"].strategy == "ignores"
+
+
+def test_in_simultaneous_turns_a_message_is_heard_from_the_next_round_on():
+    """Both speak in round 1 and act at once: in round 1 Bob cannot have heard Alice's shapes yet,
+    so a round-1 Bob with no action is not idle; under round robin he had heard them."""
+    turns = (turn(1, "alice", ALL_SHAPES), turn(1, "bob", ALL_PAIRS), turn(2, "alice", "", write(1, 2, 3)),
+             turn(2, "bob", "", write(1, 2, 3)))
+    assert not read(game(*turns, options={"turn_order": "simultaneous"}))["bob"].idle
+    assert read(game(*turns))["bob"].idle
