@@ -55,10 +55,10 @@ def score_cell(score: ScoreSummary | None) -> str:
     if score is None:
         return "-"
     if score.kind == "rate":
-        return f"{_pct(score.value)} [{_pct(score.low)}-{_pct(score.high)}]"
+        return f"{_pct(score.value)} [{_pct(score.low)}, {_pct(score.high)}]"
     if score.n < 2:
         return f"{score.value:.2f}"
-    return f"{score.value:.2f} [{score.low:.2f}-{score.high:.2f}]"
+    return f"{score.value:.2f} [{score.low:.2f}, {score.high:.2f}]"  # a comma: a bound may be negative
 
 
 def _number(x: float) -> str:

@@ -42,3 +42,13 @@ def test_boolean_scores_tally_as_rates_with_wilson_intervals():
     summary = tally.summary()
     assert (summary.kind, summary.n, summary.value) == ("rate", 10, 0.7)
     assert (summary.low, summary.high) == wilson_interval(7, 10)
+
+
+def test_a_mean_whose_bounds_are_negative_reads_as_two_numbers():
+    from engine.analysis.stats import ScoreTally
+
+    tally = ScoreTally()
+    for value in (-5.0, -1.0, -3.0):
+        tally.add(value)
+    cell = score_cell(tally.summary())
+    assert cell.startswith("-3.00 [") and "--" not in cell and cell.count(", ") == 1
