@@ -19,8 +19,9 @@ ROOT = Path(__file__).resolve().parents[3]
 
 STAND_IN = """#!{python}
 # A stand-in for llama-server (-m FILE --port P ...) or vllm (serve MODEL --port P ...): the local model
-# server on that port; with FAIL set, it says why and exits at once instead.
-import os, sys
+# server on that port; with FAIL set, it says why and exits at once instead; with DIE_AFTER=N, it
+# dies (exit 1, as a crashed server) after answering N requests.
+import os, sys, threading
 sys.path.insert(0, {root!r})
 args = sys.argv[1:]
 with open(os.environ["STAND_IN_ARGS"], "a") as f:
@@ -29,8 +30,22 @@ if os.environ.get("STAND_IN_FAIL"):
     print("error: " + os.environ["STAND_IN_FAIL"], flush=True)
     sys.exit(1)
 port = args[args.index("--port") + 1]
+if os.environ.get("STAND_IN_DIE_AFTER"):
+    import json, time, urllib.request
+    def die_later():
+        while True:
+            time.sleep(0.05)
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{{port}}/fake/stats", timeout=5) as r:
+                    served = json.load(r).get("served", 0)
+            except OSError:
+                continue
+            if served >= int(os.environ["STAND_IN_DIE_AFTER"]):
+                print("GGML_ASSERT failed: a crash", flush=True)
+                os._exit(1)
+    threading.Thread(target=die_later, daemon=True).start()
 from runners.fake_llm.cli import main
-sys.exit(main(["--port", port, "--latency", "0"]))
+sys.exit(main(["--port", port, "--latency", "0.01"]))
 """
 
 
@@ -135,6 +150,22 @@ def test_a_server_that_cannot_start_is_one_line_before_any_game(case, status, sa
     assert "Traceback" not in done.stderr
     if status == 3:
         assert not (out / "results.jsonl").exists() or (out / "results.jsonl").read_text() == ""
+
+
+def test_a_server_that_dies_mid_run_is_started_again_once_then_the_run_stops_with_the_resume_command(
+        stand_in, gguf, tmp_path, monkeypatch):
+    monkeypatch.setenv("STAND_IN_DIE_AFTER", "40")
+    out = tmp_path / "run"
+    done = run("--games", "200", "--model", f"llamacpp:{gguf}", "--max-attempts", "2", "--out", str(out))
+    said = done.stdout + done.stderr
+    assert done.returncode == 3, said
+    assert len(stand_in.read_text().splitlines()) == 2  # started, and started again once
+    assert f"--resume {out}" in said and "Traceback" not in said
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    kinds = {r["error"]["kind"] for r in records if r["outcome"] == "error"}
+    assert kinds == {"infra_error"} and any(r["outcome"] == "success" for r in records)
+    assert "GGML_ASSERT" in (out / "server-1.log").read_text()  # the crash, in the run's server log
+    assert server_pids(str(gguf)) == []
 
 
 def test_a_llamacpp_server_gets_the_schema_with_every_string_and_array_bounded():
