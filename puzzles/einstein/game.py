@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..base import Faces, Game, Records, Rules
 from .actions import Action, Ask, Grounding, Move, Relation, Share
+from .analyses import EinsteinActionUse
 from .board import BIN_NAMES, MAX_BLOCK_NUMBER, ROLES
 from .generate import generate
 from .optima import optimum
@@ -81,6 +82,8 @@ GAME = Game(
             "step_ratio_all": "the same, counting an unsolved game at the step limit",
             "corrected_rate": "share of steps the verifier corrected",
         },
+        # How much each player shares and asks, in solved and unsolved games.
+        analyses=EinsteinActionUse,
     ),
 )
 

@@ -1,5 +1,7 @@
 """The Einstein game's parameters: the number of blocks, the action modes, the verifier, the prompt,
-and switches for the reference's known quirks (each off = faithful to the reference)."""
+and switches for the reference code's known quirks. Each default is the reference code's behaviour,
+but one: a game solved on its last step is a success, as the paper's text says
+(``success_on_last_step``; false gives the code's rule)."""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ class EinsteinParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     verifier: str = "none"
     candidates: int = 4
     random_guess: bool = True
-    success_on_last_step: bool = False
+    success_on_last_step: bool = True
     notices: bool = False
     planner_budget: int = DEFAULT_BUDGET
     prompt: str = "llama"
@@ -46,7 +48,10 @@ class EinsteinParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
         "verifier": "environment verifier choosing among sampled candidates: none, affordance, communication, reasoning",
         "candidates": f"candidate replies sampled per step when a verifier is on, 2 to {MAX_CANDIDATES}",
         "random_guess": "a physically possible but invalid move still reaches the board (the reference's default)",
-        "success_on_last_step": "a game solved exactly on the last step counts as a success (the reference: no)",
+        "success_on_last_step": (
+            "a game solved on its last step counts as a success, as the paper says (\"completed within 30 steps\"); "
+            "false: the reference code's rule, a failure"
+        ),
         "notices": "tell the agent why its last action failed (the reference only marks it failed)",
         "planner_budget": "most states the optimal planner expands per instance",
         "prompt": "llama (the paper's prompts for open models) or gpt (its GPT-4o prompt; share_ask with CoT only)",
@@ -89,11 +94,13 @@ class EinsteinParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
             labels["cot"] = "no"
         if self.prompt != "llama":
             labels["prompt"] = self.prompt
-        for name in ("success_on_last_step", "notices", "fix_guess_flag", "fix_affordance", "fix_communication", "fix_reasoning"):
+        for name in ("notices", "fix_guess_flag", "fix_affordance", "fix_communication", "fix_reasoning"):
             if getattr(self, name):
                 labels[name] = "yes"
         if not self.random_guess:
             labels["random_guess"] = "no"
+        if not self.success_on_last_step:
+            labels["success_on_last_step"] = "no"
         if not self.seek_answers:
             labels["seek_answers"] = "no"
         if self.planner_budget != DEFAULT_BUDGET:

@@ -13,8 +13,8 @@ rejected with a reason). It is checked against the player's valid set (``validit
   reply that could not be read is logged as a failed pass.
 
 Every step is spent, whatever it did. The game is solved when every block sits in its bin; it ends
-then or after ``2 * max_turns`` steps; solved on the last step counts as a failure unless
-``success_on_last_step`` (the reference's quirk).
+then or after ``2 * max_turns`` steps. Solved on the last step is a success, as the paper says;
+without ``success_on_last_step`` it is a failure (the reference code's rule).
 
 A step never reached by a reply (an action object naming no block or bin of the game, or a step
 after the game ended) is rejected without being spent.
@@ -70,6 +70,7 @@ class EinsteinGame:
             bins=tuple(tuple(b) for b in bins),
             reach=tuple(BIN_NAMES[b] for b in REACH[role]),
             history=tuple(HistoryEntry(who == role, action_text(action), failed) for who, action, failed in self.history),
+            answers=self.params.seek_answers,
         )
 
     def private(self, role: str) -> tuple:

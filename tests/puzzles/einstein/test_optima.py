@@ -55,6 +55,18 @@ def test_damaged_lines_are_skipped_and_a_cut_line_is_ended(private_cache):
     assert lines[-2] == '{"id": "4_0202' and json.loads(lines[-1])["budget"] == 60
 
 
+def test_records_of_older_planning_rules_are_ignored(private_cache):
+    # 4_2020_3120_0011_210: 8 steps with player 2 first (rules 1, the reference's start), 7 as played
+    game_id = "4_2020_3120_0011_210"
+    private_cache.mkdir(parents=True)
+    path = private_cache / optima.FILE_NAME
+    old = optima.Record(game_id, "share_ask/share_ask", 1000, 8, 10, "player2", rules=1)
+    path.write_bytes(msgspec.json.encode(old) + b"\n")
+    record = optima.optimum(instance_from_id(game_id), ("share_ask", "share_ask"), 1000)
+    assert (record.steps, record.first, record.rules) == (7, "player1", optima.RULES)
+    assert len(_lines(private_cache)) == 2  # planned again and appended
+
+
 def _worker(args):
     directory, seeds = args
     os.environ["ASYMGAMES_CACHE"] = directory

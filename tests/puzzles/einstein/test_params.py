@@ -26,6 +26,14 @@ def test_labels_show_what_tells_conditions_apart():
     assert labels == {"N": "6", "actions": "share_ask/ask", "verifier": "reasoning", "cot": "no", "fix_reasoning": "yes"}
 
 
+def test_a_solve_on_the_last_step_is_a_success_unless_the_reference_codes_rule_is_asked_for():
+    assert EinsteinParams().success_on_last_step is True  # the paper: "completed within 30 steps"
+    assert EinsteinParams(success_on_last_step=False).labels()["success_on_last_step"] == "no"
+    assert "success_on_last_step" not in EinsteinParams().labels()
+    old = b'{"game": "einstein", "success_on_last_step": false}'  # as every record saved before holds it
+    assert msgspec.json.decode(old, type=EinsteinParams).labels()["success_on_last_step"] == "no"
+
+
 def test_one_spelling_per_condition():
     assert EinsteinParams(actions="ask/ask").normal() == EinsteinParams(actions="ask")
     assert EinsteinParams(candidates=8).normal() == EinsteinParams()  # no verifier: candidates do not matter

@@ -1,7 +1,7 @@
-"""The optimal planner against an exhaustive search written again here, the spec's [RUN] optima, and
-the game: a plan plays out in the game, step by step, as planned."""
+"""The optimal planner against an exhaustive search of the game as it is played, written again here,
+the spec's [RUN] optima (the reference's rule for who starts), and the game: a plan plays out in the
+game, step by step, as planned."""
 
-import heapq
 from functools import lru_cache
 
 import pytest
@@ -19,26 +19,31 @@ from .model import as_struct
 OWN = {0: ("bottom_left_bin", "bottom_right_bin"), 1: ("top_left_bin", "top_right_bin")}
 START = {0: "player1_bin", 1: "player2_bin"}
 KINDS = {0: "bin", 1: "column", 2: "row", 3: "diagonal"}
+SHARES, ASKS = ("share_ask", "share"), ("share_ask", "ask")
 
 
-def exhaustive(inst, modes, answers=True):
-    """Uniform-cost search over every joint state, written from the spec's text (§2.5, §3.3)."""
-    n, items, goal = inst.n, inst.items, tuple(NAME[g] for g in inst.goal)
+def played_optimum(inst, modes, answers=True, first="player1"):
+    """The fewest steps that solve ``inst`` when the players alternate one step each, player 1 first
+    as the game plays (``first="reference"``: player 2 first when player 1 has no move at the start):
+    breadth-first over every game state, written from the spec's text (§2.5, §3.3). A step is any
+    action of the player's valid set (§2.5: a redundant share, an ask nobody answers and, in ``ask``
+    mode, the answer right after the partner's ask included), the reference planner's guesses where
+    it guesses, or a pass (as any action that fails: the step is spent and nothing changes)."""
+    n, items = inst.n, inst.items
+    goal = tuple(NAME[g] for g in inst.goal)
+    destinations = set(NAME.values())
 
     @lru_cache(maxsize=None)
     def knows(explicit, placed):
-        groundings = [(b, x) for b, x in placed] + [(items[i][0], NAME[items[i][1]]) for i in explicit if len(items[i]) == 2]
+        groundings = list(placed) + [(items[i][0], NAME[items[i][1]]) for i in explicit if len(items[i]) == 2]
         relations = [(items[i][0], items[i][1], KINDS[items[i][2]]) for i in explicit if len(items[i]) == 3]
         return tuple(determined(n, groundings, relations))
-
-    def placed(board):
-        return frozenset((b, x) for b, x in enumerate(board) if x in NAME.values())
 
     def settled(board, i):
         item = items[i]
         if len(item) == 2:
             return board[item[0]] == NAME[item[1]]
-        return board[item[0]] in NAME.values() and board[item[1]] in NAME.values()
+        return board[item[0]] in destinations and board[item[1]] in destinations
 
     def mentions(i, b):
         return items[i][0] == b if len(items[i]) == 2 else b in items[i][:2]
@@ -58,89 +63,114 @@ def exhaustive(inst, modes, answers=True):
     def put(board, b, x):
         return board[:b] + (x,) + board[b + 1:]
 
-    def children(state):
-        board, explicit, shared, p = state
+    def steps(state):
+        """Every state one step on; ``asked``: the block the step before asked about, when the
+        player to move may answer it."""
+        board, explicit, marked, asked, p = state
         q, mode = 1 - p, modes[p]
-        goals = knows(explicit[p], placed(board))
-        out = []
-
-        def with_explicit(who, i):
-            e = list(explicit)
-            e[who] = e[who] | {i}
-            return tuple(e)
-
-        found = moves(p, board, goals)
-        out += [(1, (put(board, b, x), explicit, shared, q)) for b, x in found]
-        if mode in ("share_ask", "share"):
-            for i in sorted(explicit[p] - shared - explicit[q]):
-                if not settled(board, i):
-                    out.append((1, (board, with_explicit(q, i), shared | {i}, q)))
-        if mode in ("share_ask", "ask") and (modes[q] in ("share_ask", "share") or (modes[q] == "ask" and answers)):
+        goals = knows(explicit[p], frozenset((b, x) for b, x in enumerate(board) if x in destinations))
+        yield board, explicit, marked, None, q  # a pass
+        for b, x in moves(p, board, goals):
+            yield put(board, b, x), explicit, marked, None, q
+        open_items = [i for i in sorted(explicit[p] - marked) if not settled(board, i)]
+        if mode in SHARES:
+            shares = open_items
+        elif mode == "ask" and answers and asked is not None:
+            shares = [i for i in open_items if mentions(i, asked)]
+        else:
+            shares = []
+        for i in shares:  # the item is the partner's, and marked shared for both
+            told = tuple(e | {i} if who == q else e for who, e in enumerate(explicit))
+            yield board, told, marked | {i}, None, q
+        if mode in ASKS:
+            answering = modes[q] == "ask" and answers
             for b in range(n):
                 if goals[b] is None:
-                    for i in sorted(explicit[q] - shared):
-                        if mentions(i, b) and not settled(board, i):
-                            out.append((2, (board, with_explicit(p, i), shared | {i}, p)))
-        if not out:
-            out.append((1, (board, explicit, shared, q)))
-        # guesses: in none mode, or when nothing the partner may say can reach this player
-        informed = modes[q] in ("share_ask", "share") or (modes[q] == "ask" and answers and mode in ("share_ask", "ask"))
+                    yield board, explicit, marked, b if answering else None, q
+        informed = modes[q] in SHARES or (modes[q] == "ask" and answers and mode in ASKS)
         if mode == "none" or not informed:
             for b in range(n):
-                if goals[b] is None and board[b] in (START[p], "commonbin"):
+                if goals[b] is None and board[b] in (START[p], "commonbin", *OWN[p]):
                     for x in (*OWN[p], "commonbin"):
-                        if x != board[b]:
-                            out.append((1, (put(board, b, x) if x in (goal[b], "commonbin") else board, explicit, shared, q)))
-        return out
+                        if x != board[b]:  # the board takes a guess into the true bin or the common bin
+                            yield put(board, b, x) if x in (goal[b], "commonbin") else board, explicit, marked, None, q
 
-    board = tuple("player1_bin" if s == 4 else "player2_bin" for s in inst.start)
+    board = tuple(START[0] if s == 4 else START[1] for s in inst.start)
     explicit = (frozenset(inst.knowledge["player1"]), frozenset(inst.knowledge["player2"]))
-    first = 0 if moves(0, board, knows(explicit[0], placed(board))) else 1
-    start = (board, explicit, frozenset(), first)
-    best = {start: 0}
-    heap = [(0, 0, start)]
-    counter = 1
-    while heap:
-        cost, _, state = heapq.heappop(heap)
-        if cost > best[state]:
-            continue
-        if state[0] == goal:
-            return cost
-        for step, child in children(state):
-            if cost + step < best.get(child, 10**9):
-                best[child] = cost + step
-                heapq.heappush(heap, (cost + step, counter, child))
-                counter += 1
+    starter = 0
+    if first == "reference" and not moves(0, board, knows(explicit[0], frozenset())):
+        starter = 1
+    root = (board, explicit, frozenset(), None, starter)
+    seen, frontier, depth = {root}, [root], 0
+    while frontier:
+        depth += 1
+        following = []
+        for state in frontier:
+            for new in steps(state):
+                if new[0] == goal:
+                    return depth
+                if new not in seen:
+                    seen.add(new)
+                    following.append(new)
+        frontier = following
     return None
 
 
 MODES = [
-    ("share_ask", "share_ask"), ("share", "share"), ("ask", "ask"), ("none", "none"), ("share_ask", "ask"), ("share", "ask"),
+    ("share", "share"), ("ask", "ask"), ("none", "none"), ("share_ask", "ask"), ("share", "ask"), ("ask", "share"),
     ("ask", "none"), ("share_ask", "none"), ("none", "share"),
 ]
+# Who starts changes these optima: player 1 first (as played), then player 2 first (the reference).
+EXAMPLES = {"4_2020_3120_0011_210": (7, 8), "4_2020_0321_0011_210": (5, 4)}
+
+
+def test_the_planner_finds_the_played_optimum_of_every_instance_of_a_seed_range():
+    ids = [generate(4, seed).id for seed in range(300)] + list(EXAMPLES)
+    for game_id in ids:
+        inst = instance_from_id(game_id)
+        assert plan(inst).steps == played_optimum(inst, ("share_ask", "share_ask")), game_id
 
 
 @pytest.mark.parametrize("modes", MODES)
-def test_the_planner_finds_the_exhaustive_optimum_on_small_instances(modes):
-    for seed in range(25):
+def test_the_planner_finds_the_played_optimum_in_every_mode(modes):
+    for seed in range(40):
         inst = generate(4, seed)
-        assert plan(inst, modes).steps == exhaustive(inst, modes), inst.id
+        assert plan(inst, modes).steps == played_optimum(inst, modes), inst.id
 
 
-def test_the_planner_finds_the_exhaustive_optimum_with_five_blocks():
+def test_the_planner_finds_the_played_optimum_with_five_blocks():
     for seed in range(4):
         inst = generate(5, seed)
         for modes in (("share_ask", "share_ask"), ("none", "none")):
-            assert plan(inst, modes).steps == exhaustive(inst, modes), inst.id
+            assert plan(inst, modes).steps == played_optimum(inst, modes), inst.id
 
 
 def test_ask_mode_players_that_may_not_answer_make_asks_useless():
-    for seed in range(10):
+    for seed in range(20):
         inst = generate(4, seed)
-        assert plan(inst, ("ask", "ask"), answers=False).steps == exhaustive(inst, ("ask", "ask"), answers=False)
+        assert plan(inst, ("ask", "ask"), answers=False).steps == played_optimum(inst, ("ask", "ask"), answers=False)
 
 
-# Spec §3.3, [RUN]: the reference repository's planner on sampled instances.
+@pytest.mark.parametrize("game_id", list(EXAMPLES))
+def test_the_optimum_is_the_one_of_the_order_the_game_is_played_in(game_id):
+    inst = instance_from_id(game_id)
+    played, reference = EXAMPLES[game_id]
+    assert plan(inst).first == "player1" and plan(inst).steps == played_optimum(inst, ("share_ask", "share_ask")) == played
+    found = plan(inst, first="reference")
+    assert found.first == "player2"
+    assert found.steps == played_optimum(inst, ("share_ask", "share_ask"), first="reference") == reference
+
+
+def test_a_player_with_only_asks_at_hand_may_pass_the_turn():
+    # Player 1 can neither move nor share at the start; passing lets player 2 move first: 9 steps,
+    # where asking first (and then never handing the turn over unasked) takes 10.
+    inst = instance_from_id("4_2002_1302_0012_210")
+    found = plan(inst, ("ask", "ask"), with_path=True)
+    assert found.steps == played_optimum(inst, ("ask", "ask")) == 9
+    assert found.path[0].kind == "pass"
+
+
+# Spec §3.3, [RUN]: the reference repository's planner on sampled instances (its rule for who starts).
 RUN = {
     "4_2002_0132_0001_012": (4, 4, 4, 4),
     "4_0202_3120_0002_210": (8, 8, 10, 6),
@@ -155,19 +185,21 @@ RUN = {
 @pytest.mark.parametrize("game_id", list(RUN))
 def test_the_planner_agrees_with_the_references_optima(game_id):
     inst = instance_from_id(game_id)
-    got = tuple(plan(inst, (m, m)).steps for m in ("share_ask", "share", "ask", "none"))
+    got = tuple(plan(inst, (m, m), first="reference").steps for m in ("share_ask", "share", "ask", "none"))
     assert got == RUN[game_id]
 
 
-def test_player2_starts_when_player1_has_no_move_as_in_the_reference():
-    assert plan(instance_from_id("4_2200_1023_0011_210")).first == "player2"  # "(P2 starts)"
-    assert plan(instance_from_id("4_2002_0132_0001_012")).first == "player1"
+def test_player2_starts_when_player1_has_no_move_with_the_references_rule_and_never_as_played():
+    assert plan(instance_from_id("4_2200_1023_0011_210"), first="reference").first == "player2"  # "(P2 starts)"
+    assert plan(instance_from_id("4_2002_0132_0001_012"), first="reference").first == "player1"
+    played = plan(instance_from_id("4_2200_1023_0011_210"), with_path=True)
+    assert played.first == "player1" and played.path[0].role == "player1"
 
 
 def test_instances_the_reference_could_not_plan_in_its_budget_are_planned():
     # [RUN]: no solution within 2500 expansions; the exhaustive search agrees with ours
     inst = instance_from_id("5_20200_12310_00001_1022")
-    assert plan(inst).steps == exhaustive(inst, ("share_ask", "share_ask")) == 12
+    assert plan(inst).steps == played_optimum(inst, ("share_ask", "share_ask")) == 12
     assert plan(instance_from_id("6_220002_312003_000221_12022")).steps is not None
 
 
@@ -192,7 +224,7 @@ def test_a_plan_plays_out_in_the_game_in_exactly_its_steps(actions):
     params = EinsteinParams(blocks=5, actions=actions)
     for seed in range(10):
         inst = generate(5, seed)
-        found = plan(inst, params.modes, first="player1", with_path=True)
+        found = plan(inst, params.modes, with_path=True)
         state = EinsteinGame(inst, params, 15)
         for step in found.path:
             if step.kind == "ask":

@@ -190,12 +190,12 @@ def test_an_item_both_hold_may_be_shared_once_and_then_never_again():
     assert state.metrics()["errors"]["player1"]["redundant_share"] == 1
 
 
-def test_the_game_ends_after_thirty_steps_and_a_solve_on_the_last_one_fails_unless_allowed():
-    inst_id = "4_2002_0132_0001_012"  # player1 starts; optimum 4
-    found = plan(instance_from_id(inst_id), ("share_ask", "share_ask"), first="player1", with_path=True)
+def test_the_game_ends_after_thirty_steps_and_a_solve_on_the_last_one_succeeds_unless_the_code_rule_is_asked_for():
+    inst_id = "4_2002_0132_0001_012"  # optimum 4
+    found = plan(instance_from_id(inst_id), ("share_ask", "share_ask"), with_path=True)
     assert found.steps == 4
-    for allowed in (False, True):
-        state = _game(inst_id, success_on_last_step=allowed)
+    for allowed in (None, False, True):  # None: the default, the paper's "completed within 30 steps"
+        state = _game(inst_id) if allowed is None else _game(inst_id, success_on_last_step=allowed)
         for i in range(26):
             state.step(ROLES[i % 2], (Pass(),))
         for step in found.path:
@@ -203,7 +203,8 @@ def test_the_game_ends_after_thirty_steps_and_a_solve_on_the_last_one_fails_unle
             b, src, dst = step.args
             state.step(step.role, (Move(b, BIN_NAMES[src], BIN_NAMES[dst]),))
         assert state.done() and state.solved() and state.steps == 30
-        assert state.outcome() == ("success" if allowed else "failure")
+        assert state.outcome() == ("failure" if allowed is False else "success")
+        assert state.scores().get("step_ratio") == (None if allowed is False else 30 / 4)
     unsolved = _game(inst_id)
     for i in range(30):
         unsolved.step(ROLES[i % 2], (Pass(),))

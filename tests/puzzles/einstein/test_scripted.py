@@ -9,7 +9,6 @@ from puzzles.turn import TurnContext
 from puzzles.einstein.game import GAME
 from puzzles.einstein.actions import Ask, Move, Pass, Share, Unreadable, read_action
 from puzzles.einstein.params import EinsteinParams
-from puzzles.einstein.planner import plan
 from puzzles.testing import run_now
 
 from .helpers import play
@@ -33,7 +32,7 @@ def test_optimal_solves_every_instance_and_never_beats_the_planner_without_luck(
         if best is None:
             continue
         ratios.append(state.solved_step / best)
-        if not lucky(state) and plan(state.instance, params.modes).first == "player1":
+        if not lucky(state):
             assert state.solved_step >= best
     if actions in ("share_ask", "share", "ask"):
         assert 1.0 <= statistics.mean(ratios) <= 1.25  # near the planner; spec: a greedy player lands at 1.1-1.5
