@@ -267,6 +267,9 @@ class Records:
     - ``saved_before``: parameters added after runs of the game were first saved, each with the
       value the games of a run saved before it existed were played with; a saved plan that lacks
       one is read with that value, so that ``--resume`` plays on as the run began.
+    - ``default_was``: parameters whose default changed, each with its earlier default. A saved plan
+      that does not name one (a grid left it at its default) and whose first record was played
+      with the earlier default is read with it, so that ``--resume`` plays on as the run began.
     - ``table_rows``: the parameters whose values make the rows of the success table in the game's
       paper (the report's default ``--rows``, where they vary in a run); empty: the agents.
     - ``score_words``: each score as a participant reads it at the end of a game (a seat's end
@@ -283,6 +286,7 @@ class Records:
     upgrade: Callable[[Any, dict, dict], tuple[Any, dict, dict]] | None = None
     format_1: Format1Reader | None = None
     saved_before: Mapping[str, Any] = field(default_factory=dict)
+    default_was: Mapping[str, Any] = field(default_factory=dict)
     table_rows: tuple[str, ...] = ()
     score_words: Mapping[str, str] = field(default_factory=dict)
     analyses: Callable[[], Analysis] | None = None

@@ -153,9 +153,10 @@ def _check_records(game: Game, fail: Fail) -> None:
         if analysis.tables() != []:
             raise fail("records.analyses() must make an empty analysis: tables() of no games is []")
     fields = set(game.rules.Params.__struct_fields__)
-    unknown = sorted(set(records.saved_before) - fields)
-    if unknown:
-        raise fail(f"records.saved_before names {unknown[0]!r}, which is not a field of rules.Params")
+    for member in ("saved_before", "default_was"):
+        unknown = sorted(set(getattr(records, member)) - fields)
+        if unknown:
+            raise fail(f"records.{member} names {unknown[0]!r}, which is not a field of rules.Params")
     unknown = [f for f in records.table_rows if f not in fields]
     if unknown:
         raise fail(f"records.table_rows names {unknown[0]!r}, which is not a field of rules.Params")

@@ -99,15 +99,18 @@ def upgrade_saved_plan(plan: Grid, first_record: bytes | None) -> Grid:
     """A saved format-2 plan with the parameters its game added since (``Records.saved_before``), at
     the values its games were played with: added when the plan lacks one and the run's first record
     (a line of results, None if none) was written before it existed. A plan that lacks one and
-    whose records have it (a grid that left it at its default) is left as it is."""
+    whose records have it (a grid that left it at its default) is left as it is, unless the game's
+    default changed since (``Records.default_was``) and the record holds the earlier default: then
+    the plan gets that value."""
     if first_record is None:
         return plan
     try:
         played = msgspec.json.decode(first_record, type=_Played).spec.params
     except (msgspec.DecodeError, msgspec.ValidationError):
         return plan
-    saved_before = get_game(plan.game).records.saved_before
-    added = {k: [v] for k, v in saved_before.items() if k not in plan.params and k not in played}
+    records = get_game(plan.game).records
+    added = {k: [v] for k, v in records.saved_before.items() if k not in plan.params and k not in played}
+    added |= {k: [v] for k, v in records.default_was.items() if k not in plan.params and k in played and played[k] == v}
     return msgspec.structs.replace(plan, params={**plan.params, **added}) if added else plan
 
 

@@ -76,6 +76,8 @@ GAME = Game(
         human_study={"success": "SR", "step_ratio": "StepR"},
         # Table 1: a row per action space, with and without the verifier (and CoT); N across.
         table_rows=("actions", "cot", "verifier"),
+        # A game solved on its last step failed by default until the paper's rule became the default.
+        default_was={"success_on_last_step": False},
         score_words={
             "success": "solved", "partial": "share of the blocks in their right bins",
             "steps": "steps taken", "step_ratio": "steps taken for each step the shortest solution needs (1 is best)",

@@ -6,6 +6,7 @@ with the guided prompt, their figures as writes."""
 import json
 
 import anyio
+import msgspec
 
 from engine import Grid, PolicyFactory, RunDir, play_game
 from engine.records.record import encode_record
@@ -119,3 +120,20 @@ def test_a_grid_that_left_the_prompt_at_its_default_resumes_with_it(tmp_path):
 
 def play_spec(spec):
     return anyio.run(play_game, spec, PolicyFactory())
+
+
+def test_a_grid_that_left_a_parameter_at_a_default_that_changed_since_resumes_with_the_earlier_one(tmp_path):
+    """Einstein's ``success_on_last_step`` was False by default: a sweep that did not name it and
+    recorded games with False plays on with False; one begun with today's default keeps True."""
+    plan = Grid(game="einstein", seeds=3, agents=[["optimal", "optimal"]], params={"blocks": [4]})
+    old = RunDir.create(tmp_path / "old", plan)
+    with old.writer() as writer:
+        record = play_spec(next(plan.specs_for(range(1))))
+        params = msgspec.structs.replace(record.spec.params, success_on_last_step=False)  # as recorded before
+        writer.write(msgspec.structs.replace(record, spec=msgspec.structs.replace(record.spec, params=params)))
+    assert old.config().params == {"blocks": [4], "success_on_last_step": [False]}
+    assert {s.params.success_on_last_step for s in old.config().condition_specs()} == {False}
+    now = RunDir.create(tmp_path / "now", plan)
+    with now.writer() as writer:
+        writer.write(play_spec(next(plan.specs_for(range(1)))))
+    assert now.config().params == {"blocks": [4]}
