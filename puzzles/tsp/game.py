@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from ..base import Faces, Game, Records, Rules
+from .analyses import SuggestLengths
 from .board import GHOST, LIGHT, board_for_seed, generated_board, paper_board
 from .params import TspParams
 from .prompter import TspPrompter
@@ -78,6 +79,7 @@ GAME = Game(
             "percentile": "share of all round trips it beats or equals (%)", "s90": "better than 90% of all round trips",
             "turns_to_end": "turns until the last of you submitted",
         },
+        analyses=SuggestLengths,
     ),
 )
 

@@ -7,10 +7,12 @@ to E next), ``agree: L E`` (I agree to go from L to E: the hop is taken), ``fina
   lexicographically smallest of the optimal tours, so both pick the same one).
 - ``ibp_node``: node by node, as the paper's problem-solving agent: tells its coins from the current
   room, suggests the next room of its best path over what it knows (unknown coins count 0), and of
-  two suggested hops takes the one with the higher known joint coins.
-- ``joint_greedy``: the same, suggesting the hop with the most known joint coins.
+  two suggested hops takes the one with more joint coins.
+- ``joint_greedy``: the same, suggesting the hop with the most joint coins.
 - ``selfish``: suggests the hop with the most of its own coins and agrees only to that hop.
 - ``silent``: says nothing and never ends (the turn limit ends the game).
+The node-by-node players suggest a hop only once they know both players' coins from the room, and
+break ties between hops by the earlier letter, so the tour does not depend on who moves first.
 Each also answers grounding calls (``GroundingRequest``) by reading the coin phrases, so the local
 model server can play the model agents' modules.
 """
@@ -101,7 +103,12 @@ class FullShare(ScriptedPlayer):
 
 
 class NodeByNode(ScriptedPlayer):
-    """The node-by-node protocol; subclasses choose which hop to suggest and which to accept."""
+    """The node-by-node protocol; subclasses choose which hop to suggest and which to accept.
+
+    A player suggests a hop only once it knows the partner's coins from the current room (so the
+    player who arrives first tells its coins and waits), unless one room is left. Of two suggested
+    hops both players take the same one (``better``): the tour then depends on what the two players
+    know, not on which of them moves first."""
 
     def __init__(self, role: str, rng: random.Random) -> None:
         super().__init__(role, rng)
@@ -111,8 +118,19 @@ class NodeByNode(ScriptedPlayer):
     def choose(self, view: TspView, here: str, left: list[str]) -> str:
         raise NotImplementedError
 
+    def rank(self, here: str, room: str) -> tuple[int, str]:
+        """Sorts the hops from here best first: the most joint coins, then the earlier letter."""
+        return -self.joint(here, room), room
+
+    def better(self, here: str, one: str, other: str) -> str:
+        return min(one, other, key=lambda room: self.rank(here, room))
+
     def accepts(self, view: TspView, here: str, theirs: str, mine: str) -> bool:
-        return theirs == mine or self.joint(here, theirs) >= self.joint(here, mine)
+        return self.better(here, theirs, mine) == theirs
+
+    def knows(self, here: str, left: list[str]) -> bool:
+        """Whether the partner's coins from here to every room left have been read."""
+        return len(left) == 1 or all(frozenset((here, room)) in self.partner for room in left)
 
     def play(self, view, news):
         if not self.path:
@@ -146,10 +164,11 @@ class NodeByNode(ScriptedPlayer):
         here = self.path[-1]
         hallways = [(here, r) for r in left] + ([(left[0], view.rooms[0])] if len(left) == 1 else [])
         said.append(f"coins from {here}: {self.coins(view, hallways)}")
-        if self.suggested is None:
+        if self.suggested is None and self.knows(here, left):
             self.suggested = self.choose(view, here, left)
             actions += [path_action("suggest", [here, self.suggested]), path_action("agree-inner", [here, self.suggested])]
-        said.append(f"suggest: {here} {self.suggested}")
+        if self.suggested is not None:
+            said.append(f"suggest: {here} {self.suggested}")
         actions.append(TspAction("ask", json.dumps(f"your coins from {here}")))
         return f"We are in {here}; {len(left)} rooms are left.", actions, "; ".join(said)
 
@@ -166,7 +185,7 @@ class IbpNode(NodeByNode):
 
 class JointGreedy(NodeByNode):
     def choose(self, view, here, left):
-        return max(sorted(left), key=lambda r: self.joint(here, r))
+        return min(left, key=lambda r: self.rank(here, r))
 
 
 class Selfish(NodeByNode):

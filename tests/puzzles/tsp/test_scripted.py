@@ -3,13 +3,18 @@ checked against tours computed independently here."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import pytest
 
 from engine import Grid
+from puzzles.testing import play_scripted
+from puzzles.tsp.board import GHOST, LIGHT, PAPER_BOARDS, Board, generated_board, paper_board
 from puzzles.tsp.game import GAME
 from puzzles.tsp.params import TspParams
+from puzzles.tsp.rules import TspGame
+from puzzles.tsp.scripted import SCRIPTED
 
 from tests.helpers import play
 
@@ -95,3 +100,66 @@ def test_silent_players_time_out_with_every_score_false():
 def test_a_full_share_player_with_a_silent_partner_never_ends():
     result, _ = game(("full_share", "silent"), 0)
     assert result.outcome == "failure" and result.turns == 15 and result.metrics["submitted"]["ghost"] is None
+
+
+# ---- the seat does not matter: the same players with the same coins play the same tour ----
+
+
+def swapped(board: Board) -> Board:
+    return Board(board.rooms, {LIGHT: board.weights[GHOST], GHOST: board.weights[LIGHT]}, board.source)
+
+
+def role_swapped_pairs() -> list[tuple[int, int]]:
+    boards = {k: paper_board(k) for k in PAPER_BOARDS}
+    return [(i, j) for i, j in itertools.combinations(boards, 2) if boards[j].weights == swapped(boards[i]).weights]
+
+
+PAIRS = role_swapped_pairs()
+
+
+def test_the_paper_boards_come_in_pairs_with_the_roles_swapped():
+    assert PAIRS == [(1, 2), (3, 4), (5, 6)]
+
+
+def seen(result, light: str, ghost: str) -> tuple:
+    """What a game came to, told by player (the one named first, then the other) rather than by seat."""
+    submitted = result.metrics["submitted"]
+    return result.outcome, result.scores.get("score"), submitted[light], submitted[ghost]
+
+
+@pytest.mark.parametrize("first, second", list(itertools.product(SCRIPTED, repeat=2)))
+def test_a_scripted_pair_plays_alike_on_a_paper_board_and_its_role_swapped_twin(first, second):
+    for one, twin in PAIRS:
+        here, _ = game((first, second), 0, board=str(one))  # first sits in light
+        there, _ = game((second, first), 0, board=str(twin))  # first sits in ghost, with the same coins
+        assert seen(here, "light", "ghost") == seen(there, "ghost", "light"), (one, twin)
+
+
+def test_joint_greedy_reaches_the_optimum_of_boards_5_and_6_alike():
+    # The first hop from L ties (two rooms worth 10 jointly): the earlier letter wins in either seat.
+    for board in ("5", "6"):
+        result, state = game(("joint_greedy", "joint_greedy"), 0, board=board)
+        assert result.scores["score"] == best_score(state) == 53
+        assert result.metrics["submitted"]["light"][:2] == ["L", "B"]
+
+
+def play_on(board: Board, light: str, ghost: str) -> tuple:
+    """One game on this very board: its outcome, score and agreed tour."""
+    params = TspParams(board="generated", rooms=len(board.rooms))
+    states: list[TspGame] = []
+
+    def new(params, seed, roles, max_turns):
+        states.append(TspGame(board, params, max_turns))
+        return states[-1]
+
+    on_board = dataclasses.replace(GAME, rules=dataclasses.replace(GAME.rules, new=new))
+    result = play_scripted(on_board, params, 0, (LIGHT, GHOST), {LIGHT: light, GHOST: ghost})
+    return result.outcome, states[-1].scores().get("score"), states[-1].agreed()
+
+
+@pytest.mark.parametrize("first, second", list(itertools.product(["ibp_node", "joint_greedy", "selfish"], repeat=2)))
+def test_node_by_node_players_play_alike_on_generated_boards_with_the_roles_swapped(first, second):
+    # Ties between hops are common with weights 1 to 10, and each player knows its own coins best.
+    for seed in range(10):
+        board = generated_board(6, seed)
+        assert play_on(board, first, second) == play_on(swapped(board), second, first), seed
