@@ -71,3 +71,41 @@ def test_the_recorded_run_replays_and_shows_in_the_viewer(tmp_path, capsys):
     assert view_main([str(run)]) == 0
     html = (run / "view.html").read_text(encoding="utf-8")
     assert f'"recorded":{len(records)}' in html
+
+
+@pytest.mark.parametrize("game", ["tsp", "einstein"])
+def test_what_the_real_model_did_goes_through_its_game_s_analyses(game):
+    """Each recorded game of the corpus as the analyses read it (its replies read by the game; the
+    corpus keeps replies, not outcomes, so every game counts as a failure): every table is well
+    formed, and the actions it counts are the actions the replies hold."""
+    from puzzles import PlayedGame, PlayedTurn
+
+    prompter = GAMES[game].faces.prompter
+    by_game: dict[tuple, list] = {}
+    for entry in ENTRIES:
+        if entry["game"] == game:
+            by_game.setdefault((entry["structured"], entry["game_id"]), []).append(entry)
+    analysis = GAMES[game].records.analyses()
+    actions = Counter()
+    for (structured, game_id), entries in by_game.items():
+        turns = []
+        for entry in entries:
+            context, _ = prompter.read(entry["system"], entry["user"])
+            try:
+                reply = prompter.parse(entry["reply"], context)
+            except ReplyFormatError as exc:
+                turns.append(PlayedTurn(turn=entry["turn"], role=entry["role"], format_error=str(exc)))
+                continue
+            done = msgspec.to_builtins(reply.actions)
+            actions.update(a.get("name") or a.get("action") for a in done if isinstance(a, dict))
+            turns.append(PlayedTurn(turn=entry["turn"], role=entry["role"], message=reply.message, actions=tuple(done)))
+        analysis.add(PlayedGame(condition=f"structured={structured}", agents={t.role: "llamacpp:smollm2" for t in turns},
+                                params={"game": game}, seed=game_id, outcome="failure", scores={}, metrics={},
+                                turns=tuple(turns), max_turns=len(turns)))
+    tables = analysis.tables()
+    assert tables, "no table from the real model's games"
+    for table in tables:
+        assert all(len(row) == len(table.columns) for row in table.rows) and table.rows
+    if game == "tsp":
+        (counts,) = [t for t in tables if t.name == "suggest_lengths"]
+        assert sum(row[-1] for row in counts.rows if isinstance(row[-1], int)) == actions["suggest"]
