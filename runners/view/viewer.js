@@ -77,13 +77,14 @@
     const choices = JSON.stringify([run.conditions, run.errors, run.policies, people]);
     if (choices !== drawnChoices) {
       drawnChoices = choices;
-      $("filters").replaceChildren(
+      const filters = [
         select("f-condition", "condition", run.conditions.map((c, i) => [i, c])),
         select("f-outcome", "outcome", Object.entries(OUT)),
         select("f-error", "error kind", run.errors.map((e, i) => [i, e])),
         select("f-model", "model", run.policies.map((p, i) => [i, p])),
         people ? select("f-person", "seats", [["yes", "with a person"], ["no", "agents only"]]) : null,
-        number("f-min", "turns from"), number("f-max", "to"));
+        number("f-min", "turns from"), number("f-max", "to")];
+      $("filters").replaceChildren(...filters.filter((f) => f !== null));  // replaceChildren would write a null as the text "null"
     }
     const heads = ["game", "condition", "outcome", "error", "turns", "cost"].concat(people ? ["person"] : []);
     const table = el("table", { id: "games" }, el("thead", {}, el("tr", {}, ...heads.map((h) => el("th", {}, h)))));
