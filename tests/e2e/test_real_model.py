@@ -140,3 +140,24 @@ def test_the_servers_slots_are_kept_busy(tmp_path):
 
     anyio.run(main)
     assert seen and max(seen) == slots
+
+
+def test_a_context_too_small_for_the_prompt_is_the_servers_400_recorded_once_per_game(tmp_path):
+    """llama-server refuses a prompt longer than a slot's context with a 400 that says so: not
+    retried, each game ends in a recorded request error quoting it, the run goes on."""
+    run = tmp_path / "small-context"
+    code = run_main(["--games", "2", "--size", "3", "--model", "llamacpp:smollm2", "--serve-slots", "2",
+                     "--serve-context", "256", "--no-dashboard", "--out", str(run)])
+    assert code == 0
+    found = records(run)
+    assert len(found) == 2 and {r["outcome"] for r in found} == {"error"}
+    for record in found:
+        assert record["error"]["kind"] == "request_error"
+        assert "after 1 attempt: HTTP 400" in record["error"]["message"]
+        assert "exceeds the available context size" in record["error"]["message"]
+
+
+def test_a_reply_cut_at_max_tokens_is_a_format_error_of_a_scored_game(tmp_path):
+    found = play(tmp_path / "cut", "asympuzl", "--max-tokens", "8")
+    assert all(r["outcome"] in ("success", "failure") for r in found)
+    assert all(sum(r["format_errors"].values()) == 2 * 2 for r in found)  # every reply of both agents
