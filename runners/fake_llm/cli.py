@@ -65,7 +65,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     p.add_argument("--storm", type=_storm, action="append", default=[], metavar="START:SECONDS", help="answer 429 to everything for SECONDS, START seconds after the first request")
     p.add_argument("--retry-after", type=_positive, default=1.0, metavar="SEC", help="seconds injected 429/503s and storms ask clients to wait (default 1)")
     p.add_argument("--api-key", help="accept only this key (default: any non-empty key)")
-    p.add_argument("--model", action="append", default=[], help="a model name /v1/models lists (default: fake)")
+    p.add_argument("--model", action="append", default=[], help="a model name /v1/models lists (default: fake); given, any other model gets a 404")
     p.add_argument("--seed", type=int, default=0)
     return p
 
@@ -75,7 +75,7 @@ def config_from_args(args: argparse.Namespace) -> FakeConfig:
         strategy=args.strategy, latency=args.latency, jitter=args.jitter, rpm=args.rpm, tpm=args.tpm,
         burst=args.burst, max_num_seqs=args.max_num_seqs, faults=dict(args.fault), bad_replies=dict(args.bad_reply), storms=args.storm,
         retry_after=args.retry_after,
-        api_key=args.api_key, seed=args.seed, models=args.model or ["fake"],
+        api_key=args.api_key, seed=args.seed, models=args.model or ["fake"], only_models=bool(args.model),
     )
 
 

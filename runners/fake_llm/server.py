@@ -46,6 +46,7 @@ class FakeConfig(msgspec.Struct, kw_only=True):
     api_key: str | None = None  # if set, the only key accepted
     seed: int = 0
     models: list[str] = msgspec.field(default_factory=lambda: ["fake"])
+    only_models: bool = False  # answer a model not in ``models`` with a 404, as a real server does
 
 
 class FakeStats:
@@ -207,6 +208,8 @@ class FakeServer:
             raise Refused(400, "invalid_request_error", "The body is not valid JSON.") from None
         if not isinstance(body, dict) or not isinstance(body.get("model"), str):
             raise Refused(400, "invalid_request_error", "The body must be an object with a model.")
+        if self.config.only_models and body["model"] not in self.config.models:
+            raise Refused(404, "not_found_error", f"The model `{body['model']}` does not exist.")
         self.last_body = body
         system, users = prompt_parts(body, anthropic)
         prompt_tokens = estimate_tokens(system) + sum(estimate_tokens(user) for user in users)

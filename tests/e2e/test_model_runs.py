@@ -222,3 +222,18 @@ def test_a_run_that_fails_in_different_ways_is_not_stopped_early():
     for attempts in (1, 2, 3, 4):
         watcher.game_finished(None, Record(f"m after {attempts} attempts: HTTP 404"))
     assert stops == ["the first 3 games were all lost the same way: m: HTTP 404"]
+
+
+@pytest.mark.parametrize("policy, flag", [("vllm:no-such-model", "--vllm-url"), ("openai:no-such-model", "--openai-url")])
+def test_a_model_the_server_does_not_know_is_a_name_to_fix_before_resume(policy, flag, tmp_path, monkeypatch, capsys):
+    """The server's 404 is not retried, and the games are lost to the infrastructure (not scored as
+    the model's failure): fix the name, and --resume plays them again."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-unknown-0000")
+    with server_process("--model", "share_everything") as url:  # serves that model only: others get a 404
+        run = tmp_path / "run"
+        code = run_main(["--games", "2", "--model", policy, flag, url + "/v1", "--out", str(run), "--no-dashboard"])
+    assert code == 3
+    found = _records(run)
+    assert [r["error"]["kind"] for r in found] == ["infra_error"] * 2
+    assert all("after 1 attempt: HTTP 404" in r["error"]["message"] and "no-such-model" in r["error"]["message"] for r in found)
+    assert f"--resume {run}" in capsys.readouterr().out
