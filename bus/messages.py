@@ -17,7 +17,9 @@ class Usage(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     Token counts are the provider's. ``message_tokens`` counts the message sent to partners with the
     run's one tokenizer (the same for every model); ``attempts`` includes retries; ``latency`` is the
     successful attempt, ``waited`` the time spent in the rate limiter and in back-off before it.
-    ``calls`` is more than 1 when one agent turn took several model calls (``Usage.total``).
+    ``calls`` is more than 1 when one agent turn took several model calls (``Usage.total``);
+    ``cache_hits`` counts those answered from the response cache (``--cache``), which made no attempt
+    and cost no tokens and nothing.
     """
 
     model: str
@@ -30,6 +32,7 @@ class Usage(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     waited: float = 0.0
     cost_usd: float | None = None
     calls: int = 1
+    cache_hits: int = 0
 
     @staticmethod
     def total(usages: list[Usage]) -> Usage:

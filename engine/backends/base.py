@@ -168,7 +168,8 @@ class Backend:
     ) -> Completion:
         """One model call: ``system``, then the earlier turns of a chat (``history``, pairs of user
         prompt and the model's reply), then ``user``. ``sample`` numbers the calls of a best-of-n
-        turn: where the run fixes a seed, sample i is sent seed + i so that the samples differ."""
+        turn: where the run fixes a seed, sample i is sent seed + i so that the samples differ.
+        With ``--cache`` the hub puts the response cache in front of this (``cache.CachedCalls``)."""
         limiter, options, stats = self.limiter, self.options, self.limiter.stats
         # Only a token limit (given, or to be learned from the headers) needs the call's tokens up front.
         counted = limiter.tokens.per_minute is not None or limiter.learn_tokens

@@ -3,11 +3,13 @@ backend and limiter per model, and the polling of vLLM servers' load.
 
 The pieces live apart: ``settings`` (what a run says about its calls), ``base`` (the call every
 client shares: limiter, retries, failures, usage), ``wire`` (the APIs' formats), ``lean`` and ``sdk``
-(the clients), ``vllm`` (a server's load). The names other modules import from here stay here.
+(the clients), ``vllm`` (a server's load), ``cache`` (the response cache, put in front of each
+backend's call by ``ModelHub.backend`` when the run asks for it). The names other modules import
+from here stay here.
 
-The clients themselves (``lean``, ``sdk``, ``replicas``: aiohttp, yarl, the providers' SDKs) are
-imported when a model's backend is built, so that a run whose agents are all scripted imports no
-HTTP client (``tests/engine/test_startup.py``).
+The clients themselves (``lean``, ``sdk``, ``replicas``: aiohttp, yarl, the providers' SDKs) and
+the cache (sqlite3, with ``--cache``) are imported when a model's backend is built, so that a run
+whose agents are all scripted imports no HTTP client (``tests/engine/test_startup.py``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import os
 import sys
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
@@ -32,6 +34,9 @@ from engine.backends.settings import (
 from engine.backends.tokens import Tokenizer
 from engine.backends.vllm import ServerLoad, metrics_url, poll_vllm, read_vllm_metrics, vllm_headroom
 from engine.backends.wire import MalformedReply
+
+if TYPE_CHECKING:  # loaded with the first backend of a run with --cache
+    from engine.backends.cache import ResponseStore
 
 _DEFAULT_URL = {"openai": "https://api.openai.com/v1"}
 
@@ -95,6 +100,10 @@ class ModelHub:
         self.served_urls: dict[str, str] = {}
         self.log_dir: Any = None
         self._servers: Any = None
+        # The response cache (``--cache``): its file, opened on the first call; the models whose calls
+        # it leaves alone (sampled ones, unless the run caches those too).
+        self.responses: ResponseStore | None = None
+        self.uncached: list[str] = []
         keys = {*KEY_ENV.values(), *(e.key_env for e in known(self.settings.endpoints).values() if e.key_env)}
         self.secrets = Secrets([self.environ.get(v, "") for v in sorted(keys)])
 
@@ -178,8 +187,13 @@ class ModelHub:
 
     def backend(self, name: str) -> Backend:
         backend = self._backends.get(name)
-        if backend is not None:
-            return backend
+        if backend is None:
+            backend = self._backends[name] = self._new_backend(name)
+            if self.settings.cache.mode != "off":
+                self._cache_calls(name, backend)
+        return backend
+
+    def _new_backend(self, name: str) -> Backend:
         provider, model = split_name(name)
         settings = self.settings
         kind = settings.endpoint(provider).kind
@@ -231,7 +245,6 @@ class ModelHub:
 
             backend = _sdk_backend(form)(client, import_sdk(kind), *parts, stream=settings.stream)
         backend.provider = provider  # the name the run knows the model by: usage, prices, errors
-        self._backends[name] = backend
         return backend
 
     def _served_backend(self, name: str, model: str) -> Backend:
@@ -258,7 +271,6 @@ class ModelHub:
         bound = served_schema_bounds(settings.options.max_tokens) if served is not None and served.kind == "llamacpp" else None
         backend = LeanBackend(client, None, *parts, provider="vllm", stream=settings.stream, bound_schema=bound)
         backend.provider = split_name(name)[0]
-        self._backends[name] = backend
         return backend
 
     def _replicated(self, name: str, model: str, limiter: Limiter, urls: list[str]) -> Backend:
@@ -272,8 +284,27 @@ class ModelHub:
         if self._task_group is not None:
             replicas.watch(self._task_group)
         parts = (model, limiter, settings.options, self.tokenizer, self.prices, self.secrets)
-        backend = self._backends[name] = ReplicatedBackend(replicas, None, *parts, provider="vllm", stream=settings.stream)
-        return backend
+        return ReplicatedBackend(replicas, None, *parts, provider="vllm", stream=settings.stream)
+
+    def _cache_calls(self, name: str, backend: Backend) -> None:
+        """Put the response cache in front of ``backend`` (``engine.backends.cache``), unless its calls
+        are sampled and the run caches only the calls whose reply the request fixes."""
+        from engine.backends.cache import CachedCalls, ResponseStore, cache_file, default_server, sampled, server_identity
+
+        cache = self.settings.cache
+        provider = split_name(name)[0]
+        kind = self.settings.endpoint(provider).kind
+        if sampled(kind, self.settings.options) and not cache.sampled:
+            self.uncached.append(name)
+            return
+        if self.responses is None:
+            self.responses = ResponseStore(cache_file(cache), expiry=cache.expiry, writable=cache.mode == "on")
+        if name in self.served:  # the engine's own server, at a new address each start: known by its model
+            server = f"served:{provider}"
+        else:
+            urls = (self.base_url(provider) or default_server(kind)).split(",")
+            server = ",".join(sorted(server_identity(url) for url in urls if url.strip()))
+        CachedCalls(backend, self.responses, kind=kind, server=server).install(backend)
 
     def backends(self) -> list[Backend]:
         return list(self._backends.values())
@@ -311,6 +342,8 @@ class ModelHub:
                 for client in self._clients.values():
                     await client.close()
                 self._clients.clear()
+                if self.responses is not None:
+                    await anyio.to_thread.run_sync(self.responses.close)
                 if self._servers is not None:
                     servers, self._servers = self._servers, None
                     await servers.__aexit__(None, None, None)
@@ -319,6 +352,11 @@ class ModelHub:
         """How calls were made (temperature, max tokens, seed, structured output, timeouts) and, per model:
         its client, calls, attempts, failures by cause, tokens, cost; written to usage.json."""
         options = msgspec.to_builtins(self.settings.options)
+        if self.settings.cache.mode != "off":
+            cache = self.settings.cache
+            options["cache"] = {"mode": cache.mode, "sampled": cache.sampled, "expiry": cache.expiry, "uncached_models": self.uncached}
+            if self.responses is not None:
+                options["cache"] |= self.responses.summary()
         result: dict[str, Any] = {"tokenizer": self.tokenizer.name, "options": options, "models": {}}
         # Only a run that built replicas imported their module (and only then can a client be one).
         replicas = sys.modules.get("engine.backends.replicas")

@@ -169,6 +169,7 @@ class CallCounters(msgspec.Struct):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
+    cache_hits: int = 0  # calls answered from the response cache (``--cache``), not in ``calls``
 
 
 COUNTERS: tuple[str, ...] = CallCounters.__struct_fields__

@@ -51,6 +51,20 @@ class ModelOptions(msgspec.Struct, frozen=True, kw_only=True):
         return {k: v for k, v in fields.items() if v is not None}
 
 
+CACHE_MODES = ("off", "on", "read-only")
+
+
+class CacheSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """The response cache (``engine.backends.cache``): ``on`` answers a call the cache holds from it
+    and keeps the reply of every other; ``read-only`` answers from it but keeps nothing. Only calls
+    whose reply is fixed by the request are cached (temperature 0, or a seed) unless ``sampled``."""
+
+    mode: Literal["off", "on", "read-only"] = "off"
+    sampled: bool = False  # cache sampled calls too (temperature > 0 and no seed; Anthropic's, which take neither)
+    directory: str | None = None  # None: $ASYMGAMES_CACHE, else ~/.cache/asymgames, of the machine making the calls
+    expiry: float | None = None  # seconds an entry answers for; None: for ever
+
+
 class BackendSettings(msgspec.Struct, frozen=True, kw_only=True):
     """Per-run settings of the model backends (none of them changes what a game is)."""
 
@@ -67,6 +81,7 @@ class BackendSettings(msgspec.Struct, frozen=True, kw_only=True):
     endpoints: dict[str, Endpoint] = {}  # named endpoints given to the run or named by it, over the built-in ones
     serve_slots: int = 4  # sequences at once of a server the engine starts (llamacpp:PATH.gguf, vllm:MODEL with no URL)
     serve_context: int = 8192  # tokens of context per sequence of such a server
+    cache: CacheSettings = CacheSettings()  # the response cache; off by default
 
     def endpoint(self, provider: str) -> Endpoint:
         """The endpoint ``provider`` names. ValueError with a one-line reason if there is none."""

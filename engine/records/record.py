@@ -46,6 +46,7 @@ class UsageTotals(msgspec.Struct, omit_defaults=True):
     the order results.jsonl has always written them."""
 
     calls: int = 0
+    cache_hits: int = 0  # of the calls, those answered from the response cache: no tokens, no cost
     attempts: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0

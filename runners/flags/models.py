@@ -3,7 +3,8 @@
 The settings are saved with the run (``models.json``) and used again on ``--resume``. There, a
 sampling flag (temperature, top-p, max tokens, seed, structured output) that differs from the saved
 one is an error naming it, since it would change how the rest of the games are played; the pacing
-and connection flags (rates, URLs, clients, limits, timeouts, attempts, prices) replace the saved ones.
+and connection flags (rates, URLs, clients, limits, timeouts, attempts, prices) replace the saved ones,
+and so does ``--cache`` with its companions (the response cache: ``engine.backends.cache``).
 Endpoints given on a resume are added to the saved ones (a name given again replaces its entry).
 
 Names of providers in ``--rpm``, ``--tpm``, ``--client`` and ``--shared-limit`` are checked once the
@@ -13,12 +14,14 @@ whole command line is read, since ``--endpoint``/``--endpoints`` may name them a
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import msgspec
 
 from engine.backends import CLIENTS, PROVIDERS, BackendSettings
 from engine.backends.endpoints import NAME, endpoint_entry, known, read_endpoints
 from engine.backends.prices import price_entry, price_numbers, read_prices
+from engine.backends.settings import CACHE_MODES, CacheSettings
 
 from runners.args import bounded, checked, key_value, pair
 
@@ -69,6 +72,30 @@ def _positive(kind):
 _temperature = bounded(float, 0.0, 2.0, what="a temperature between 0 and 2")
 
 
+def _cache_mode(text: str) -> str:
+    mode = text.strip().lower().replace("_", "-")
+    if mode not in CACHE_MODES:
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(CACHE_MODES)}, got {text!r}")
+    return mode
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def _duration(text: str) -> float:
+    """``never`` (infinity) or a positive number with a unit: ``90s``, ``30m``, ``12h``, ``7d``, ``2w``."""
+    word = text.strip().lower()
+    if word == "never":
+        return float("inf")
+    try:
+        value = float(word[:-1]) * _UNITS[word[-1:]]
+    except (KeyError, ValueError):
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a duration such as 12h, 7d or 2w (s, m, h, d, w), or never, got {text!r}")
+    return value
+
+
 _price = pair("MODEL=INPUT,CACHED,OUTPUT[,CACHE_WRITE] dollars per million tokens", price_entry)
 _endpoint = pair("NAME=KIND,URL[,KEY_ENV]", endpoint_entry)
 _endpoint_file = checked(read_endpoints)
@@ -104,6 +131,10 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--max-attempts", type=_positive(int), metavar="K", help="attempts per call before the game is an infrastructure error (default 8)")
     g.add_argument("--prices", type=_price_file, metavar="FILE", help="a TOML price table over the built-in one (engine/backends/prices.toml shows the form)")
     g.add_argument("--price", type=_price, action="append", metavar="MODEL=IN,CACHED,OUT[,WRITE]", help="dollars per million tokens for one model (cache writes default to input)")
+    g.add_argument("--cache", type=_cache_mode, metavar="off|on|read-only", help="the response cache: on answers a call made before from disk, at no cost, and keeps every new reply; read-only answers but keeps nothing (default off). Only calls the request fixes (temperature 0, or --model-seed) unless --cache-sampled; saved with the run")
+    g.add_argument("--cache-sampled", action="store_const", const=True, help="with --cache: sampled calls too (temperature above 0 with no seed, and Anthropic's), answered with the same sample again")
+    g.add_argument("--cache-dir", metavar="DIR", help="with --cache: the cache's folder, on a local disk (default $ASYMGAMES_CACHE, else ~/.cache/asymgames)")
+    g.add_argument("--cache-expiry", type=_duration, metavar="AGE", help="with --cache: entries older than AGE (30m, 12h, 7d, 2w, or never) are misses (default never)")
 
 
 def _per_provider(pairs: list[tuple[str, float]], names: dict, flag: str) -> dict[str, float]:
@@ -192,4 +223,24 @@ def settings_from_args(args: argparse.Namespace, saved: BackendSettings | None =
         fields["serve_context"] = args.serve_context
     if args.prices or args.price:
         fields["prices"] = {**base.prices, **(args.prices or {}), **dict(args.price or [])}
+    cache = _cache_settings(args, base.cache)
+    if cache != base.cache:
+        fields["cache"] = cache
     return msgspec.structs.replace(base, **fields)
+
+
+def _cache_settings(args: argparse.Namespace, saved: CacheSettings) -> CacheSettings:
+    """``--cache`` and its companions: given ``--cache``, what the flags say (the others at their
+    defaults); else the companions over the saved settings. ValueError for a companion with the cache off."""
+    mode = getattr(args, "cache", None)
+    directory = getattr(args, "cache_dir", None)
+    given = {"sampled": getattr(args, "cache_sampled", None), "expiry": getattr(args, "cache_expiry", None),
+             "directory": None if directory is None else str(Path(directory).expanduser().absolute())}  # as saved: from anywhere
+    given = {k: v for k, v in given.items() if v is not None}
+    if "expiry" in given and given["expiry"] == float("inf"):
+        given["expiry"] = None
+    cache = CacheSettings(mode=mode, **given) if mode is not None else msgspec.structs.replace(saved, **given)
+    if given and cache.mode == "off":
+        flag = {"sampled": "--cache-sampled", "directory": "--cache-dir", "expiry": "--cache-expiry"}[next(iter(given))]
+        raise ValueError(f"argument {flag}: the response cache is off; give it with --cache on or --cache read-only")
+    return cache

@@ -1,0 +1,276 @@
+"""The response cache (``--cache``): a model call made before is answered again from disk, with the
+reply it got then, at no cost and without reaching the provider.
+
+**What a call is known by.** Everything that decides its reply: the API (its kind), the server (its
+base URL, less any credentials; a server the engine starts itself is known by its model instead, its
+address changing with every start), the provider's name and the model, the system prompt, the earlier
+turns and the prompt, the reply schema as sent (in its own order: a strict structured output writes
+the properties in that order), the sampling settings (temperature, top_p, max tokens, structured
+output, the seed of the call) and the number of the sample in a best-of-n turn. The engine sends no
+tools and no stop sequences; a backend that comes to send them must add them here. The stored key is
+the SHA-256 of one JSON encoding of these; neither API keys (never part of it) nor prompts are stored,
+only the key's digest and the reply (its text and token counts).
+
+**Which calls.** Only calls whose reply the request fixes (temperature 0, or a seed, on an API that
+takes them) unless the run asks for sampled ones too (``CacheSettings.sampled``): a sampled call
+answered from the cache would be the same sample again, where a research run wants a new one.
+Anthropic's current API takes neither temperature nor seed, so its calls count as sampled.
+
+**Where.** One SQLite file (``responses.sqlite`` in ``$ASYMGAMES_CACHE``, else ``~/.cache/asymgames``,
+or ``--cache-dir``) through the standard library's ``sqlite3``: one file holds every entry; each write
+is a transaction, so an entry is stored whole or not at all (never torn, whatever stops the process);
+in WAL mode readers never wait for a writer, and with a busy timeout several processes (a run's Ray
+workers, runs side by side) write the same file at once, one after the other. The file must be on a
+local disk (WAL needs shared memory; a network file system does not give it).
+
+**A hit** is an agent's call like any other in the records, marked ``cache_hits: 1``: no attempt,
+no tokens, cost 0 (the tokens and cost of a record are what the run spent). The model's counters
+in ``usage.json`` keep hits apart from ``calls`` (the calls that reached the provider). An entry
+older than ``--cache-expiry`` is a miss, and the new reply replaces it.
+
+**Failure is a miss.** An entry that does not decode, or whose checksum is wrong, is a miss (the new
+reply replaces it); a file that is not a database (or that becomes unreadable) makes every call a miss
+for the rest of the process, and ``usage.json`` says why (``options.cache.problem``): never a crash.
+
+**Cost.** With ``--cache off`` (the default) this module is not imported and calls go as they always
+did. With it on, a call costs a hash of its prompt and one indexed read (in a worker thread, never on
+the event loop: a write may wait for another process's), and a miss one write: some 0.1 ms a hit and
+0.15 ms a miss besides the call itself, on a 2-core machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import anyio
+import msgspec
+
+from bus import Usage
+
+from engine.backends.base import Backend, Completion
+from engine.backends.settings import CacheSettings, History, ModelOptions
+
+FILE_NAME = "responses.sqlite"
+KEY_VERSION = 1  # part of every key: a change of what keys hold leaves the old entries unread
+BUSY_TIMEOUT = 10.0  # seconds a write waits for another process's
+_DEFAULT_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+_TABLE = (
+    "CREATE TABLE IF NOT EXISTS replies ("
+    "key BLOB PRIMARY KEY, created REAL NOT NULL, crc INTEGER NOT NULL, value BLOB NOT NULL) WITHOUT ROWID"
+)
+
+_encode = msgspec.json.Encoder().encode
+
+
+class Entry(msgspec.Struct, array_like=True, frozen=True):
+    """What the cache keeps of a reply: its text and the tokens the provider counted for it."""
+
+    text: str
+    prompt_tokens: int
+    cached_tokens: int
+    completion_tokens: int
+
+
+_decode_entry = msgspec.json.Decoder(Entry).decode
+
+
+def cache_root() -> Path:
+    """The project's cache folder: ``$ASYMGAMES_CACHE``, else ``~/.cache/asymgames`` (as the Einstein
+    optima's, ``puzzles.einstein.optima.cache_dir``)."""
+    return Path(os.environ.get("ASYMGAMES_CACHE") or Path.home() / ".cache" / "asymgames")
+
+
+def cache_file(settings: CacheSettings) -> Path:
+    return Path(settings.directory).expanduser() / FILE_NAME if settings.directory else cache_root() / FILE_NAME
+
+
+def sampled(kind: str, options: ModelOptions) -> bool:
+    """Whether a call's reply is a sample the request does not fix: temperature above 0 and no seed,
+    or an API that takes neither (Anthropic's)."""
+    return kind == "anthropic" or (options.temperature > 0 and options.seed is None)
+
+
+def server_identity(url: str) -> str:
+    """A base URL as part of a key: scheme and host in lower case, no credentials, query or fragment,
+    no trailing slash."""
+    parts = urlsplit(url.strip())
+    host = (parts.hostname or "").lower() + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme.lower(), host, parts.path.rstrip("/"), "", ""))
+
+
+def default_server(kind: str) -> str:
+    return _DEFAULT_URL.get(kind, "")
+
+
+class ResponseStore:
+    """The SQLite file, used from any thread: ``get`` and ``put`` by key digest. Opened on first use;
+    every failure is a miss (``problem`` says the first). ``writable`` False: read only."""
+
+    def __init__(self, path: Path, *, expiry: float | None = None, writable: bool = True, timeout: float = BUSY_TIMEOUT) -> None:
+        self.path = path
+        self.expiry = expiry
+        self.writable = writable
+        self.timeout = timeout
+        self.stored = 0  # entries written by this process
+        self.damaged = 0  # entries read that did not decode
+        self.problem: str | None = None  # why the file could not be read or written, the first time
+        self.broken = False  # the file is not a usable database: every call a miss from now on
+        self._open_lock = threading.Lock()
+        self._read_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._reader: sqlite3.Connection | None = None
+        self._writer: sqlite3.Connection | None = None
+        self._opened = False
+
+    def _connect(self) -> sqlite3.Connection:
+        # isolation_level None: each statement is its own transaction (an insert is whole or absent).
+        return sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
+
+    def _open(self) -> None:
+        with self._open_lock:
+            if self._opened:
+                return
+            try:
+                if self.writable:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    writer = self._connect()
+                    self._writer = writer
+                    writer.execute("PRAGMA journal_mode=WAL")
+                    writer.execute("PRAGMA synchronous=NORMAL")  # in WAL mode: durable at each checkpoint, never torn
+                    writer.execute(_TABLE)
+                elif not self.path.exists():
+                    return  # nothing kept yet: every call a miss
+                self._reader = self._connect()
+                self._reader.execute("SELECT 1 FROM replies LIMIT 1").fetchall()
+            except (sqlite3.Error, OSError) as exc:
+                self._failed(exc, hard=True)
+            finally:
+                self._opened = True  # after the connections: a thread that waited for the lock finds them
+
+    def _failed(self, exc: BaseException, hard: bool = False) -> None:
+        if self.problem is None:
+            self.problem = f"{self.path}: {type(exc).__name__}: {exc}"
+        # A lock held past the timeout, a full disk: this call misses. A file that is not a database: every call.
+        if hard or (isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)):
+            self.broken = True
+
+    def get(self, key: bytes) -> Entry | None:
+        """The entry of ``key``, or None: none kept, expired, damaged, or the file unusable."""
+        if not self._opened:
+            self._open()
+        if self.broken or self._reader is None:
+            return None
+        try:
+            with self._read_lock:
+                row = self._reader.execute("SELECT created, crc, value FROM replies WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error as exc:
+            self._failed(exc)
+            return None
+        if row is None:
+            return None
+        try:
+            created, crc, value = row
+            if self.expiry is not None and created < time.time() - self.expiry:
+                return None
+            if not isinstance(value, bytes) or zlib.crc32(value) != crc:
+                raise ValueError("checksum")
+            return _decode_entry(value)
+        except (ValueError, TypeError, msgspec.DecodeError):  # msgspec's errors are ValueErrors
+            self.damaged += 1
+            return None
+
+    def put(self, key: bytes, entry: Entry) -> None:
+        """Keep ``entry`` as ``key``'s (replacing a damaged or expired one). Does nothing read-only."""
+        if not self.writable:
+            return
+        if not self._opened:
+            self._open()
+        if self.broken or self._writer is None:
+            return
+        value = _encode(entry)
+        try:
+            with self._write_lock:
+                self._writer.execute(
+                    "INSERT OR REPLACE INTO replies (key, created, crc, value) VALUES (?, ?, ?, ?)",
+                    (key, time.time(), zlib.crc32(value), value),
+                )
+            self.stored += 1
+        except sqlite3.Error as exc:
+            self._failed(exc)
+
+    def close(self) -> None:
+        """Close the connections; the next use opens them again."""
+        with self._open_lock, self._read_lock, self._write_lock:
+            for db in (self._reader, self._writer):
+                if db is not None:
+                    try:
+                        db.close()
+                    except sqlite3.Error:
+                        pass
+            self._reader = self._writer = None
+            self._opened = False
+
+    def summary(self) -> dict[str, Any]:
+        """For ``usage.json``: the file, the entries this process wrote and found damaged, the problem."""
+        return {"file": str(self.path), "stored": self.stored, "damaged": self.damaged, "problem": self.problem}
+
+
+class CachedCalls:
+    """One model's calls through the cache: a call it holds is answered from it, any other is made
+    by the backend's own ``complete`` and kept. ``install`` puts it in front of the backend."""
+
+    def __init__(self, backend: Backend, store: ResponseStore, *, kind: str, server: str) -> None:
+        self.call = backend.complete  # the call itself, as the backend's class makes it
+        self.store = store
+        self.stats = backend.limiter.stats
+        self.name = f"{backend.provider}:{backend.model}"
+        self.seed = backend.options.seed
+        options = backend.options
+        fixed = {
+            "v": KEY_VERSION, "api": kind, "server": server, "provider": backend.provider, "model": backend.model,
+            "temperature": options.temperature, "top_p": options.top_p, "max_tokens": options.max_tokens,
+            "structured": options.structured, "schema_bounds": getattr(backend, "bound_schema", None),
+        }
+        self._prefix = hashlib.sha256(_encode(fixed))
+
+    def install(self, backend: Backend) -> None:
+        """Route ``backend``'s calls through the cache (its ``complete`` becomes ours, for this
+        backend only; a run without a cache keeps the class's, at no cost)."""
+        backend.complete = self.complete  # type: ignore[method-assign]
+
+    def key(self, system: str, user: str, schema: dict | None, history: History, sample: int) -> bytes:
+        """The digest the call is kept under: the model's fixed part, then this call's."""
+        seed = None if self.seed is None else self.seed + sample
+        digest = self._prefix.copy()
+        digest.update(_encode((system, history, user, schema, seed, sample)))
+        return digest.digest()
+
+    async def complete(
+        self, system: str, user: str, schema: dict | None = None, history: History = (), *, sample: int = 0,
+    ) -> Completion:
+        if self.store.broken:  # the file is not usable: the call as if there were no cache
+            return await self.call(system, user, schema, history, sample=sample)
+        key = self.key(system, user, schema, history, sample)
+        started = time.monotonic()
+        entry = await anyio.to_thread.run_sync(self.store.get, key)
+        if entry is not None:
+            self.stats.cache_hits += 1
+            usage = Usage(model=self.name, attempts=0, latency=round(time.monotonic() - started, 4), cost_usd=0.0, cache_hits=1)
+            return Completion(entry.text, usage)
+        completion = await self.call(system, user, schema, history, sample=sample)
+        if self.store.writable:
+            usage = completion.usage
+            kept = Entry(completion.text, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens)
+            await anyio.to_thread.run_sync(self.store.put, key, kept)
+        return completion
+
+
+__all__ = ["CachedCalls", "Entry", "ResponseStore", "cache_file", "cache_root", "sampled", "server_identity"]
