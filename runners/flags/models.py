@@ -226,7 +226,32 @@ def settings_from_args(args: argparse.Namespace, saved: BackendSettings | None =
     cache = _cache_settings(args, base.cache)
     if cache != base.cache:
         fields["cache"] = cache
-    return msgspec.structs.replace(base, **fields)
+    settings = msgspec.structs.replace(base, **fields)
+    if saved is not None:
+        _refuse_changes(saved, settings)
+    return settings
+
+
+# The flags that set each model setting, for the line that refuses a change on a resume.
+SETTING_FLAGS = {
+    "rpm": "--rpm", "tpm": "--tpm", "urls": "--openai-url/--anthropic-url/--vllm-url", "max_in_flight": "--max-in-flight",
+    "vllm_max_seqs": "--vllm-max-seqs", "shared_limits": "--shared-limit", "prices": "--price/--prices",
+    "clients": "--client", "stream": "--stream", "endpoints": "--endpoint/--endpoints", "serve_slots": "--serve-slots",
+    "serve_context": "--serve-context", "cache": "--cache and its companions",
+}
+OPTION_FLAGS = {"timeout": "--request-timeout", "max_attempts": "--max-attempts"}
+
+
+def _refuse_changes(saved: BackendSettings, given: BackendSettings) -> None:
+    """A resumed run keeps every model setting it was saved with (``models.json``): a flag given
+    again with the saved value is fine, one that would change it is refused (ValueError naming it)."""
+    changed = [SETTING_FLAGS[f] for f in SETTING_FLAGS if getattr(given, f) != getattr(saved, f)]
+    changed += [OPTION_FLAGS[f] for f in OPTION_FLAGS if getattr(given.options, f) != getattr(saved.options, f)]
+    if changed:
+        raise ValueError(
+            f"argument {changed[0]}: the run being resumed was saved with other model settings (its models.json); "
+            "a run keeps them, so that its games are played and paced as it began (start a new run to change them)"
+        )
 
 
 def _cache_settings(args: argparse.Namespace, saved: CacheSettings) -> CacheSettings:

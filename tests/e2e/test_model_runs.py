@@ -7,6 +7,7 @@ import json
 import shlex
 import subprocess
 import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -22,7 +23,7 @@ CANARY = "sk-canary-7f3a9c2e5b1d4860"
 def server_process(*flags: str):
     """``python -m runners.fake_llm`` on a free port; yields its base URL."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "runners.fake_llm", "--port", "0", *flags],
+        [sys.executable, "-m", "runners.fake_llm", *(["--port", "0"] if "--port" not in flags else []), *flags],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
@@ -32,6 +33,24 @@ def server_process(*flags: str):
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@contextmanager
+def server_process_on(port: str, *flags: str):
+    """``server_process`` on a given port (one a server just left: tried again until it is free)."""
+    for _ in range(50):
+        started = server_process("--port", port, *flags)
+        try:
+            url = started.__enter__()
+        except AssertionError:  # the port is not free yet
+            time.sleep(0.2)
+            continue
+        try:
+            yield url
+        finally:
+            started.__exit__(None, None, None)
+        return
+    raise AssertionError(f"port {port} stayed busy")
 
 
 def _records(run: Path) -> list[dict]:
@@ -86,8 +105,9 @@ def test_resume_plays_again_the_games_lost_to_the_infrastructure(tmp_path, monke
     lost = {r["game_id"] for r in first if r["outcome"] == "error"}
     assert lost and all(r["error"]["kind"] == "infra_error" for r in first if r["game_id"] in lost)
     kept = {r["game_id"]: r for r in first if r["game_id"] not in lost}
-    with server_process() as url:
-        code = run_main([*flags, "--openai-url", url + "/v1", "--resume", str(run)])
+    port = url.rsplit(":", 1)[1].split("/")[0]
+    with server_process_on(port) as url:  # the server mended, where it was: the run keeps its URL
+        code = run_main([*flags, "--resume", str(run)])
     assert code == 0
     final = _records(run)
     assert [r["game_id"] for r in final] == list(range(10))
@@ -176,13 +196,20 @@ def test_a_resume_plays_with_the_saved_sampling_and_refuses_a_conflicting_flag(t
                 run_main(["--resume", str(run), flag, value])
             err = capsys.readouterr().err
             assert exit_info.value.code == 2 and err.count("\n") == 1 and f"argument {flag}: the run being resumed" in err
-        # The printed command alone continues the run; the pacing flags may change on a resume.
-        assert run_main(["--resume", str(run), "--rpm", "6000", "--temperature", "0.9"]) == 0
+        # Nor do pacing and connection flags: a run keeps how its calls are sent and counted.
+        for flag, value in (("--rpm", "6000"), ("--openai-url", "http://127.0.0.1:9/v1"), ("--max-attempts", "2"),
+                            ("--client", "openai=sdk"), ("--price", "share_everything=1,1,1"), ("--cache", "on")):
+            with pytest.raises(SystemExit) as exit_info:
+                run_main(["--resume", str(run), flag, value])
+            err = capsys.readouterr().err
+            assert exit_info.value.code == 2 and err.count("\n") == 1 and "the run being resumed was saved with other" in err, (flag, err)
+        # A flag given with its saved value is accepted; the printed command alone continues the run.
+        assert run_main(["--resume", str(run), "--temperature", "0.9", "--openai-url", url + "/v1"]) == 0
     records = _records(run)
     want = {"temperature": 0.9, "top_p": 0.8, "max_tokens": 300, "seed": 7, "structured": True}
     assert len(records) == 10 and all(r["sampling"] == want for r in records)
     saved = json.loads((run / "models.json").read_text())
-    assert saved["options"]["temperature"] == 0.9 and saved["rpm"]["openai"] == 6000 and saved["urls"]["openai"] == url + "/v1"
+    assert saved["options"]["temperature"] == 0.9 and "openai" not in saved["rpm"] and saved["urls"]["openai"] == url + "/v1"
     assert "sk-test" not in (run / "models.json").read_text()
 
 

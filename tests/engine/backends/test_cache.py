@@ -221,10 +221,12 @@ def test_the_cache_flags_and_a_resume():
     assert settings_from_args(_parse()).cache == CacheSettings()  # off by default
     given = settings_from_args(_parse("--cache", "on", "--cache-dir", "/c", "--cache-expiry", "7d", "--cache-sampled"))
     assert given.cache == CacheSettings(mode="on", directory="/c", expiry=7 * 86400.0, sampled=True)
-    assert settings_from_args(_parse(), given).cache == given.cache  # saved with the run
-    assert settings_from_args(_parse("--cache-expiry", "never"), given).cache.expiry is None
-    assert settings_from_args(_parse("--cache", "read-only"), given).cache == CacheSettings(mode="read-only")
-    assert settings_from_args(_parse("--cache", "off"), given).cache == CacheSettings()
+    assert settings_from_args(_parse(), given).cache == given.cache  # saved with the run: a resume keeps it
+    assert settings_from_args(_parse("--cache-expiry", "7d"), given).cache == given.cache  # given as saved
+    for flags in (["--cache-expiry", "never"], ["--cache", "read-only"], ["--cache", "off"]):  # another: refused
+        with pytest.raises(ValueError, match="argument --cache and its companions: the run being resumed"):
+            settings_from_args(_parse(*flags), given)
+    assert settings_from_args(_parse("--cache", "read-only")).cache == CacheSettings(mode="read-only")
     with pytest.raises(ValueError, match="argument --cache-dir: the response cache is off"):
         settings_from_args(_parse("--cache-dir", "/c"))
     for flags in (["--cache", "sometimes"], ["--cache-expiry", "7"], ["--cache-expiry", "-1d"], ["--cache-expiry", "0h"]):

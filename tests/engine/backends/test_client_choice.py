@@ -15,7 +15,7 @@ from engine.backends.sdk import OpenAIBackend, VLLMBackend
 from runners.flags.models import add_model_arguments, settings_from_args
 from runners.concurrent import main as run_main
 
-from tests.e2e.test_model_runs import server_process
+from tests.e2e.test_model_runs import server_process, server_process_on
 from tests.engine.backends.helpers import KEYS
 
 
@@ -37,11 +37,13 @@ async def test_vllm_is_lean_and_openai_goes_through_its_sdk_unless_asked():
         ModelHub(BackendSettings(clients={"anthropic": "lean"}), environ=KEYS).check("anthropic:m")
 
 
-def test_the_flag_sets_clients_and_a_resume_keeps_or_replaces_them():
+def test_the_flag_sets_clients_and_a_resume_keeps_them_or_refuses_another():
     settings = settings_from_args(_parse("--client", "openai=lean", "--client", "VLLM=sdk"))
     assert settings.clients == {"openai": "lean", "vllm": "sdk"}
     assert settings_from_args(_parse(), settings).clients == settings.clients
-    assert settings_from_args(_parse("--client", "openai=sdk"), settings).clients == {"openai": "sdk", "vllm": "sdk"}
+    assert settings_from_args(_parse("--client", "openai=lean"), settings).clients == settings.clients  # as saved
+    with pytest.raises(ValueError, match="argument --client: the run being resumed was saved with other"):
+        settings_from_args(_parse("--client", "openai=sdk"), settings)
     for bad in ("anthropic=lean", "openai=fast"):
         with pytest.raises(argparse.ArgumentError):
             _parse("--client", bad)
@@ -58,8 +60,8 @@ def test_a_run_with_the_lean_client_saves_the_choice_and_a_resume_uses_it(tmp_pa
                          "--max-attempts", "1", "--out", str(run)])
     assert code == 3  # games lost to the injected 500s, through the lean client
     assert json.loads((run / "models.json").read_text())["clients"] == {"openai": "lean"}
-    with server_process() as url:
-        assert run_main([*flags, "--openai-url", url + "/v1", "--resume", str(run)]) == 0
+    with server_process_on(url.rsplit(":", 1)[1]):  # mended, where it was: a run keeps its URL
+        assert run_main([*flags, "--resume", str(run)]) == 0
     assert json.loads((run / "models.json").read_text())["clients"] == {"openai": "lean"}
     processes = json.loads((run / "usage.json").read_text())["processes"]
     assert [p["models"]["openai:share_everything"]["client"] for p in processes] == ["lean", "lean"]
