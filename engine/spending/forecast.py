@@ -12,7 +12,9 @@ model's and ending games sooner, so the forecast gives two figures:
   at that many tokens each (a resumed run uses its own mean);
 - *at most*: every game running to its turn limit.
 
-Cost assumes no prompt-cache hits. Time is the larger of calls over requests per minute and tokens
+Cost assumes no prompt-cache hits, unless an earlier process of the run measured them: then each
+model's prompt tokens are priced with the share its provider served from its prefix cache
+(``cached_share``). Time is the larger of calls over requests per minute and tokens
 over tokens per minute, for each limit (a model's, or a provider's shared one) configured or learned
 by an earlier process of the run; a model with no known limit gets no time.
 """
@@ -49,6 +51,7 @@ class ModelForecast(msgspec.Struct):
     tokens_max: float = 0.0
     cost: float | None = 0.0
     cost_max: float | None = 0.0
+    cached_share: float = 0.0  # of the prompt tokens, priced as prefix-cache reads (measured by an earlier process)
 
 
 class Forecast(msgspec.Struct):
@@ -171,6 +174,7 @@ def forecast(
 ) -> Forecast:
     """Scale the sampled games' ``records`` to the games ``to_play`` (ids), condition by condition."""
     prices = prices if prices is not None else ModelHub(settings).prices
+    shares = cached_shares(earlier)
     by_condition: dict[int, list[GameRecord]] = defaultdict(list)
     for record in records:
         by_condition[record.game_id // plan.seeds].append(record)
@@ -194,7 +198,9 @@ def forecast(
                 completion = usage.completion_tokens
                 if reply_tokens is not None:
                     completion = reply_tokens * usage.calls
-                cost = prices.cost(provider, model, usage.prompt_tokens, 0, 0, int(completion))
+                m.cached_share = shares.get(name, 0.0)
+                cached = int(usage.prompt_tokens * m.cached_share)
+                cost = prices.cost(provider, model, usage.prompt_tokens, cached, 0, int(completion))
                 m.calls += usage.calls * scale
                 m.prompt_tokens += usage.prompt_tokens * scale
                 m.completion_tokens += completion * scale
@@ -225,6 +231,16 @@ def forecast(
     )
 
 
+def cached_shares(earlier: Mapping[str, Any] | None) -> dict[str, float]:
+    """Per model, the share of its prompt tokens the provider served from its prefix cache in the
+    calls an earlier process of the run made (``usage.json``); models it did not call are absent."""
+    models = (earlier or {}).get("models") or {}
+    return {
+        name: min(1.0, (m.get("cached_tokens") or 0) / m["prompt_tokens"])
+        for name, m in models.items() if m.get("prompt_tokens")
+    }
+
+
 def mean_reply_tokens(earlier: Mapping[str, Any] | None) -> float | None:
     """The mean reply size of the calls an earlier process of the run made, if any."""
     models = (earlier or {}).get("models") or {}
@@ -232,4 +248,4 @@ def mean_reply_tokens(earlier: Mapping[str, Any] | None) -> float | None:
     return sum(m.get("completion_tokens") or 0 for m in models.values()) / calls if calls else None
 
 
-__all__ = ["Forecast", "ModelForecast", "forecast", "mean_reply_tokens", "play_sampled", "sampled_ids"]
+__all__ = ["Forecast", "ModelForecast", "cached_shares", "forecast", "mean_reply_tokens", "play_sampled", "sampled_ids"]
