@@ -151,7 +151,8 @@ def _scores(frame: _Frame) -> Section | None:
 def _models(frame: _Frame) -> Section | None:
     """One row per model: calls in flight and the cap, requests per minute over the last minute,
     429s and other failures, mean latency, tokens and cost; for vLLM the server's running/waiting;
-    with the response cache, the calls it answered."""
+    with the response cache, the calls it answered; the share of prompt tokens the provider read from
+    its prefix cache."""
     if not frame.backends:
         return None
     now = time.monotonic()
@@ -170,16 +171,18 @@ def _models(frame: _Frame) -> Section | None:
             "-" if s.cost_usd is None else f"{s.cost_usd:.2f}",
             f"{load.running:.0f}/{load.waiting:.0f}" if load is not None else "",
             str(s.cache_hits) if s.cache_hits else "",
+            f"{100 * s.cached_tokens / s.prompt_tokens:.0f}" if s.cached_tokens and s.prompt_tokens else "",
         ])
-    heads = ("model", "in flight", "rpm (limit)", "calls", "429/529", "5xx", "timeouts", "failed", "latency s", "tokens in/out", "cost $", "server run/wait", "cache hits")
-    priorities = (0, 0, 1, 2, 1, 3, 3, 2, 4, 5, 2, 3, 2)
+    heads = ("model", "in flight", "rpm (limit)", "calls", "429/529", "5xx", "timeouts", "failed", "latency s", "tokens in/out",
+             "cost $", "server run/wait", "cache hits", "prefix cached %")
+    priorities = (0, 0, 1, 2, 1, 3, 3, 2, 4, 5, 2, 3, 2, 4)
 
     def build(width: int, shown: int) -> Table:
         part = take(rows, shown)
         columns = []
         for i, (head, priority) in enumerate(zip(heads, priorities)):
             cells = [r[i] for r in part]
-            if i >= 11 and not any(cells):  # no vLLM server, no call answered from the response cache
+            if i >= 11 and not any(cells):  # no vLLM server, no call answered from the response cache, no prefix read
                 continue
             if i == 0:
                 columns.append(Column(head, cells, justify="left", short=[frame.short.get(c, c) for c in cells], squeeze=12))

@@ -62,7 +62,8 @@ def run24():
 def hub_of(*names):
     """A stand-in for the model clients: what the models table reads of each backend."""
     stats = SimpleNamespace(rate=lambda now: 2903.0, calls=12345, rate_limited=0, server_errors=0, timeouts=0, failed=0,
-                            latency_sum=4200.0, prompt_tokens=1234567, completion_tokens=23456, cost_usd=12.25, cache_hits=0)
+                            latency_sum=4200.0, prompt_tokens=1234567, completion_tokens=23456, cost_usd=12.25, cache_hits=0,
+                            cached_tokens=617283)
     limiter = lambda name: SimpleNamespace(name=name, running=17, cap=32, cap_note="", requests=SimpleNamespace(per_minute=None), stats=stats)  # noqa: E731
     backends = [SimpleNamespace(limiter=limiter(n)) for n in names]
     return SimpleNamespace(backends=lambda: backends, loads={})
@@ -137,6 +138,8 @@ def test_the_dashboard_at_160_columns_shows_every_condition_and_full_model_names
     running = body_rows(text, "running games")
     assert [r[0] for r in running] == [str(i) for i in range(8)]
     assert all(r[2] == "3/12" or r[2].endswith("/10") for r in running)  # the turn column is whole
+    models = body_rows(text, "prefix cached %")
+    assert models and all(row[-1] == "50" for row in models)  # half of each model's prompt tokens read from its prefix cache
 
 
 @pytest.mark.parametrize("height", [12, 24, 40, 80])
