@@ -34,6 +34,7 @@ COMMANDS = {
     "sweep": ("runners.sweep", "main", "run every condition of a grid file (python -m runners.sweep)"),
     "report": ("runners.report.cli", "main", "tables, plots and an HTML page from a run (python -m runners.report)"),
     "play": ("runners.play", "main", "a person plays a seat in the browser (python -m runners.play)"),
+    "study": ("runners.study.cli", "main", "serve a study to many people at once: waiting room, balanced conditions (python -m runners.study)"),
     "view": ("runners.view.cli", "main", "look through a run's games (python -m runners.view)"),
     "replay": ("runners.replay", "main", "show one game of a run turn by turn (python -m runners.replay)"),
     "transcript": ("runners.transcript", "main", "one game as a transcript for an appendix: md, html or tex (python -m runners.transcript)"),
@@ -59,6 +60,7 @@ examples:
   asymgames transcript runs/20261121-101500 7 --format tex   one game for a paper's appendix
   asymgames run --game tsp --agent ghost=human                a person plays a seat at this terminal
   asymgames play --game tsp --seat light --partner openai:gpt-4o   ... or in the browser
+  asymgames study examples/study_tsp.toml                      a study: one link for many people
   asymgames fake-llm --port 8000                               the local model server
   asymgames setup-llamacpp                                     llama.cpp's server and a small model, then:
   asymgames run --model llamacpp:smollm2 --games 4 --structured   a real model, served by the engine

@@ -20,7 +20,7 @@ from feedback.actor import FeedbackActor
 from puzzles import GAMES, Game, GameResult, Referee, Secrets, get_game, implements
 
 from engine.play.audit import LeakAudit, PhraseAudit
-from engine.policies.seat import HumanPolicy
+from engine.policies.seat import HumanAbsent, HumanPolicy
 from engine.policies.factory import PolicyFactory, is_model
 from engine.records.record import ErrorInfo, GameRecord, usage_totals
 from engine.plan.spec import GameSpec
@@ -104,9 +104,10 @@ def error_info(exc: BaseException) -> ErrorInfo:
     failure = _find_actor_failure(exc)
     if failure is not None:
         cause = failure.cause
+        actor = cause.role if isinstance(cause, HumanAbsent) and cause.role else failure.address  # whose seat emptied
         return ErrorInfo(
             kind=getattr(cause, "kind", "actor_error"), type=type(cause).__name__, message=str(cause),
-            actor=failure.address, where=_where(cause),
+            actor=actor, where=_where(cause),
         )
     return ErrorInfo(kind="engine_error", type=type(exc).__name__, message=str(exc), where=_where(exc))
 

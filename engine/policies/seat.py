@@ -9,12 +9,18 @@ answer within the turn's time gets the turn played with no message and the game'
 recorded as timed out; after ``absent_after`` timeouts in a row the game ends with the error
 "human_absent", so a person who walked away never holds a run. Response times go into the record
 with each turn (``bus.HumanTurn``) and, per seat, with the participant id (``HumanSeat``).
+
+The turn's clock starts when the person first sees the turn: a front end that draws it later (a page,
+when it next asks) says so with ``SeatTurn.shown()``, and the turn's time and the response time count
+from then. A turn that is never shown within its time is played without the person, so a page
+nobody opens still times out.
 """
 
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
 import anyio
@@ -83,12 +89,27 @@ class SeatTurn:
         self.context = context
         self.seat = seat
         self.prompter = prompter
+        self.shown_at: float | None = None  # time.monotonic() when the person first saw the turn
+        self._on_shown: Callable[[], None] | None = None
         self.prompt = SeatPrompt(
             game_id=context.game_id, role=context.role, turn=context.turn, max_turns=context.max_turns,
             rules=seat.rules(context), sections=tuple(seat.show(context)), conversation=context.conversation,
             notices=context.notices, forms=tuple(seat.forms(context)), partners=context.partners,
             directed=context.directed, messages=seat.messages, max_actions=seat.max_actions, seconds=seconds,
         )
+
+    def shown(self) -> None:
+        """The person sees the turn now (its first showing counts): its clock starts."""
+        if self.shown_at is None:
+            self.shown_at = time.monotonic()
+            if self._on_shown is not None:
+                self._on_shown()
+
+    def seconds_left(self) -> float:
+        """The turn's time left: all of it until the turn is shown."""
+        if self.shown_at is None:
+            return self.prompt.seconds
+        return max(0.0, self.prompt.seconds - (time.monotonic() - self.shown_at))
 
     def action(self, chosen: ChosenAction) -> Any:
         """The game's action for a filled-in form; ValueError with the reason to show."""
@@ -146,7 +167,8 @@ class FrontEnd(Protocol):
     participant: str | None
 
     async def play(self, turn: SeatTurn) -> Reply:
-        """The person's answer; ``HumanAbsent`` if the front end knows the person has gone."""
+        """The person's answer; ``HumanAbsent`` if the front end knows the person has gone. A front
+        end that shows the turn later than it is given calls ``turn.shown()`` then."""
 
     def timed_out(self, turn: SeatTurn) -> None:
         """The turn's time ran out before the person answered."""
@@ -159,9 +181,15 @@ class Seats(Protocol):
 
 
 class HumanAbsent(RuntimeError):
-    """The person in a seat let ``absent_after`` turns in a row time out: the game ends with this error."""
+    """The person in a seat let ``absent_after`` turns in a row time out, or left: the game ends with
+    this error. ``role`` is whose seat is empty when that is not the seat that raised it (a front end
+    whose person's partner left ends the game on the partner's account)."""
 
     kind = "human_absent"
+
+    def __init__(self, message: str, role: str | None = None) -> None:
+        super().__init__(message)
+        self.role = role
 
 
 class HumanSeat(msgspec.Struct, omit_defaults=True):
@@ -197,12 +225,20 @@ class HumanPolicy:
         started = time.monotonic()
         reply: Reply | None = None
         try:
-            with anyio.move_on_after(self.seconds):
+            with anyio.move_on_after(self.seconds) as clock:  # until shown: the time the front end has to show it
+
+                def restart() -> None:
+                    clock.deadline = anyio.current_time() + self.seconds
+
+                turn._on_shown = restart
                 reply = await self.front.play(turn)
-        except HumanAbsent:  # the front end knows the person has gone (the terminal's input ended)
-            self._count(started, timed_out=True)
+        except HumanAbsent as absent:  # the front end knows the person has gone (the terminal's input ended)
+            if absent.role in (None, context.role):  # not when the turn ended because a partner left
+                self._count(turn.shown_at or started, timed_out=True)
             raise
-        seconds = self._count(started, timed_out=reply is None)
+        finally:
+            turn._on_shown = None
+        seconds = self._count(turn.shown_at or started, timed_out=reply is None)
         if reply is None:
             self._in_a_row += 1
             human = HumanTurn(seconds, timed_out=True)

@@ -6,7 +6,8 @@ The game has no free messages (players speak through share and ask) and one acti
 the seat says ``messages = False`` and ``max_actions = 1``; a person who lets the time run out
 passes. The forms offer what a person at the real table could do: move a block within reach (its
 bin is where the table shows it, so only the block and the target are chosen), share one of their
-own constraints not yet shared, ask about a block whose bin they cannot tell, or pass. Everything
+own constraints not yet shared (in the ask mode, only to answer the partner's ask, and only where the
+game accepts answers: ``EinsteinView.answers``), ask about a block whose bin they cannot tell, or pass. Everything
 shown comes from the seat's own view: the partner's constraints are never in it.
 """
 
@@ -45,7 +46,7 @@ def _shareable(view: EinsteinView) -> list[Item]:
     if view.mode in SHARES:
         return [to_item(i) for i in items]
     asked = partner_asked(view)
-    if view.mode == "ask" and asked is not None:
+    if view.mode == "ask" and asked is not None and view.answers:
         return [to_item(i) for i in items if mentions(i, asked)]
     return []
 
@@ -63,7 +64,9 @@ class EinsteinSeat:
         talk = {
             "share_ask": "share one of your constraints with your partner, ask your partner about a block",
             "share": "share one of your constraints with your partner",
-            "ask": "ask your partner about a block, share a constraint about the block your partner has just asked about",
+            "ask": "ask your partner about a block" + (
+                ", share a constraint about the block your partner has just asked about" if view.answers else ""
+            ),
             "none": "",
         }[view.mode]
         actions = "move one block" + (f", {talk}" if talk else "") + " or pass"

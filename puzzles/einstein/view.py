@@ -5,7 +5,9 @@ partner asked in the step before, its valid set.
 The view holds exactly what the prompt shows, so a prompt reads back into the same view: the
 player's explicit knowledge in the prompt's order, the seven bins, the bins it reaches, the history
 of steps (whose, the action as the history writes it, failed or not), and the settings the prompt
-depends on (the player's action mode, the prompt family, CoT, whether notices are shown).
+depends on (the player's action mode, the prompt family, CoT, whether notices are shown). One rule is
+in the view but not in the prompt (the reference does not tell it): whether an ask-mode player's
+answer to its partner's ask is accepted (``answers``); a person's seat offers answers only then.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ class EinsteinView(msgspec.Struct, frozen=True, gc=False):
     bins: tuple[tuple[int, ...], ...]  # the blocks in each bin, by bin number (board.BIN_NAMES)
     reach: tuple[str, ...]
     history: tuple[HistoryEntry, ...]
+    answers: bool = True  # an ask-mode player may answer its partner's ask (``seek_answers``; not in the prompt)
 
     @property
     def blocks(self) -> int:

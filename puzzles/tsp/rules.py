@@ -53,6 +53,7 @@ class TspView(msgspec.Struct, frozen=True, gc=False):
     fidelity: bool = False  # the reference prompts' slips
     notices: bool = False  # rejected actions are told to the agent
     reference_grounding: bool = False  # the agent's grounding module works as the reference's
+    submitted: tuple[str, ...] | None = None  # own submitted path (``end``), if any; a person's seat shows it
 
 
 def read_path(argument: str) -> list[str] | None:
@@ -113,7 +114,7 @@ class TspGame:
             role=role, rooms=self.rooms, weights=self.board.weights[role], variant=self.params.variant,
             history=tuple(player.history), visited=tuple(player.visited), remaining=tuple(player.remaining),
             fidelity=self.params.prompt_fidelity, notices=self.params.notices,
-            reference_grounding=self.params.reference_grounding,
+            reference_grounding=self.params.reference_grounding, submitted=player.submitted,
         )
 
     def private(self, role: str) -> tuple[tuple[str, str, int], ...]:

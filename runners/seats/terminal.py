@@ -302,6 +302,7 @@ class TerminalFront:
             form = Form(turn, seats.console, lines, echo=seats.keyboard.echo, first=self.turns == 0,
                         hot_seat=len(seats.roles.get(self.seed, ())) > 1)
             self.turns += 1
+            turn.shown()  # the form is on the screen now: the turn's clock starts (a hot seat waits without it)
             try:
                 return await form.play()
             except Left:

@@ -208,3 +208,30 @@ def test_a_message_the_reply_format_would_cut_short_is_refused():
     with pytest.raises(ValueError, match="rephrase"):
         turn.reply(SeatAnswer(message="take this [Action]: end(L)"))
     assert turn.reply(SeatAnswer(message="take the attic first")).message == "take the attic first"
+
+
+class LateFront(Front):
+    """A page that draws each turn ``late`` seconds after it is given, then answers ``after`` seconds later."""
+
+    def __init__(self, late: float, after: float) -> None:
+        super().__init__(lambda turn: SeatAnswer(message="hi"))
+        self.late, self.after = late, after
+        self.left: list[float] = []
+
+    async def play(self, turn: SeatTurn):
+        self.left.append(turn.seconds_left())
+        await anyio.sleep(self.late)
+        self.left.append(turn.seconds_left())
+        turn.shown()
+        await anyio.sleep(self.after)
+        return await super().play(turn)
+
+
+def test_the_clock_starts_when_the_turn_is_shown_and_the_response_time_counts_from_then():
+    front = LateFront(late=0.8, after=0.6)  # 1.4 s in all: over the turn's 1 s, but 0.6 s after it was shown
+    spec = _spec("asympuzl", "bob", max_turns=1)
+    record = anyio.run(lambda: play_game(spec, _factory(front, seconds=1.0)))
+    assert record.error is None and front.timeouts == 0
+    [turn] = [t for t in record.turn_log if t.role == "bob"]
+    assert not turn.human.timed_out and 0.6 <= turn.human.seconds < 1.3  # not the 0.8 s before it was shown
+    assert front.left[:2] == [1.0, 1.0]  # no time went while the turn was not shown

@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -177,7 +178,9 @@ def test_a_browser_seat_plays_a_whole_game_of_every_game(name, served, new_page)
     page.goto(run.urls[role])
     assert play_out(page) >= 1
     assert page.locator("#over").is_visible() and "study is over" in page.text_content("#over")
-    assert page.text_content("#outcome") in ("success", "failure", "error")
+    assert page.get_attribute("#outcome", "data-outcome") in ("success", "failure", "error")
+    assert page.text_content("#outcome") in ("solved together", "not solved", "ended early")  # words, not codes
+    assert "_" not in page.text_content("#last")
     [record] = run.finish()
     assert record["humans"][role]["front"] == "browser" and record["humans"][role]["participant"] == "P01"
     seen = human_turns(record, role)
@@ -262,3 +265,44 @@ def test_a_turn_that_times_out_is_recorded_and_a_late_answer_refused(served, new
     assert record["humans"][role]["timeouts"] >= 1
     assert human_turns(record, role)[0]["timed_out"] is True
     assert "too late" not in json.dumps(record)
+
+
+def _state(url: str) -> dict:
+    with urllib.request.urlopen(url + "/state?since=-1") as r:
+        return json.loads(r.read())
+
+
+def _until(check, what: str, limit: float = 30.0):
+    """Poll ``check`` until it gives something true (a safety limit only fails a hang)."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"never: {what}")
+
+
+def test_the_clock_starts_when_the_page_shows_the_turn_and_a_reload_keeps_it(served, new_page):
+    role = GAMES["tsp"].rules.rosters[0][0]
+    run = served("--game", "tsp", "--seat", role, "--max-turns", "1", "--participant", "P01")
+    url = run.urls[role]
+    waiting = _until(lambda: (s := _state(url))["status"] == "your_turn" and s, "the turn waits")
+    assert (waiting["clock_running"], waiting["seconds_left"]) == (False, 600.0)  # nobody has seen it yet
+    time.sleep(0.5)
+    assert _state(url)["seconds_left"] == 600.0  # and its clock does not run while no page shows it
+    page = new_page()
+    page.goto(url)
+    page.wait_for_function(READY)
+    running = _until(lambda: (s := _state(url))["clock_running"] and s, "the page tells the server it showed the turn")
+    assert running["seconds_left"] <= 600.0
+    time.sleep(0.5)
+    page.reload()  # a reload returns to the same turn with the clock where it was, not a fresh one
+    page.wait_for_function(READY)
+    again = _state(url)
+    assert again["clock_running"] and again["seconds_left"] < running["seconds_left"]
+    take_turn(page, "done")
+    page.wait_for_function("() => document.body.dataset.status === 'done'")
+    [record] = run.finish()
+    [turn] = human_turns(record, role)
+    assert not turn.get("timed_out")

@@ -1,6 +1,7 @@
 """The seat's one HTML page: a skeleton with the hand-written style and script inlined, so the page
 needs nothing but itself (no network, no CDN). The script (``play.js``) fills it from
-``/seat/TOKEN/state`` and writes game text only as text, never as markup."""
+``/seat/TOKEN/state`` (a study's: ``/p/TOKEN/state``) and writes game text only as text, never as
+markup. A study's pages also show its screens between games (``#screen``) and a button to leave."""
 
 from __future__ import annotations
 
@@ -11,10 +12,16 @@ ASSETS = Path(__file__).parent
 
 BODY = """
 <header id=top>
-  <h1>Seat <span id=role></span></h1>
+  <h1><span id=heading>Seat</span> <span id=role></span></h1>
   <span id=game class=chip></span><span id=turn class=chip></span><span id=clock class=chip></span>
   <span id=status></span>
+  <button id=leave type=button hidden>Leave the study</button>
 </header>
+<section id=screen class=card hidden>
+  <h2 id=screen-title></h2>
+  <div id=screen-text></div>
+  <button id=screen-go type=button class=primary hidden></button>
+</section>
 <section id=participant class=card hidden>
   <h2>Before the first game</h2>
   <p>Type the participant code you were given (letters, digits, '_', '.', '-'; never your name).</p>
@@ -54,10 +61,10 @@ BODY = """
 """
 
 
-def page_html(role: str) -> str:
+def page_html(title: str) -> str:
     return (
         "<!doctype html>\n<html lang=en><head><meta charset=utf-8>"
         '<meta name=viewport content="width=device-width, initial-scale=1"><link rel=icon href="data:,">'
-        f"<title>Seat {html.escape(role)}</title><style>{(ASSETS / 'play.css').read_text()}</style></head>\n"
+        f"<title>{html.escape(title)}</title><style>{(ASSETS / 'play.css').read_text()}</style></head>\n"
         f"<body>{BODY}<script>{(ASSETS / 'play.js').read_text()}</script>\n</body></html>\n"
     )

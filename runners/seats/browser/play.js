@@ -10,6 +10,7 @@
   let shown = null; // "game:turn" of the turn drawn
   let chosen = []; // actions added this turn: {kind, values, text}
   let deadline = null; // when the turn's time runs out (Date.now() ms)
+  let running = false; // the turn's clock runs (the server heard this page showed the turn)
   let sent = false; // this turn's answer was accepted
 
   function el(tag, attrs, ...kids) {
@@ -22,8 +23,12 @@
   const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 
   async function post(path, data) {
-    const r = await fetch(base + path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(data) });
-    return r.json();
+    try {
+      const r = await fetch(base + path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(data) });
+      return await r.json();
+    } catch (e) {
+      return { error: "Cannot reach the server just now; try again in a moment." };
+    }
   }
 
   async function poll() {
@@ -52,13 +57,20 @@
 
   function draw(s) {
     state = s;
-    const p = s.prompt;
+    const screen = s.screen || null;
+    const p = screen ? null : s.prompt;
     document.body.dataset.status = s.status;
-    $("role").textContent = s.role;
-    $("game").textContent = s.game ? `game ${s.game} of ${s.games}` : `${s.games} game${s.games === 1 ? "" : "s"}`;
+    document.body.dataset.screen = screen ? screen.kind : "";
+    if (s.study) {
+      $("heading").textContent = s.study;
+      $("role").textContent = p ? `· you play ${s.role}` : "";
+    } else $("role").textContent = s.role;
+    $("game").textContent = !s.games ? "" : s.game ? `game ${s.game} of ${s.games}` : `${s.games} game${s.games === 1 ? "" : "s"}`;
     $("turn").textContent = p ? `turn ${p.turn} of ${p.max_turns}` : "";
-    $("status").textContent = !p && s.status === "waiting" ? "Waiting for the game to start…" : STATUS[s.status];
+    $("status").textContent = screen ? "" : !p && s.status === "waiting" ? "Waiting for the game to start…" : STATUS[s.status];
     $("participant").hidden = s.status !== "need_participant";
+    $("leave").hidden = !s.can_leave;
+    drawScreen(screen);
     drawLast(s);
     drawOver(s);
     $("play").hidden = !p || s.status === "need_participant" || s.status === "done";
@@ -69,23 +81,59 @@
       drawNotices([...p.notices, ...s.notes]);
     }
     deadline = s.seconds_left === null ? null : Date.now() + s.seconds_left * 1000;
+    running = Boolean(s.clock_running);
+    if (s.status === "your_turn" && !s.clock_running) markShown();
     enable();
     tick();
   }
 
+  // The turn's clock starts when this page first shows it (and the page is in view): tell the server.
+  let shownKey = null;
+  async function markShown() {
+    if (document.hidden) return; // told when the page comes into view
+    const key = shown;
+    if (shownKey === key) return;
+    shownKey = key;
+    const r = await post("/shown", stamp());
+    if (r.ok && shown === key) { deadline = Date.now() + r.seconds_left * 1000; running = true; tick(); }
+  }
+  document.addEventListener("visibilitychange", () => { if (state && state.status === "your_turn" && !state.clock_running) markShown(); });
+
+  // A study's screen between games: its title, its text in paragraphs, and the button that goes on.
+  function drawScreen(screen) {
+    const box = $("screen");
+    box.hidden = !screen;
+    if (!screen) return;
+    $("screen-title").textContent = screen.title;
+    const text = $("screen-text");
+    clear(text);
+    for (const para of (screen.text || "").split(/\n\s*\n/)) if (para.trim()) text.append(el("p", {}, para.trim()));
+    if (screen.code) {
+      const at = [...text.children].find((p) => p.textContent.includes(screen.code));
+      const code = el("b", { id: "code" }, screen.code);
+      if (at) { const [before, ...after] = at.textContent.split(screen.code); at.replaceChildren(before, code, after.join(screen.code)); }
+      else text.append(el("p", {}, "Completion code: ", code));
+    }
+    const go = $("screen-go");
+    go.hidden = !screen.button;
+    go.disabled = false;
+    go.textContent = screen.button || "";
+    go.dataset.step = screen.step || "";
+  }
+
   function drawLast(s) {
     const box = $("last");
-    const last = s.last;
+    const last = s.screen && !s.screen.last ? null : s.last;
     box.hidden = !last;
     if (!last) return;
     clear(box);
     const previous = s.game > last.game;
     box.classList.toggle("previous", previous);
     box.append(el("h2", {}, `Game ${last.game} of ${s.games} is over: `,
-      el("span", { class: last.outcome === "success" ? "right" : "wrong", id: "outcome" }, last.outcome)));
+      el("span", { class: last.outcome === "success" ? "right" : "wrong", id: "outcome", "data-outcome": last.outcome }, last.headline)));
     const list = el("ul", { id: "scores" });
     for (const [label, value] of last.scores) list.append(el("li", {}, `${label}: `, el("b", {}, scoreText(value))));
-    list.append(el("li", {}, `turns: ${last.turns}`));
+    list.append(el("li", {}, `turns played: ${last.turns}`));
     box.append(list);
     if (last.error) box.append(el("p", { class: "wrong" }, last.error));
     if (previous) box.append(el("p", { class: "dim" }, `Game ${s.game} has started.`));
@@ -96,7 +144,7 @@
 
   function drawOver(s) {
     const box = $("over");
-    box.hidden = s.status !== "done";
+    box.hidden = s.status !== "done" || Boolean(s.screen);
     if (box.hidden) return;
     clear(box);
     box.append(el("h2", {}, "The study is over. Thank you!"),
@@ -279,6 +327,7 @@
 
   function tick() {
     if (deadline === null) { $("clock").textContent = ""; return; }
+    if (!running) deadline = Date.now() + state.seconds_left * 1000; // the clock waits for the page to show the turn
     const left = Math.max(0, Math.ceil((deadline - Date.now()) / 1000));
     $("clock").textContent = `time left ${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
     $("clock").classList.toggle("short", left <= 30);
@@ -295,6 +344,15 @@
     $("participant-error").textContent = r.error || "";
   };
   $("participant-send").addEventListener("click", name);
+  $("screen-go").addEventListener("click", async () => {
+    $("screen-go").disabled = true;
+    const r = await post("/go", { step: $("screen-go").dataset.step });
+    if (r.error) { $("screen-go").disabled = false; $("status").textContent = r.error; }
+  });
+  $("leave").addEventListener("click", async () => {
+    if (!confirm("Leave the study? A game you are playing ends, and you cannot come back.")) return;
+    await post("/leave", {});
+  });
   $("participant-id").addEventListener("keydown", (e) => { if (e.key === "Enter") name(); });
   setInterval(() => { if (state) tick(); }, 250);
   poll();

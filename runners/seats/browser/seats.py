@@ -13,30 +13,52 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import anyio
 import msgspec
 
 from bus import Act, Chat
-from engine.policies.seat import HUMAN, ChosenAction, SeatAnswer, SeatTurn, participant_id
-from puzzles import GAMES, ChatLine, Reply
+from engine.policies.seat import HUMAN, ChosenAction, HumanAbsent, SeatAnswer, SeatTurn, participant_id
+from puzzles import GAMES, ChatLine, Game, Reply
 
 TIME_RAN_OUT = "the turn's time ran out"
 
 
 class _Pending:
-    """A turn waiting for the person's answer."""
+    """A turn waiting for the person's answer; its clock runs from when the page first drew it."""
 
     def __init__(self, turn: SeatTurn) -> None:
         self.turn = turn
-        self.started = time.monotonic()
         self.answered = anyio.Event()
         self.reply: Reply | None = None
 
     def seconds_left(self) -> float:
-        return max(0.0, self.turn.prompt.seconds - (time.monotonic() - self.started))
+        return self.turn.seconds_left()
+
+
+HEADLINES = {"success": "solved together", "failure": "not solved"}
+
+
+def ending(record: Any, game: Game, role: str) -> dict[str, Any]:
+    """How a game ended, in words a participant reads: the outcome, the scores the game puts in words
+    (``Records.score_words``; the others are left out), the turns, and why it ended early."""
+    error = record.error
+    why = None
+    if error is not None and error.kind == HumanAbsent.kind:
+        who = "you" if error.actor == role else "your partner"
+        why = f"The game ended early: {who} left or stopped answering."
+    elif error is not None:
+        why = "The game ended early because of a problem on our side; it is not counted against you."
+    scores = [
+        [game.score_in_words(key), value] for key, value in record.scores.items()
+        if key.partition(".")[0] in game.records.score_words
+    ] if error is None else []
+    return {
+        "outcome": record.outcome, "headline": HEADLINES.get(record.outcome, "ended early"),
+        "turns": record.turns, "scores": scores, "error": why,
+    }
 
 
 def _whole(prompt: Any) -> dict[str, Any]:
@@ -71,7 +93,9 @@ class BrowserFront:
         self.last: dict[str, Any] | None = None  # the outcome of the last game that ended
         self.done = False  # the run is over
         self.told = anyio.Event()  # the page has heard that the run is over
-        self.version = 0
+        self.gone = False  # the person has left: their turns end the game as human_absent
+        self.ended_by: str | None = None  # the partner who left the game in play: this seat's turns end it
+        self.version = time.time_ns() // 1_000_000  # never one a page has from before a restart
         self._changed = anyio.Event()
 
     # ---- the page's side ----
@@ -110,6 +134,14 @@ class BrowserFront:
             raise ValueError(TIME_RAN_OUT)
         raise ValueError("it is not your turn")
 
+    def shown(self, game: int | None = None, turn: int | None = None) -> float:
+        """The page drew the turn: its clock starts (the first time). The seconds left."""
+        pending = self._turn(game, turn)
+        if pending.turn.shown_at is None:
+            pending.turn.shown()
+            self.changed()
+        return pending.seconds_left()
+
     def check(self, kind: str, values: dict[str, Any], game: int | None = None, turn: int | None = None) -> str:
         """One filled-in form as the action's one line; ValueError with the reason."""
         return self._turn(game, turn).turn.describe(ChosenAction(kind, values))
@@ -141,6 +173,7 @@ class BrowserFront:
             "conversation": [{"turn": c.turn, "sender": c.sender, "text": c.text} for c in self.conversation],
             "notes": list(self.notes), "last": self.last,
             "seconds_left": None if pending is None else round(pending.seconds_left(), 1),
+            "clock_running": pending is not None and pending.turn.shown_at is not None,
         }
 
     # ---- the engine's side (engine.policies.seat.FrontEnd) ----
@@ -150,12 +183,28 @@ class BrowserFront:
         self.prompt = turn.prompt  # the notes stay: a turn that timed out is told about on the next
         self.changed()
         try:
-            await pending.answered.wait()
+            if not (self.gone or self.ended_by):
+                await pending.answered.wait()
+            if self.gone:
+                raise HumanAbsent(f"{self.role} left", role=self.role)
+            if self.ended_by is not None:
+                raise HumanAbsent(f"{self.ended_by} left", role=self.ended_by)
             assert pending.reply is not None
             return pending.reply
         finally:  # answered, or cancelled when the turn's time is up
             self.pending = None
             self.changed()
+
+    def leave(self, partner: str | None = None) -> None:
+        """The person has left (or, given ``partner``, that partner of the game in play has): the turn
+        waiting here, or the next, ends the game as human_absent, on the account of who left."""
+        if partner is None:
+            self.gone = True
+        else:
+            self.ended_by = partner
+        if self.pending is not None:
+            self.pending.answered.set()
+        self.changed()
 
     def timed_out(self, turn: SeatTurn) -> None:
         self.ran_out = (turn.prompt.game_id, turn.prompt.turn)
@@ -172,6 +221,7 @@ class BrowserFront:
         self.notes = []
         self.ran_out = None
         self.over = False
+        self.ended_by = None
         self.changed()
 
     def heard(self, address: str, message: Any) -> None:
@@ -183,13 +233,8 @@ class BrowserFront:
             self.conversation.append(ChatLine(message.turn, self.role, message.message))
             self.changed()
 
-    def game_over(self, record: Any, label: Callable[[str], str]) -> None:
-        error = record.error
-        self.last = {
-            "game": record.game_id + 1, "outcome": record.outcome, "turns": record.turns,
-            "scores": [[label(k), v] for k, v in record.scores.items()],
-            "error": None if error is None else error.message,
-        }
+    def game_over(self, record: Any, game: Game) -> None:
+        self.last = {"game": record.game_id + 1, **ending(record, game, self.role)}
         self.over = True
         self.changed()
 
@@ -228,7 +273,7 @@ class BrowserSeats:
     def game_finished(self, spec: Any, record: Any) -> None:
         game = GAMES[spec.game]
         for front in self.seated(spec):
-            front.game_over(record, game.score_in_words)
+            front.game_over(record, game)
 
     def finish(self) -> None:
         """The run is over: every page says so."""

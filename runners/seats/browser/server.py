@@ -4,6 +4,7 @@ page's answer reaches the game waiting for it without threads or queues in betwe
     GET  /seat/TOKEN              the page (everything inlined)
     GET  /seat/TOKEN/state?since=V  what the seat sees now; waits (up to LONG_POLL s) for a newer version than V
     POST /seat/TOKEN/participant  {participant}          -> {ok, participant} | {error}
+    POST /seat/TOKEN/shown        {game, turn}           -> {ok, seconds_left} | {error}   (the turn's clock starts)
     POST /seat/TOKEN/check        {kind, values, ...}    -> {ok, text} | {error}
     POST /seat/TOKEN/answer       SeatAnswer + {game, turn} -> {ok} | 400 {error}
 
@@ -13,7 +14,7 @@ own seat's data. The server binds 127.0.0.1 only.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -49,28 +50,27 @@ class _Participant(msgspec.Struct):
     participant: str = ""
 
 
-def _json(data: Any, status: int = 200) -> web.Response:
+def json_response(data: Any, status: int = 200) -> web.Response:
     return web.Response(body=msgspec.json.encode(data), status=status, content_type="application/json",
                         headers={"Cache-Control": "no-store"})
 
 
-def make_app(seats: BrowserSeats) -> web.Application:
-    def front_of(request: web.Request) -> BrowserFront:
-        front = seats.by_token.get(request.match_info["token"])
-        if front is None:
-            raise web.HTTPNotFound(text="no such seat")
-        return front
+def read_json(body: bytes, kind: type) -> Any:
+    """A request body as ``kind``; a 400 with the reason if it is not one."""
+    try:
+        return msgspec.json.decode(body, type=kind)
+    except (msgspec.DecodeError, RecursionError) as exc:  # ValidationError is a DecodeError
+        raise web.HTTPBadRequest(body=msgspec.json.encode({"error": f"cannot read the request: {exc}"}),
+                                 content_type="application/json") from None
 
-    async def read(request: web.Request, kind: type) -> Any:
-        try:
-            return msgspec.json.decode(await request.read(), type=kind)
-        except (msgspec.DecodeError, RecursionError) as exc:  # ValidationError is a DecodeError
-            raise web.HTTPBadRequest(body=msgspec.json.encode({"error": f"cannot read the request: {exc}"}),
-                                     content_type="application/json") from None
+
+def seat_routes(front_of: Callable[[web.Request], BrowserFront], prefix: str, title: Callable[[BrowserFront], str]) -> list[web.RouteDef]:
+    """The page of a seat and its API under ``PREFIX/{token}``; ``front_of`` finds the token's front
+    (or raises a 404), ``title`` names its page."""
 
     async def page(request: web.Request) -> web.Response:
         front = front_of(request)
-        return web.Response(text=page_html(front.role), content_type="text/html", headers={"Cache-Control": "no-store"})
+        return web.Response(text=page_html(title(front)), content_type="text/html", headers={"Cache-Control": "no-store"})
 
     async def state(request: web.Request) -> web.Response:
         front = front_of(request)
@@ -82,23 +82,31 @@ def make_app(seats: BrowserSeats) -> web.Application:
         seen = front.state()
         if seen["status"] == "done":
             front.told.set()
-        return _json(seen)
+        return json_response(seen)
 
     async def participant(request: web.Request) -> web.Response:
         front = front_of(request)
-        given = await read(request, _Participant)
+        given = read_json(await request.read(), _Participant)
         try:
-            return _json({"ok": True, "participant": front.name(given.participant)})
+            return json_response({"ok": True, "participant": front.name(given.participant)})
         except ValueError as exc:
-            return _json({"error": str(exc)})
+            return json_response({"error": str(exc)})
+
+    async def shown(request: web.Request) -> web.Response:
+        front = front_of(request)
+        given = read_json(await request.read(), _Stamp)
+        try:
+            return json_response({"ok": True, "seconds_left": round(front.shown(given.game, given.turn), 1)})
+        except ValueError as exc:
+            return json_response({"error": str(exc)})
 
     async def check(request: web.Request) -> web.Response:
         front = front_of(request)
-        given = await read(request, _Check)
+        given = read_json(await request.read(), _Check)
         try:
-            return _json({"ok": True, "text": front.check(given.kind, given.values, given.game, given.turn)})
+            return json_response({"ok": True, "text": front.check(given.kind, given.values, given.game, given.turn)})
         except ValueError as exc:
-            return _json({"error": str(exc)})
+            return json_response({"error": str(exc)})
 
     async def answer(request: web.Request) -> web.Response:
         front = front_of(request)
@@ -107,29 +115,40 @@ def make_app(seats: BrowserSeats) -> web.Application:
             stamp = msgspec.json.decode(body, type=_Stamp)
             given = msgspec.json.decode(body, type=SeatAnswer)
         except (msgspec.DecodeError, RecursionError) as exc:
-            return _json({"error": f"cannot read the answer: {exc}"}, 400)
+            return json_response({"error": f"cannot read the answer: {exc}"}, 400)
         try:
             front.answer(given, stamp.game, stamp.turn)
         except ValueError as exc:
-            return _json({"error": str(exc)}, 400)
-        return _json({"ok": True})
+            return json_response({"error": str(exc)}, 400)
+        return json_response({"ok": True})
+
+    return [
+        web.get(prefix + "/{token}", page),
+        web.get(prefix + "/{token}/state", state),
+        web.post(prefix + "/{token}/participant", participant),
+        web.post(prefix + "/{token}/shown", shown),
+        web.post(prefix + "/{token}/check", check),
+        web.post(prefix + "/{token}/answer", answer),
+    ]
+
+
+def make_app(seats: BrowserSeats) -> web.Application:
+    def front_of(request: web.Request) -> BrowserFront:
+        front = seats.by_token.get(request.match_info["token"])
+        if front is None:
+            raise web.HTTPNotFound(text="no such seat")
+        return front
 
     @web.middleware
     async def only_this_machine(request: web.Request, handler: Any) -> web.StreamResponse:
         sockname = request.transport.get_extra_info("sockname") if request.transport is not None else None
         refused = refusal(request.method, request.headers, sockname[1] if sockname else -1)
         if refused is not None:
-            return _json({"error": refused}, 403)
+            return json_response({"error": refused}, 403)
         return await handler(request)
 
     app = web.Application(middlewares=[only_this_machine], client_max_size=MAX_BODY)
-    app.add_routes([
-        web.get("/seat/{token}", page),
-        web.get("/seat/{token}/state", state),
-        web.post("/seat/{token}/participant", participant),
-        web.post("/seat/{token}/check", check),
-        web.post("/seat/{token}/answer", answer),
-    ])
+    app.add_routes(seat_routes(front_of, "/seat", lambda front: f"Seat {front.role}"))
     return app
 
 

@@ -6,6 +6,7 @@ what a seat shows never holds the partner's constraints; a turn the person lets 
 from __future__ import annotations
 
 import json
+import random
 import re
 
 import anyio
@@ -209,6 +210,41 @@ def test_in_the_ask_mode_a_share_is_offered_only_to_answer_an_ask():
     share = next(f for f in SEAT.forms(_context(state, "player2")) if f.kind == "share")
     assert share.fields[0].choices and all(re.search(rf"\bblock{block}\b", c) for c in share.fields[0].choices)
     assert f"Your partner has just asked about block{block}." in _sections(SeatTurn(_context(state, "player2"), SEAT, 10).prompt)["History"].lines
+
+
+def test_without_answers_the_ask_mode_offers_no_share_at_all():
+    state = _state(actions="ask", seek_answers=False)
+    mine = state.private("player2")
+    block = next(i.b if isinstance(i, Relation) else i.block for i in mine[1:] + mine[:1])
+    state.step("player1", (Ask(block),))
+    context = _context(state, "player2")
+    assert "share" not in {f.kind for f in SEAT.forms(context)}
+    assert "share a constraint" not in SEAT.rules(context)
+
+
+@pytest.mark.parametrize(
+    "params", [{}, {"actions": "ask"}, {"actions": "ask", "seek_answers": False}, {"actions": "share_ask/ask", "seek_answers": False},
+               {"actions": "share", "blocks": 5}, {"actions": "none"}],
+)
+def test_whatever_a_person_picks_from_the_forms_the_game_takes(params):
+    """Random fillings of the offered forms, step by step: each is applied, or is a pass, or a guess
+    the table refuses (a block put into a wrong corner bin, which the rules tell the person)."""
+    rng = random.Random(str(params))
+    for seed in range(3):
+        state = _state(seed, **params)
+        while not state.done():
+            role = ROLES[len(state.history) % 2]
+            turn = SeatTurn(_context(state, role), SEAT, 10)
+            form = rng.choice(turn.prompt.forms)
+            values = {f.name: rng.choice(f.choices) for f in form.fields}
+            try:
+                action = turn.action(ChosenAction(form.kind, values))
+            except ValueError as exc:
+                assert "already" in str(exc)  # a block moved to where it is: the seat says so first
+                continue
+            step = state.step(role, (action,))
+            if not step.applied:
+                assert isinstance(action, Pass) or "board refused" in step.rejected[0].reason, (action, step.rejected)
 
 
 @pytest.mark.parametrize(

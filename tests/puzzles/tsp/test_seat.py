@@ -1,7 +1,8 @@
 """Traveling Adventurers with a person in a seat: whole games through the policy 'human' in which
 the "person" reads only what the seat shows (its coin table, the conversation) and acts only through
-its forms; the forms write the action text the game reads; a wrong filling says why; what a seat
-shows never holds the partner's coins."""
+its forms; the one form (submit the round trip) writes the action text the game reads, and the
+agents' bookkeeping actions are not offered; a wrong filling says why; the submitted trip is shown
+back; what a seat shows never holds the partner's coins."""
 
 from __future__ import annotations
 
@@ -97,12 +98,13 @@ def test_a_person_and_the_scripted_partner_submit_the_identical_optimal_trip():
     assert set(GAME.records.human_study) <= set(record.scores)
 
 
-def test_visits_chosen_in_the_form_move_the_players_own_visited_rooms():
-    record, person = _play(GAME.rules.Params(variant="state_tracking"), seed=8)
+@pytest.mark.parametrize("variant", ["baseline", "grounding", "state_tracking", "problem_solving"])
+def test_a_person_is_offered_only_the_submission_never_the_agents_bookkeeping(variant):
+    record, person = _play(GAME.rules.Params(variant=variant), seed=8)
     assert record.outcome == "success" and record.format_errors[LIGHT] == 0
-    assert record.metrics["visited"][LIGHT] == record.metrics["submitted"][LIGHT]
-    first = {form.kind for form in person.turns[0].prompt.forms}
-    assert {"visit", "end", "suggest"} <= first and "solve" not in first
+    for turn in person.turns:
+        assert [form.kind for form in turn.prompt.forms] == ["end"]
+        assert turn.prompt.max_actions == 1
 
 
 def _context(params=None, role: str = LIGHT, state: TspGame | None = None) -> TurnContext:
@@ -113,22 +115,13 @@ def _context(params=None, role: str = LIGHT, state: TspGame | None = None) -> Tu
     )
 
 
-@pytest.mark.parametrize(
-    "kind, values, written",
-    [
-        ("end", {"rooms": "E K B C A"}, TspAction("end", '["L", "E", "K", "B", "C", "A", "L"]')),
-        ("suggest", {"path": ["L", "E"]}, TspAction("suggest", '["L", "E"]')),
-        ("agree-inner", {"path": "l e k b c a l"}, TspAction("agree-inner", '["L", "E", "K", "B", "C", "A", "L"]')),
-        ("reject", {"path": "C K"}, TspAction("reject", '["C", "K"]')),
-        ("ask", {"text": 'your coins (from "L")?'}, TspAction("ask", '"your coins (from \\"L\\")?"')),
-    ],
-)
-def test_each_form_writes_the_action_text_the_game_reads(kind, values, written):
+def test_the_form_writes_the_action_text_the_game_reads():
     context = _context()
     turn = SeatTurn(context, SEAT, 10)
-    action = turn.action(ChosenAction(kind, values))
-    assert action == written
-    reply = GAME.faces.prompter.parse(GAME.faces.prompter.format(turn.reply(SeatAnswer("hi", actions=(ChosenAction(kind, values),)))), context)
+    chosen = ChosenAction("end", {"rooms": "E K B C A"})
+    written = TspAction("end", '["L", "E", "K", "B", "C", "A", "L"]')
+    assert turn.action(chosen) == written
+    reply = GAME.faces.prompter.parse(GAME.faces.prompter.format(turn.reply(SeatAnswer("hi", actions=(chosen,)))), context)
     assert reply.actions == (written,) and reply.message == "hi" and not reply.rejected
     state = GAME.rules.new(GAME.rules.Params(), 1, (LIGHT, GHOST), 15)
     assert state.step(LIGHT, reply.actions).applied == 1
@@ -138,6 +131,7 @@ def test_describe_draws_a_path_with_arrows():
     assert SEAT.describe(TspAction("suggest", '["L", "Z", "K", "L"]')) == "suggest L → Z → K → L"
     assert SEAT.describe(TspAction("visit", '"E"')) == "visit E"
     assert SEAT.describe(TspAction("ask", '"coins?"')) == 'ask "coins?"'
+    assert SEAT.describe(TspAction("end", '["L", "E", "L"]')) == "submit L → E → L"
 
 
 @pytest.mark.parametrize(
@@ -146,12 +140,10 @@ def test_describe_draws_a_path_with_arrows():
         ("end", {"rooms": "E K B C"}, "give 5 to 5 items"),
         ("end", {"rooms": "E E K B C"}, "named twice"),
         ("end", {"rooms": "L E K B C"}, "not one of"),
-        ("suggest", {"path": "L Z"}, "'Z' is not one of"),
-        ("suggest", {"path": "L L"}, "twice in a row"),
-        ("suggest", {"path": "L E K E"}, "entered twice"),
-        ("suggest", {"path": "L"}, "give 2 to 7 items"),
-        ("ask", {"text": "see [Message]: x"}, "square-bracketed"),
-        ("visit", {"room": "E"}, "no action 'visit'"),  # the baseline variant keeps no visits
+        ("end", {"rooms": "E K B C Z"}, "'Z' is not one of"),
+        ("suggest", {"path": "L E"}, "no action 'suggest'"),  # the agents' notes are not a person's
+        ("inform", {"text": "my coins"}, "no action 'inform'"),
+        ("visit", {"room": "E"}, "no action 'visit'"),
         ("fly", {}, "no action 'fly'"),
     ],
 )
@@ -181,13 +173,19 @@ def test_the_seat_shows_its_own_coins_and_never_the_partners(role):
     assert "ghost coins" in SEAT.rules(_context(role=role, state=state))
 
 
-def test_the_state_tracking_seat_shows_its_visited_rooms():
-    state = GAME.rules.new(GAME.rules.Params(variant="state_tracking"), 1, (LIGHT, GHOST), 15)
-    state.step(LIGHT, (TspAction("visit", '"K"'),))
+def test_the_seat_shows_the_trip_the_person_submitted():
+    state = GAME.rules.new(GAME.rules.Params(), 1, (LIGHT, GHOST), 15)
     sections = {s.title: s for s in SEAT.show(_context(state=state))}
-    assert "Visited so far: L → K" in sections["What you have done"].lines
-    visit = next(f for f in SEAT.forms(_context(state=state)) if f.kind == "visit")
-    assert visit.fields[0].choices == ("E", "B", "C", "A", "L")
+    assert sections["Your submitted round trip"].lines == ("Not submitted yet.",)
+    state.step(LIGHT, (TspAction("end", '["L", "E", "K", "B", "C", "A", "L"]'),))
+    lines = {s.title: s for s in SEAT.show(_context(state=state))}["Your submitted round trip"].lines
+    coins = {frozenset((a, b)): w for a, b, w in state.private(LIGHT)}
+    path = "L E K B C A L".split()
+    assert lines[0] == "L → E → K → B → C → A → L"
+    assert f"coins on it: {sum(coins[frozenset(p)] for p in zip(path, path[1:]))} " in lines[1]
+    assert SEAT.forms(_context(state=state))[0].label == "Submit again the final round trip"
+    partner = {s.title: s for s in SEAT.show(_context(role=GHOST, state=state))}["Your submitted round trip"]
+    assert partner.lines == ("Not submitted yet.",)  # the partner's seat shows only its own submission
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,115 @@
+"""One participant of a study at their page: the seat they take in each game (a ``BrowserFront``, so
+a game sees the same front end as ``asymgames play``'s) and the screens between games (the block's
+instructions, the waiting room, the last game's outcome, the end with the completion code).
+
+The page's long poll tells the front that the page is there: ``away()`` is how long it has been
+without one, which is how a person who closed the page, or lost the connection for good, is found.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from engine.study.spec import Texts
+
+from runners.seats.browser.seats import BrowserFront
+
+
+class Screen(dict):
+    """What the page shows instead of a game: ``kind``, ``title``, ``text``, and optionally the
+    button that goes on (``button``: its words, ``step``: what it asks for), the completion
+    ``code``, and ``last`` (the last game's outcome is shown above it)."""
+
+
+class StudyFront(BrowserFront):
+    """A participant's page for the whole study."""
+
+    def __init__(self, participant: str, study_title: str, total: int) -> None:
+        super().__init__(role="", total=total, participant=participant)
+        self.title = study_title
+        self.number = 0  # games started for this participant
+        self.screen: Screen | None = None
+        self.final = False  # the screen is the last (done, left, full): the page stops asking
+        self.polling = 0  # state requests of the page waiting now
+        self.seen_at = time.monotonic()
+        self.instructed: set[int] = set()  # blocks whose instructions were shown
+        self.skipped: set[int] = set()  # blocks that had no game left for them
+
+    # ---- the page's side ----
+
+    async def wait_change(self, since: int, seconds: float) -> None:
+        self.polling += 1
+        self.seen_at = time.monotonic()
+        try:
+            await super().wait_change(since, seconds)
+        finally:
+            self.polling -= 1
+            self.seen_at = time.monotonic()
+
+    def away(self) -> float:
+        """Seconds without the page asking (0 while it asks)."""
+        return 0.0 if self.polling else time.monotonic() - self.seen_at
+
+    def state(self) -> dict[str, Any]:
+        data = super().state()
+        screen = self.screen
+        if screen is not None:
+            data["status"] = "done" if self.final else "screen"
+            data["prompt"] = None
+            data["seconds_left"] = None
+        data.update(
+            study=self.title, screen=screen, can_leave=not self.final and not self.gone,
+            game=self.number or None, games=self.total,
+        )
+        return data
+
+    def show(self, screen: Screen | None, *, final: bool = False) -> None:
+        self.screen = screen
+        self.final = final
+        if final:
+            self.done = True
+        self.changed()
+
+    # ---- the games ----
+
+    def seat(self, role: str) -> None:
+        """A game starts with the person in ``role``."""
+        self.role = role
+        self.number += 1
+        self.screen = None
+
+    def game_over(self, record: Any, game: Any) -> None:
+        super().game_over(record, game)
+        assert self.last is not None
+        self.last["game"] = self.number
+
+
+def end_screen(texts: Texts, code: str) -> Screen:
+    return Screen(kind="done", title="Thank you", text=texts.end.replace("{code}", code), code=code)
+
+
+def left_screen(texts: Texts) -> Screen:
+    return Screen(kind="left", title="You have left the study", text=texts.left)
+
+
+def full_screen(texts: Texts) -> Screen:
+    return Screen(kind="full", title="The study is full", text=texts.full)
+
+
+def instructions_screen(title: str, text: str) -> Screen:
+    return Screen(kind="instructions", title=title, text=text, button="Start", step="start")
+
+
+def ready_screen(note: str = "") -> Screen:
+    text = (note + "\n\n" if note else "") + "Your first game starts when you are ready."
+    return Screen(kind="ready", title="Ready to start?", text=text, button="Start", step="start")
+
+
+def between_screen(note: str = "") -> Screen:
+    text = (note + "\n\n" if note else "") + "Take a moment if you like; the next game starts when you are ready."
+    return Screen(kind="between", title="Ready for the next game?", text=text, button="Next game", step="start", last=True)
+
+
+def waiting_screen(texts: Texts) -> Screen:
+    return Screen(kind="waiting", title="The waiting room", text=texts.waiting)

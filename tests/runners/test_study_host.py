@@ -1,0 +1,163 @@
+"""The study's host without a browser: pages played by code on the host's own loop. A person alone in
+the waiting room plays the fallback condition once the wait is over; a person who leaves ends their
+game on their own account and their partner goes on; a restart ends a game from its record when the
+record was written and marks it interrupted otherwise."""
+
+from __future__ import annotations
+
+import time
+
+import anyio
+import pytest
+
+from engine.policies.factory import PolicyFactory
+from engine.policies.seat import SeatAnswer
+from engine.study.ledger import Ended, Interrupted, Started
+from engine.study.spec import study_from_dict
+from runners.study.front import waiting_screen
+from runners.study.host import StudyHost, Wait
+
+
+STUDY = {
+    "name": "host", "allow_scripted": True, "time": {"turn": 60, "pair_wait": 0.3, "gone_after": 60},
+    "blocks": [{"game": "tsp", "rounds": 2, "max_turns": 1, "conditions": [
+        {"name": "scripted", "partner": "full_share", "games": 10},
+        {"name": "pair", "partner": "person", "games": 10, "fallback": "scripted"},
+    ]}],
+}
+
+
+def _study():
+    return study_from_dict(STUDY)
+
+
+async def _page(front) -> None:
+    """A participant's page, played by code: starts what there is to start, answers every turn."""
+    while not front.final:
+        if front.pending is not None:
+            front.shown(None, None)
+            front.answer(SeatAnswer(message="hello"))
+        elif front.screen is not None and front.screen.get("step") == "start":
+            front.host.go(front)
+        await anyio.sleep(0.01)
+
+
+async def _with_host(study, out, body) -> StudyHost:
+    host = StudyHost(study, out, PolicyFactory())
+    async with anyio.create_task_group() as group:
+        host.group = group
+        host.open()
+        group.start_soon(host.watch)
+        with anyio.fail_after(60):  # a safety limit: fails a hang only
+            await body(host)
+        group.cancel_scope.cancel()
+    host.close()
+    return host
+
+
+def _join(host: StudyHost):
+    front = host.front(host.join())
+    front.host = host
+    return front
+
+
+def test_alone_in_the_waiting_room_a_person_plays_the_fallback(tmp_path):
+    async def body(host):
+        front = _join(host)
+        await _page(front)
+
+    host = anyio.run(_with_host, _study(), tmp_path, body)
+    [person] = host.ledger.people.values()
+    assert person.done is not None
+    assert [g.started.condition for g in person.games] == ["scripted", "scripted"]  # the pair it waited for fell back
+    assert sorted(seat for g in person.games for seat in g.started.people) == ["ghost", "light"]  # seats balanced
+
+
+def test_people_waiting_are_paired_and_one_who_leaves_ends_the_game_on_their_account(tmp_path):
+    async def body(host):
+        first, second = _join(host), _join(host)  # both read the instructions
+        host.waiting.append(Wait(first.participant, 0, "pair", time.monotonic()))  # the first waits for a person
+        first.show(waiting_screen(host.study.texts))
+        host.go(second)  # the second is paired with them at once
+        [game] = host.ledger.open_games()
+        assert set(game.started.people.values()) == {first.participant, second.participant} and game.started.seat is None
+        host.leave(second)
+        while first.last is None:  # the game ends at once, and the first is told why in words
+            await anyio.sleep(0.01)
+        assert first.last["error"] == "The game ended early: your partner left or stopped answering."
+        assert second.screen["kind"] == "left" and second.final
+        await _page(first)  # the first goes on to their games
+
+    study = study_from_dict({**STUDY, "blocks": [{**STUDY["blocks"][0], "instructions": "Play well."}]})
+    host = anyio.run(_with_host, study, tmp_path, body)
+    people = list(host.ledger.people.values())
+    left = next(p for p in people if p.left is not None)
+    stayed = next(p for p in people if p.left is None)
+    assert left.left.reason == "left" and stayed.done is not None
+    [shared] = left.games
+    assert isinstance(shared.ended, Ended) and shared.ended.error == "human_absent" and shared.ended.absent == left.id
+    assert stayed.rounds(0) == 2 and stayed.games[0] is shared and stayed.unfinished() == 1 and stayed.walked_away() == 0
+    assert host.fronts[stayed.id].last is not None
+    [record] = host.blocks[0].records({shared.started.game_id}).values()
+    mine = next(role for role, p in shared.started.people.items() if p == stayed.id)
+    assert record.error.actor != mine and record.humans[mine].timeouts == 0  # the game ended on the leaver's account
+
+
+@pytest.mark.parametrize("recorded", [False, True])
+def test_a_restart_ends_a_game_from_its_record_or_marks_it_interrupted(tmp_path, recorded):
+    async def stuck(host):  # the first game played, the second left waiting for an answer
+        front = _join(host)
+        while front.number < 2 or front.pending is None:
+            if front.screen is not None and front.screen.get("step") == "start":
+                host.go(front)
+            if front.pending is not None and front.number < 2:
+                front.shown(None, None)
+                front.answer(SeatAnswer(message="hello"))
+            await anyio.sleep(0.01)
+
+    study = _study()
+    host = anyio.run(_with_host, study, tmp_path, stuck)
+    games = [g for g in host.ledger.games.values()]
+    assert [g.ended is None for g in games] == [False, True]
+    open_game = games[1].started
+    if recorded:  # the record was written just before the kill, the line that ends it was not
+        block = host.blocks[0]
+        block.open()
+        record = next(r for r in block.run.iter_records() if r.game_id == games[0].started.game_id)
+        block.writer.write(type(record)(**{**{f: getattr(record, f) for f in record.__struct_fields__}, "game_id": open_game.game_id}))
+        block.close()
+    again = StudyHost(study, tmp_path, PolicyFactory())
+
+    async def reopen():
+        async with anyio.create_task_group() as group:
+            again.group = group
+            again.open()
+            group.cancel_scope.cancel()
+
+    anyio.run(reopen)
+    again.close()
+    end = again.ledger.games[(0, open_game.game_id)].ended
+    assert isinstance(end, Ended if recorded else Interrupted)
+    person = next(iter(again.ledger.people.values()))
+    front = again.fronts[person.id]
+    if recorded:  # the game counts: that was their last round
+        assert front.screen["kind"] == "done" and person.done is not None
+    else:  # it does not: they go on to another game, told why
+        assert front.screen["kind"] == "between" and "restarted" in front.screen["text"]
+    assert isinstance(games[1].started, Started)
+
+
+def test_one_who_joined_as_the_study_filled_up_is_told_so_without_a_code(tmp_path):
+    async def body(host):
+        first, second = _join(host), _join(host)  # both joined while a game was left; both read the instructions
+        host.go(first)  # the first takes the last game
+        host.go(second)
+        assert second.final and second.screen["kind"] == "full" and "code" not in second.screen
+        assert host.join() is None  # and nobody else joins
+        await _page(first)
+
+    blocks = [{**STUDY["blocks"][0], "rounds": 1, "seats": ["light"], "instructions": "Play.",
+               "conditions": [{"name": "scripted", "partner": "full_share", "games": 1}]}]
+    host = anyio.run(_with_host, study_from_dict({**STUDY, "blocks": blocks}), tmp_path, body)
+    reasons = sorted((p.left.reason if p.left else "done") for p in host.ledger.people.values())
+    assert reasons == ["done", "full"]
