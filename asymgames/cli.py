@@ -60,7 +60,7 @@ examples:
   asymgames transcript runs/20261121-101500 7 --format tex   one game for a paper's appendix
   asymgames run --game tsp --agent ghost=human                a person plays a seat at this terminal
   asymgames play --game tsp --seat light --partner openai:gpt-4o   ... or in the browser
-  asymgames study examples/study_tsp.toml                      a study: one link for many people
+  asymgames study examples/studies/tsp.toml                      a study: one link for many people
   asymgames fake-llm --port 8000                               the local model server
   asymgames setup-llamacpp                                     llama.cpp's server and a small model, then:
   asymgames run --model llamacpp:smollm2 --games 4 --structured   a real model, served by the engine

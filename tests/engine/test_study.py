@@ -171,3 +171,14 @@ def test_the_grid_of_every_cell_plays_every_seed_once():
     assert len(seeds) == 1
     assert decode_key  # the block's records are ordinary ones (read by the report as any run's)
     assert list(itertools.islice(grid.specs_for([0]), 1))[0].game == "tsp"
+
+
+def test_every_example_study_file_loads():
+    from pathlib import Path
+
+    from engine.study.spec import load_study
+
+    found = sorted((Path(__file__).resolve().parents[2] / "examples" / "studies").glob("*.toml"))
+    assert found
+    for path in found:
+        assert load_study(path).blocks, path
