@@ -19,7 +19,8 @@ class Usage(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     successful attempt, ``waited`` the time spent in the rate limiter and in back-off before it.
     ``calls`` is more than 1 when one agent turn took several model calls (``Usage.total``);
     ``cache_hits`` counts those answered from the response cache (``--cache``), which made no attempt
-    and cost no tokens and nothing.
+    and cost no tokens and nothing; ``batched`` those answered through a provider's batch API
+    (``--batch``), at its batch price.
     """
 
     model: str
@@ -33,6 +34,7 @@ class Usage(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     cost_usd: float | None = None
     calls: int = 1
     cache_hits: int = 0
+    batched: int = 0
 
     @staticmethod
     def total(usages: list[Usage]) -> Usage:

@@ -28,6 +28,12 @@ from runners.flags.seats import people_play
 from runners.flags.spending import spending_for
 
 
+def batch_size(factory: PolicyFactory) -> int | None:
+    """The batch size of a run in batch mode (``--batch``), else None."""
+    batch = factory.hub.settings.batch
+    return batch.size if batch.enabled else None
+
+
 def first_leaf(error: BaseException) -> BaseException:
     """The first exception inside (nested) exception groups."""
     while isinstance(error, BaseExceptionGroup):
@@ -101,7 +107,7 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, 
         outer.start_soon(display.run)
         try:
             await play_plan(
-                run, plan, factory, recorded=prepared.recorded, concurrency=concurrency(args, plan), progress=progress,
+                run, plan, factory, recorded=prepared.recorded, concurrency=concurrency(args, plan, batch_size(factory)), progress=progress,
                 log_level=args.log_level, transcripts=transcripts_kept(args),
                 observers=[SameFailure(give_up), *([seats] if seats is not None else [])],
                 spending=spending, executor=executor, limit=args.limit, stop=stop,

@@ -4,7 +4,9 @@ backend and limiter per model, and the polling of vLLM servers' load.
 The pieces live apart: ``settings`` (what a run says about its calls), ``base`` (the call every
 client shares: limiter, retries, failures, usage), ``wire`` (the APIs' formats), ``lean`` and ``sdk``
 (the clients), ``vllm`` (a server's load), ``cache`` (the response cache, put in front of each
-backend's call by ``ModelHub.backend`` when the run asks for it). The names other modules import
+backend's call by ``ModelHub.backend`` when the run asks for it), ``batch`` (batch mode, put in front
+of the backends of models with a batch API with ``--batch``: ``batch_queue``, ``batch_log``,
+``batch_openai``, ``batch_anthropic``). The names other modules import
 from here stay here.
 
 The clients themselves (``lean``, ``sdk``, ``replicas``: aiohttp, yarl, the providers' SDKs) and
@@ -85,7 +87,7 @@ class ModelHub:
         self.settings = endpoint_limits(settings or BackendSettings())
         self.environ = os.environ if environ is None else environ
         self.tokenizer = Tokenizer()
-        self.prices = PriceTable(self.settings.prices)
+        self.prices = PriceTable(self.settings.prices, batch=self.settings.batch.factors)
         self._clients: dict[str, Any] = {}
         self._backends: dict[str, Backend] = {}
         self.loads: dict[str, ServerLoad] = {}
@@ -104,6 +106,11 @@ class ModelHub:
         # it leaves alone (sampled ones, unless the run caches those too).
         self.responses: ResponseStore | None = None
         self.uncached: list[str] = []
+        # Batch mode (``--batch``, ``engine.backends.batch``): made with the first model's backend; the
+        # run directory that keeps the run's batches, and which games the run plays (again), set by the run.
+        self.batches: Any = None
+        self.run_dir: Any = None
+        self.replayed: Any = None
         keys = {*KEY_ENV.values(), *(e.key_env for e in known(self.settings.endpoints).values() if e.key_env)}
         self.secrets = Secrets([self.environ.get(v, "") for v in sorted(keys)])
 
@@ -189,6 +196,12 @@ class ModelHub:
         backend = self._backends.get(name)
         if backend is None:
             backend = self._backends[name] = self._new_backend(name)
+            if self.settings.batch.enabled:  # before the cache: a hit makes no call, batched or not
+                if self.batches is None:
+                    from engine.backends.batch import Batches
+
+                    self.batches = Batches(self)
+                self.batches.install(name, backend)
             if self.settings.cache.mode != "off":
                 self._cache_calls(name, backend)
         return backend
@@ -344,6 +357,8 @@ class ModelHub:
                 self._clients.clear()
                 if self.responses is not None:
                     await anyio.to_thread.run_sync(self.responses.close)
+                if self.batches is not None:
+                    self.batches.close()
                 if self._servers is not None:
                     servers, self._servers = self._servers, None
                     await servers.__aexit__(None, None, None)
@@ -357,6 +372,8 @@ class ModelHub:
             options["cache"] = {"mode": cache.mode, "sampled": cache.sampled, "expiry": cache.expiry, "uncached_models": self.uncached}
             if self.responses is not None:
                 options["cache"] |= self.responses.summary()
+        if self.settings.batch.enabled:
+            options["batch"] = self.batches.summary() if self.batches is not None else msgspec.to_builtins(self.settings.batch)
         result: dict[str, Any] = {"tokenizer": self.tokenizer.name, "options": options, "models": {}}
         # Only a run that built replicas imported their module (and only then can a client be one).
         replicas = sys.modules.get("engine.backends.replicas")

@@ -170,6 +170,7 @@ class CallCounters(msgspec.Struct):
     completion_tokens: int = 0
     cached_tokens: int = 0
     cache_hits: int = 0  # calls answered from the response cache (``--cache``), not in ``calls``
+    batched: int = 0  # of the ``calls``, those answered through the provider's batch API (``--batch``)
 
 
 COUNTERS: tuple[str, ...] = CallCounters.__struct_fields__

@@ -3,6 +3,11 @@ user's file of the same form (``--prices FILE``) or single entries (``--price``)
 
 A model with no price costs ``None`` (shown as ``-``, never as 0) and is added to
 ``PriceTable.missing``, which the dashboard, the run's log and the end of the run name once each.
+
+A call sent in a provider's batch (``--batch``) costs its price times the batch factor of the file's
+``[batch]`` table: a share of the listed price (0.5: half), keyed like the prices (``PROVIDER:MODEL``,
+``MODEL``, the longest ``MODEL`` prefix followed by ``-``) or by the provider. A model with no factor
+pays the listed price in a batch too.
 """
 
 from __future__ import annotations
@@ -37,17 +42,28 @@ class Price(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 def read_prices(path: str | Path) -> dict[str, Price]:
     """A price file's ``[models."NAME"]`` tables. Raises ValueError naming the file and the entry."""
+    return read_price_file(path)[0]
+
+
+def read_price_file(path: str | Path) -> tuple[dict[str, Price], dict[str, float]]:
+    """A price file's ``[models."NAME"]`` tables and its ``[batch]`` factors. Raises ValueError
+    naming the file and the entry."""
     data = read_toml(path, "price file")
-    models = data.get("models")
-    if not isinstance(models, dict) or set(data) - {"models"}:
-        raise ValueError(f"the price file {path} must hold [models.\"NAME\"] tables and nothing else")
+    models = data.get("models", {})
+    if not isinstance(models, dict) or set(data) - {"models", "batch"} or not set(data):
+        raise ValueError(f"the price file {path} must hold [models.\"NAME\"] tables (and a [batch] table) and nothing else")
+    factors = data.get("batch", {})
+    if not isinstance(factors, dict) or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1 for v in factors.values()
+    ):
+        raise ValueError(f"the price file {path}: [batch] must give each provider or model a share of its price, from 0 to 1")
     prices: dict[str, Price] = {}
     for name, entry in models.items():
         try:
             prices[name] = msgspec.convert(entry, Price)
         except (msgspec.ValidationError, ValueError) as exc:
             raise ValueError(f"the price file {path}, model {name!r}: {exc}") from None
-    return prices
+    return prices, {name: float(v) for name, v in factors.items()}
 
 
 def price_entry(model: str, numbers: str) -> tuple[str, tuple[float, ...]]:
@@ -71,24 +87,41 @@ class PriceTable:
     ``PROVIDER:MODEL``, then ``MODEL``, then the longest entry that ``MODEL`` starts with followed
     by ``-`` (a dated snapshot of a listed model)."""
 
-    def __init__(self, extra: dict[str, tuple[float, ...]] | None = None, *, built_in: bool = True) -> None:
-        self.prices: dict[str, Price] = read_prices(BUILT_IN) if built_in else {}
+    def __init__(
+        self, extra: dict[str, tuple[float, ...]] | None = None, *, built_in: bool = True,
+        batch: dict[str, float] | None = None,
+    ) -> None:
+        self.prices, self.batch = read_price_file(BUILT_IN) if built_in else ({}, {})
         self.prices.update({name: Price(*numbers) for name, numbers in (extra or {}).items()})
+        self.batch.update(batch or {})
         self.missing: set[str] = set()  # provider:model names priced at None so far
 
-    def price(self, provider: str, model: str) -> Price | None:
+    @staticmethod
+    def _find(table: dict, provider: str, model: str):
         for key in (f"{provider}:{model}", model):
-            if key in self.prices:
-                return self.prices[key]
-        prefixes = [k for k in self.prices if model.startswith(k + "-")]
-        return self.prices[max(prefixes, key=len)] if prefixes else None
+            if key in table:
+                return table[key]
+        prefixes = [k for k in table if model.startswith(k + "-")]
+        return table[max(prefixes, key=len)] if prefixes else None
 
-    def cost(self, provider: str, model: str, prompt: int, cached: int, written: int, completion: int) -> float | None:
+    def price(self, provider: str, model: str) -> Price | None:
+        return self._find(self.prices, provider, model)
+
+    def batch_factor(self, provider: str, model: str) -> float:
+        """What a call sent in a batch pays, as a share of the listed price (1: no discount)."""
+        factor = self._find(self.batch, provider, model)
+        return self.batch.get(provider, 1.0) if factor is None else factor
+
+    def cost(
+        self, provider: str, model: str, prompt: int, cached: int, written: int, completion: int, *, batch: bool = False,
+    ) -> float | None:
+        """What a call cost; ``batch``: it went in a provider's batch (``batch_factor``)."""
         price = self.price(provider, model)
         if price is None:
             self.missing.add(f"{provider}:{model}")
             return None
-        return price.cost(prompt, cached, written, completion)
+        cost = price.cost(prompt, cached, written, completion)
+        return round(cost * self.batch_factor(provider, model), 8) if batch else cost
 
 
 

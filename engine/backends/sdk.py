@@ -63,6 +63,21 @@ def _network_cause(exc: BaseException) -> BaseException | None:
     return None
 
 
+def sdk_failure(sdk: Any, exc: Exception) -> Failure | None:
+    """How an SDK's exception is handled (None: not one of the SDK's)."""
+    if isinstance(exc, sdk.APIStatusError):
+        response = exc.response
+        return status_failure(exc.status_code, exc.message, response.headers if response is not None else {})
+    if isinstance(exc, sdk.APIResponseValidationError):
+        return Failure(f"malformed reply: {exc.message}", True, None, False, "malformed")
+    if isinstance(exc, sdk.APIConnectionError):
+        # The SDKs' aiohttp transport reports every connection failure as a connect timeout; the
+        # aiohttp exception underneath says what happened.
+        cause = _network_cause(exc)
+        return network_failure(cause, timed_out=cause is None and isinstance(exc, sdk.APITimeoutError))
+    return None
+
+
 class SDKBackend(Backend):
     """A backend on an SDK client: posts the body, reads the reply with ``wire``."""
 
@@ -70,18 +85,7 @@ class SDKBackend(Backend):
     path = ""
 
     def _classify(self, exc: Exception) -> Failure | None:
-        sdk = self.sdk
-        if isinstance(exc, sdk.APIStatusError):
-            response = exc.response
-            return status_failure(exc.status_code, exc.message, response.headers if response is not None else {})
-        if isinstance(exc, sdk.APIResponseValidationError):
-            return Failure(f"malformed reply: {exc.message}", True, None, False, "malformed")
-        if isinstance(exc, sdk.APIConnectionError):
-            # The SDKs' aiohttp transport reports every connection failure as a connect timeout; the
-            # aiohttp exception underneath says what happened.
-            cause = _network_cause(exc)
-            return network_failure(cause, timed_out=cause is None and isinstance(exc, sdk.APITimeoutError))
-        return super()._classify(exc)
+        return sdk_failure(self.sdk, exc) or super()._classify(exc)
 
     async def _post(self, body: bytes, stream: bool) -> tuple[Reply, Mapping[str, str]]:
         import httpx2
@@ -134,6 +138,15 @@ def openai_fixed(model: str, options, max_tokens_field: str, stream: bool) -> di
     return fixed
 
 
+def anthropic_params(fixed: dict[str, Any], system: str, user: str, schema: dict | None, history) -> dict[str, Any]:
+    """A message request: the model's fixed parameters, the system prompt, the earlier turns (the
+    last marked as a prompt-cache breakpoint), the prompt and the reply schema."""
+    body = {**fixed, "system": system, "messages": [*chat_turns(history, cache_last=True), {"role": "user", "content": user}]}
+    if schema is not None:
+        body["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
+    return body
+
+
 class AnthropicBackend(SDKBackend):
     """Anthropic's API version 2026-10-21 (sent by SDK 2.x) refuses temperature, top_p and top_k with a
     400, so calls use the model's own sampling and ``--temperature`` does not apply; ``--model-seed``
@@ -150,11 +163,8 @@ class AnthropicBackend(SDKBackend):
             self.fixed["stream"] = True
 
     async def _send(self, system, user, schema, history, sample=0):
-        body = {**self.fixed, "system": system, "messages": [*chat_turns(history, cache_last=True), {"role": "user", "content": user}]}
-        if schema is not None:
-            body["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
-        reply, headers = await self._post(encode(body), self.stream)
+        reply, headers = await self._post(encode(anthropic_params(self.fixed, system, user, schema, history)), self.stream)
         return reply.text, reply.prompt, reply.cached, reply.written, reply.completion, headers
 
 
-__all__ = ["AnthropicBackend", "OpenAIBackend", "SDKBackend", "VLLMBackend", "import_sdk", "sdk_client"]
+__all__ = ["AnthropicBackend", "OpenAIBackend", "SDKBackend", "VLLMBackend", "anthropic_params", "import_sdk", "sdk_client", "sdk_failure"]

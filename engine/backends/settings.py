@@ -65,6 +65,22 @@ class CacheSettings(msgspec.Struct, frozen=True, kw_only=True):
     expiry: float | None = None  # seconds an entry answers for; None: for ever
 
 
+class BatchSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """Batch mode (``--batch``, ``engine.backends.batch``): the calls of OpenAI and Anthropic models
+    go to the providers' batch APIs, at their batch price, a batch at a time. A batch is sent when
+    it holds ``size`` calls or ``wait`` seconds after its first call; each batch is looked at
+    ``poll`` seconds after it is sent, then less often (1.5 times longer each time, at most
+    ``poll_max``). ``factors``: batch prices over those of ``prices.toml``'s ``[batch]`` table (a
+    price file's ``[batch]`` table), as a share of the listed price."""
+
+    enabled: bool = False
+    size: int = 2000
+    wait: float = 5.0
+    poll: float = 10.0
+    poll_max: float = 120.0
+    factors: dict[str, float] = {}
+
+
 class BackendSettings(msgspec.Struct, frozen=True, kw_only=True):
     """Per-run settings of the model backends (none of them changes what a game is)."""
 
@@ -82,6 +98,7 @@ class BackendSettings(msgspec.Struct, frozen=True, kw_only=True):
     serve_slots: int = 4  # sequences at once of a server the engine starts (llamacpp:PATH.gguf, vllm:MODEL with no URL)
     serve_context: int = 8192  # tokens of context per sequence of such a server
     cache: CacheSettings = CacheSettings()  # the response cache; off by default
+    batch: BatchSettings = BatchSettings()  # batch mode; off by default
 
     def endpoint(self, provider: str) -> Endpoint:
         """The endpoint ``provider`` names. ValueError with a one-line reason if there is none."""

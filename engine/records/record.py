@@ -47,6 +47,7 @@ class UsageTotals(msgspec.Struct, omit_defaults=True):
 
     calls: int = 0
     cache_hits: int = 0  # of the calls, those answered from the response cache: no tokens, no cost
+    batched: int = 0  # of the calls, those answered through a provider's batch API (--batch), at its price
     attempts: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0

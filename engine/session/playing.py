@@ -231,6 +231,8 @@ async def play_plan(
         if models_play(plan):
             factory.hub.log_dir = run.path  # where the servers the engine starts write their logs
         try:
+            factory.hub.run_dir = run.path  # where batch mode keeps the run's batches (batches.jsonl)
+            factory.hub.replayed = lambda game_id: game_id not in recorded  # the games whose batched calls a resume answers
             async with factory:
                 try:
                     await executor.play(

@@ -14,7 +14,9 @@ model's and ending games sooner, so the forecast gives two figures:
 
 Cost assumes no prompt-cache hits, unless an earlier process of the run measured them: then each
 model's prompt tokens are priced with the share its provider served from its prefix cache
-(``cached_share``). Time is the larger of calls over requests per minute and tokens
+(``cached_share``). In batch mode (``--batch``) the calls of models with a batch API are priced at
+their batch factor (``prices.toml``'s ``[batch]``), and take the time the provider's batches take,
+not the limits' (``batched``). Time is the larger of calls over requests per minute and tokens
 over tokens per minute, for each limit (a model's, or a provider's shared one) configured or learned
 by an earlier process of the run; a model with no known limit gets no time.
 """
@@ -31,6 +33,7 @@ import msgspec
 from puzzles import GAMES, Game
 
 from engine.backends.clients import CALL_GAME, Backend, BackendSettings, ModelHub, split_name
+from engine.backends.endpoints import known
 from engine.backends.limiter import Limiter
 from engine.spending.budget import PerGame
 from engine.policies.factory import PolicyFactory, strategy_of
@@ -61,6 +64,7 @@ class Forecast(msgspec.Struct):
     minutes: float | None  # at the known limits; None if a model has none
     unlimited: list[str]  # models with no known limit
     reply_tokens: float | None  # the reply size assumed, if not the stand-in's
+    batched: list[str] = []  # models whose calls go in the providers' batches (--batch): batch prices, no time at the limits
 
     @property
     def calls(self) -> float:
@@ -184,6 +188,7 @@ def forecast(
         remaining[game_id // plan.seeds] += 1
         games += 1
     models: dict[str, ModelForecast] = {}
+    batched = batched_models(settings, {name for kept in by_condition.values() for r in kept for name in r.spec.agents.values()})
     for condition, count in remaining.items():
         sampled = by_condition.get(condition, [])
         if not sampled:
@@ -200,7 +205,7 @@ def forecast(
                     completion = reply_tokens * usage.calls
                 m.cached_share = shares.get(name, 0.0)
                 cached = int(usage.prompt_tokens * m.cached_share)
-                cost = prices.cost(provider, model, usage.prompt_tokens, cached, 0, int(completion))
+                cost = prices.cost(provider, model, usage.prompt_tokens, cached, 0, int(completion), batch=name in batched)
                 m.calls += usage.calls * scale
                 m.prompt_tokens += usage.prompt_tokens * scale
                 m.completion_tokens += completion * scale
@@ -214,6 +219,8 @@ def forecast(
     groups: dict[str, list[float]] = {}
     unlimited: list[str] = []
     for name, m in models.items():
+        if name in batched:
+            continue
         group, rpm, tpm = _limits(settings, earlier, name)
         if rpm is None and tpm is None:
             unlimited.append(name)
@@ -227,8 +234,24 @@ def forecast(
     )
     return Forecast(
         games=games, sampled=sum(len(v) for v in by_condition.values()), models=models,
-        minutes=None if unlimited else minutes, unlimited=sorted(unlimited), reply_tokens=reply_tokens,
+        minutes=None if unlimited or (batched and not groups) else minutes, unlimited=sorted(unlimited),
+        reply_tokens=reply_tokens, batched=sorted(batched),
     )
+
+
+def batched_models(settings: BackendSettings, names: Iterable[str]) -> set[str]:
+    """The models of ``names`` whose calls go in the providers' batches (``--batch``)."""
+    if not settings.batch.enabled:
+        return set()
+    from engine.backends.batch import batchable
+
+    found = set()
+    for name in names:
+        if ":" in name:
+            provider = split_name(name)[0]
+            if provider in known(settings.endpoints) and batchable(provider, settings.endpoint(provider).kind):
+                found.add(name)
+    return found
 
 
 def cached_shares(earlier: Mapping[str, Any] | None) -> dict[str, float]:
@@ -248,4 +271,4 @@ def mean_reply_tokens(earlier: Mapping[str, Any] | None) -> float | None:
     return sum(m.get("completion_tokens") or 0 for m in models.values()) / calls if calls else None
 
 
-__all__ = ["Forecast", "ModelForecast", "cached_shares", "forecast", "mean_reply_tokens", "play_sampled", "sampled_ids"]
+__all__ = ["Forecast", "ModelForecast", "batched_models", "cached_shares", "forecast", "mean_reply_tokens", "play_sampled", "sampled_ids"]

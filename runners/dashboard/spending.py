@@ -40,6 +40,9 @@ def print_forecast(console: Console, fc: Forecast, plan: Plan) -> None:
     console.print(table)
     replies = f"replies at {fc.reply_tokens:.0f} tokens" if fc.reply_tokens is not None else "replies as the stand-in wrote them (a model writes more: --reply-tokens K)"
     time = _minutes(fc.minutes) if not fc.unlimited else f"unknown ({', '.join(fc.unlimited)} has no known limit: --rpm/--tpm)"
+    if fc.batched:
+        time += (f"; {', '.join(fc.batched)} in the providers' batches (--batch), at the batch price: "
+                 "a batch per turn, each within 24 h, often minutes")
     measured = {name: m.cached_share for name, m in fc.models.items() if m.cached_share}
     cache = ("prefix-cache reads as this run measured them: " + ", ".join(f"{n} {100 * v:.0f}%" for n, v in measured.items())
              if measured else "no prefix-cache hits assumed")

@@ -6,7 +6,9 @@
 
 Endpoints: ``POST /v1/chat/completions`` (plain and streaming), ``POST /v1/messages`` (Anthropic, plain
 and streaming), ``GET /health``, ``GET /v1/models``, ``GET /metrics`` (``vllm:num_requests_running``,
-``vllm:num_requests_waiting``), ``POST /tokenize``, and ``GET /fake/stats`` (what it served).
+``vllm:num_requests_waiting``), ``POST /tokenize``, and ``GET /fake/stats`` (what it served); both
+batch APIs (OpenAI's files and batches, Anthropic's Message Batches: ``batches``), whose batches end
+after ``--batch-delay`` seconds and may expire or fail (``--batch-fault``).
 
 Replies play the game (``players``): every registered game is asked to read the prompt back, and the
 reply is what a scripted strategy of that game would write: the one the model is named after
@@ -21,7 +23,7 @@ run at once, the rest wait); ``--fault KIND=P`` injects faults (429, 500, 503, 5
 incomplete, truncated) and ``--storm START:SECONDS`` answers 429 to everything for a while.
 
 Modules: ``server`` (admission and endpoints), ``players`` (the replies), ``wire`` (the providers'
-wire formats), ``cli`` (the command line).
+wire formats), ``batches`` and ``batch_wire`` (the batch APIs), ``cli`` (the command line).
 """
 
 from runners.fake_llm.cli import build_parser, config_from_args, main, serve

@@ -8,6 +8,7 @@ import sys
 
 from runners.args import bounded, key_value
 from runners.fake_llm.bad_replies import BAD_REPLY_KINDS
+from runners.fake_llm.batches import BATCH_FAULT_KINDS
 from runners.fake_llm.players import strategy_names
 from runners.fake_llm.server import FAULT_KINDS, FakeConfig, FakeServer
 
@@ -33,6 +34,7 @@ def _kind_and_probability(kinds: tuple[str, ...]):
 
 _fault = _kind_and_probability(FAULT_KINDS)
 _bad_reply = _kind_and_probability(BAD_REPLY_KINDS)
+_batch_fault = _kind_and_probability(BATCH_FAULT_KINDS)
 
 
 def _storm(text: str) -> tuple[float, float]:
@@ -64,6 +66,8 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     p.add_argument("--bad-reply", type=_bad_reply, action="append", default=[], metavar="KIND=P", help=f"make a reply bad with probability P; KIND: {', '.join(BAD_REPLY_KINDS)}")
     p.add_argument("--storm", type=_storm, action="append", default=[], metavar="START:SECONDS", help="answer 429 to everything for SECONDS, START seconds after the first request")
     p.add_argument("--retry-after", type=_positive, default=1.0, metavar="SEC", help="seconds injected 429/503s and storms ask clients to wait (default 1)")
+    p.add_argument("--batch-delay", type=_positive, default=0.5, metavar="SEC", help="seconds from a batch's creation to its end (default 0.5; POST /fake/batch-delay changes it)")
+    p.add_argument("--batch-fault", type=_batch_fault, action="append", default=[], metavar="KIND=P", help="per batch, with probability P: expired (only its first half runs) or failed (OpenAI's fails, Anthropic's is refused)")
     p.add_argument("--api-key", help="accept only this key (default: any non-empty key)")
     p.add_argument("--model", action="append", default=[], help="a model name /v1/models lists (default: fake); given, any other model gets a 404")
     p.add_argument("--seed", type=int, default=0)
@@ -74,7 +78,7 @@ def config_from_args(args: argparse.Namespace) -> FakeConfig:
     return FakeConfig(
         strategy=args.strategy, latency=args.latency, jitter=args.jitter, rpm=args.rpm, tpm=args.tpm,
         burst=args.burst, max_num_seqs=args.max_num_seqs, faults=dict(args.fault), bad_replies=dict(args.bad_reply), storms=args.storm,
-        retry_after=args.retry_after,
+        retry_after=args.retry_after, batch_delay=args.batch_delay, batch_faults=dict(args.batch_fault),
         api_key=args.api_key, seed=args.seed, models=args.model or ["fake"], only_models=bool(args.model),
     )
 

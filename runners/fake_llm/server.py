@@ -20,6 +20,7 @@ from engine.backends.tokens import estimate_tokens
 from puzzles import GAMES, Game
 
 from runners.fake_llm.bad_replies import BAD_REPLY_KINDS, bad_reply
+from runners.fake_llm.batches import BATCH_FAULT_KINDS, BatchService
 from runners.fake_llm.players import MAX_AGENTS_KEPT, Players
 from runners.fake_llm.wire import (
     Broken, Refused, anthropic_message, anthropic_stream, broken_reply, error_reply, openai_completion,
@@ -47,6 +48,8 @@ class FakeConfig(msgspec.Struct, kw_only=True):
     seed: int = 0
     models: list[str] = msgspec.field(default_factory=lambda: ["fake"])
     only_models: bool = False  # answer a model not in ``models`` with a 404, as a real server does
+    batch_delay: float = 0.5  # seconds from a batch's creation to its end (``batches``)
+    batch_faults: dict[str, float] = msgspec.field(default_factory=dict)  # kind (expired, failed) -> probability per batch
 
 
 class FakeStats:
@@ -76,6 +79,9 @@ class FakeServer:
         for kind in self.config.bad_replies:
             if kind not in BAD_REPLY_KINDS:
                 raise ValueError(f"unknown bad reply {kind!r}; choose from {', '.join(BAD_REPLY_KINDS)}")
+        for kind in self.config.batch_faults:
+            if kind not in BATCH_FAULT_KINDS:
+                raise ValueError(f"unknown batch fault {kind!r}; choose from {', '.join(BATCH_FAULT_KINDS)}")
         self.players = Players(self.config.strategy, games)
         self.rng = random.Random(self.config.seed)
         clock = time.monotonic
@@ -96,6 +102,7 @@ class FakeServer:
             web.post("/tokenize", self.tokenize),
             web.get("/fake/stats", self.fake_stats),
         ])
+        self.batches = BatchService(self)  # the batch APIs: its own routes
         self.app.on_startup.append(self._start_sampler)
         self.app.on_cleanup.append(self._stop_sampler)
         self._runner: web.AppRunner | None = None
@@ -206,21 +213,13 @@ class FakeServer:
             body = await request.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise Refused(400, "invalid_request_error", "The body is not valid JSON.") from None
-        if not isinstance(body, dict) or not isinstance(body.get("model"), str):
-            raise Refused(400, "invalid_request_error", "The body must be an object with a model.")
-        if self.config.only_models and body["model"] not in self.config.models:
-            raise Refused(404, "not_found_error", f"The model `{body['model']}` does not exist.")
+        self._check_body(body)
         self.last_body = body
         system, users = prompt_parts(body, anthropic)
         prompt_tokens = estimate_tokens(system) + sum(estimate_tokens(user) for user in users)
         max_tokens = body.get("max_tokens") or body.get("max_completion_tokens") or 4096
         fault = self._draw_fault()
-        if fault in ("400", "429", "500", "503", "529"):
-            status = int(fault)
-            kinds = {400: "invalid_request_error", 429: "rate_limit_error", 500: "api_error", 503: "overloaded_error", 529: "overloaded_error"}
-            after = self.config.retry_after
-            headers = {"retry-after": f"{max(1, round(after))}", "retry-after-ms": f"{int(after * 1000)}"} if status in (429, 503) else {}
-            raise Refused(status, kinds[status], f"Injected {status}.", headers)
+        self._refuse_injected(fault)
         self._admit(prompt_tokens + min(int(max_tokens), 400), anthropic)
         if fault == "timeout":
             stats.refused["timeout"] = stats.refused.get("timeout", 0) + 1
@@ -237,22 +236,62 @@ class FakeServer:
             await asyncio.sleep(self.config.latency + self.rng.uniform(0, self.config.jitter))
             if fault in ("malformed", "incomplete", "truncated"):
                 raise Broken(fault)  # before playing: an agent's strategy only sees replies it sends
-            text = await self.players.reply(body["model"], system, users, request.headers.get(GAME_HEADER),
-                                            request.headers.get(CALL_HEADER))
-            for kind, probability in self.config.bad_replies.items():
-                if self.rng.random() < probability:
-                    text = bad_reply(kind, text)
+            text = await self._play(body, system, users, request.headers.get(GAME_HEADER), request.headers.get(CALL_HEADER))
         finally:
             stats.running -= 1
             if self.batch is not None:
                 self.batch.release()
+        cached, completion_tokens = self._counts(system, text)
+        stats.served += 1
+        return body, text, prompt_tokens, cached, completion_tokens, self._limit_headers(anthropic)
+
+    def _check_body(self, body: Any) -> None:
+        if not isinstance(body, dict) or not isinstance(body.get("model"), str):
+            raise Refused(400, "invalid_request_error", "The body must be an object with a model.")
+        if self.config.only_models and body["model"] not in self.config.models:
+            raise Refused(404, "not_found_error", f"The model `{body['model']}` does not exist.")
+
+    def _refuse_injected(self, fault: str | None) -> None:
+        if fault in ("400", "429", "500", "503", "529"):
+            status = int(fault)
+            kinds = {400: "invalid_request_error", 429: "rate_limit_error", 500: "api_error", 503: "overloaded_error", 529: "overloaded_error"}
+            after = self.config.retry_after
+            headers = {"retry-after": f"{max(1, round(after))}", "retry-after-ms": f"{int(after * 1000)}"} if status in (429, 503) else {}
+            raise Refused(status, kinds[status], f"Injected {status}.", headers)
+
+    async def _play(self, body: dict, system: str, users: list[str], game: str | None, call: str | None) -> str:
+        text = await self.players.reply(body["model"], system, users, game, call)
+        for kind, probability in self.config.bad_replies.items():
+            if self.rng.random() < probability:
+                text = bad_reply(kind, text)
+        return text
+
+    def _counts(self, system: str, text: str) -> tuple[int, int]:
+        """(cached prompt tokens, completion tokens) of a reply: the system part is cached once seen."""
         cached = estimate_tokens(system) if system in self.seen_systems else 0
         self.seen_systems.add(system)
         if len(self.seen_systems) > MAX_AGENTS_KEPT:
             self.seen_systems.clear()
-        completion_tokens = max(1, estimate_tokens(text))
-        stats.served += 1
-        return body, text, prompt_tokens, cached, completion_tokens, self._limit_headers(anthropic)
+        return cached, max(1, estimate_tokens(text))
+
+    async def answer_batched(self, body: Any, anthropic: bool, game: str | None, call: str | None) -> tuple[str, int, int, int]:
+        """One request of a batch: (text, prompt tokens, cached tokens, completion tokens), or Refused
+        (an injected status fault), Broken (a broken reply) or TimeoutError (a ``timeout`` fault: the
+        request does not run before the batch ends). No rate limit, latency or storm applies."""
+        self.stats.requests += 1
+        self._check_body(body)
+        system, users = prompt_parts(body, anthropic)
+        prompt_tokens = estimate_tokens(system) + sum(estimate_tokens(user) for user in users)
+        fault = self._draw_fault()
+        self._refuse_injected(fault)
+        if fault == "timeout":
+            raise TimeoutError
+        if fault in ("malformed", "incomplete", "truncated"):
+            raise Broken(fault)
+        text = await self._play(body, system, users, game, call)
+        cached, completion = self._counts(system, text)
+        self.stats.served += 1
+        return text, prompt_tokens, cached, completion
 
     async def _handle(self, request: web.Request, anthropic: bool) -> web.StreamResponse:
         try:
@@ -322,4 +361,4 @@ class FakeServer:
         return web.json_response({"count": count, "max_model_len": MAX_MODEL_LEN, "tokens": tokens})
 
     async def fake_stats(self, request: web.Request) -> web.Response:
-        return web.json_response(self.stats.to_dict())
+        return web.json_response({**self.stats.to_dict(), **self.batches.stats()})

@@ -4,7 +4,8 @@ The settings are saved with the run (``models.json``) and used again on ``--resu
 sampling flag (temperature, top-p, max tokens, seed, structured output) that differs from the saved
 one is an error naming it, since it would change how the rest of the games are played; the pacing
 and connection flags (rates, URLs, clients, limits, timeouts, attempts, prices) replace the saved ones,
-and so does ``--cache`` with its companions (the response cache: ``engine.backends.cache``).
+and so does ``--cache`` with its companions (the response cache: ``engine.backends.cache``), and
+``--batch`` with its (batch mode: ``engine.backends.batch``; a price file's ``[batch]`` factors too).
 Endpoints given on a resume are added to the saved ones (a name given again replaces its entry).
 
 Names of providers in ``--rpm``, ``--tpm``, ``--client`` and ``--shared-limit`` are checked once the
@@ -20,8 +21,8 @@ import msgspec
 
 from engine.backends import CLIENTS, PROVIDERS, BackendSettings
 from engine.backends.endpoints import NAME, endpoint_entry, known, read_endpoints
-from engine.backends.prices import price_entry, price_numbers, read_prices
-from engine.backends.settings import CACHE_MODES, CacheSettings
+from engine.backends.prices import price_entry, price_numbers, read_price_file
+from engine.backends.settings import CACHE_MODES, BatchSettings, CacheSettings
 
 from runners.args import bounded, checked, key_value, pair
 
@@ -99,7 +100,7 @@ def _duration(text: str) -> float:
 _price = pair("MODEL=INPUT,CACHED,OUTPUT[,CACHE_WRITE] dollars per million tokens", price_entry)
 _endpoint = pair("NAME=KIND,URL[,KEY_ENV]", endpoint_entry)
 _endpoint_file = checked(read_endpoints)
-_price_file = checked(lambda text: price_numbers(read_prices(text)))
+_price_file = checked(lambda text: (lambda read: (price_numbers(read[0]), read[1]))(read_price_file(text)))
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -134,6 +135,10 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--cache", type=_cache_mode, metavar="off|on|read-only", help="the response cache: on answers a call made before from disk, at no cost, and keeps every new reply; read-only answers but keeps nothing (default off). Only calls the request fixes (temperature 0, or --model-seed) unless --cache-sampled; saved with the run")
     g.add_argument("--cache-sampled", action="store_const", const=True, help="with --cache: sampled calls too (temperature above 0 with no seed, and Anthropic's), answered with the same sample again")
     g.add_argument("--cache-dir", metavar="DIR", help="with --cache: the cache's folder, on a local disk (default $ASYMGAMES_CACHE, else ~/.cache/asymgames)")
+    g.add_argument("--batch", action="store_const", const=True, help="send the calls of openai: and anthropic: models through the providers' batch APIs, at their batch price (half): slower, the same games; raises the default --concurrency to the batch size; saved with the run")
+    g.add_argument("--batch-size", type=_positive(int), metavar="N", help="with --batch: most calls per batch (default 2000)")
+    g.add_argument("--batch-wait", type=_positive(float), metavar="SEC", help="with --batch: a batch is sent SEC seconds after its first call, if not full before (default 5)")
+    g.add_argument("--batch-poll", type=_positive(float), metavar="SEC", help="with --batch: a batch is first looked at SEC seconds after it is sent, then 1.5 times less often each time, at least every 120 s (default 10)")
     g.add_argument("--cache-expiry", type=_duration, metavar="AGE", help="with --cache: entries older than AGE (30m, 12h, 7d, 2w, or never) are misses (default never)")
 
 
@@ -221,8 +226,12 @@ def settings_from_args(args: argparse.Namespace, saved: BackendSettings | None =
         fields["serve_slots"] = args.serve_slots
     if getattr(args, "serve_context", None) is not None:
         fields["serve_context"] = args.serve_context
-    if args.prices or args.price:
-        fields["prices"] = {**base.prices, **(args.prices or {}), **dict(args.price or [])}
+    file_prices, batch_factors = args.prices or ({}, {})
+    if file_prices or args.price:
+        fields["prices"] = {**base.prices, **file_prices, **dict(args.price or [])}
+    batch = _batch_settings(args, base.batch, batch_factors)
+    if batch != base.batch:
+        fields["batch"] = batch
     cache = _cache_settings(args, base.cache)
     if cache != base.cache:
         fields["cache"] = cache
@@ -237,7 +246,7 @@ SETTING_FLAGS = {
     "rpm": "--rpm", "tpm": "--tpm", "urls": "--openai-url/--anthropic-url/--vllm-url", "max_in_flight": "--max-in-flight",
     "vllm_max_seqs": "--vllm-max-seqs", "shared_limits": "--shared-limit", "prices": "--price/--prices",
     "clients": "--client", "stream": "--stream", "endpoints": "--endpoint/--endpoints", "serve_slots": "--serve-slots",
-    "serve_context": "--serve-context", "cache": "--cache and its companions",
+    "serve_context": "--serve-context", "cache": "--cache and its companions", "batch": "--batch and its companions",
 }
 OPTION_FLAGS = {"timeout": "--request-timeout", "max_attempts": "--max-attempts"}
 
@@ -252,6 +261,22 @@ def _refuse_changes(saved: BackendSettings, given: BackendSettings) -> None:
             f"argument {changed[0]}: the run being resumed was saved with other model settings (its models.json); "
             "a run keeps them, so that its games are played and paced as it began (start a new run to change them)"
         )
+
+
+def _batch_settings(args: argparse.Namespace, saved: BatchSettings, factors: dict[str, float]) -> BatchSettings:
+    """``--batch`` and its companions over the saved settings (a price file's ``[batch]`` factors
+    too). ValueError for a companion with batch mode off."""
+    given = {"size": getattr(args, "batch_size", None), "wait": getattr(args, "batch_wait", None), "poll": getattr(args, "batch_poll", None)}
+    given = {k: v for k, v in given.items() if v is not None}
+    enabled = bool(getattr(args, "batch", None)) or saved.enabled
+    if given and not enabled:
+        flag = {"size": "--batch-size", "wait": "--batch-wait", "poll": "--batch-poll"}[next(iter(given))]
+        raise ValueError(f"argument {flag}: batch mode is off; give it with --batch")
+    if "poll" in given:
+        given["poll_max"] = max(given["poll"], BatchSettings().poll_max)
+    if factors:
+        given["factors"] = {**saved.factors, **factors}
+    return msgspec.structs.replace(saved, enabled=enabled, **given)
 
 
 def _cache_settings(args: argparse.Namespace, saved: CacheSettings) -> CacheSettings:

@@ -47,16 +47,20 @@ def add_running_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_keeping_arguments(group: Any) -> None:
     """What the run keeps beside its records, and its log's level."""
-    group.add_argument("--transcripts", action="store_true", help="full transcripts: every turn's view, prompt and raw reply too (transcripts.jsonl)")
-    group.add_argument("--no-messages", action="store_true", help="keep no transcripts at all (by default transcripts.jsonl keeps every game's messages and actions)")
+    group.add_argument("--transcripts", action="store_true", help="full transcripts: every turn's view, prompt and raw reply too (transcripts.jsonl.gz)")
+    group.add_argument("--no-messages", action="store_true", help="keep no transcripts at all (by default transcripts.jsonl.gz keeps every game's messages and actions)")
     group.add_argument("--log-level", type=choice(LOG_LEVELS), default="info", metavar="LEVEL", help="level of the run's JSON log (default info)")
 
 
-def concurrency(args: argparse.Namespace, plan: Plan) -> int:
-    """Games in flight: as given, else one at a time when a person plays (a terminal shows one form)."""
+def concurrency(args: argparse.Namespace, plan: Plan, batch_size: int | None = None) -> int:
+    """Games in flight: as given, else one at a time when a person plays (a terminal shows one form),
+    else, in batch mode (``batch_size``), as many as a batch holds calls, so that a batch carries a
+    turn of every game in flight."""
     if args.concurrency is not None:
         return args.concurrency
-    return 1 if people_play(plan) else DEFAULT_CONCURRENCY
+    if people_play(plan):
+        return 1
+    return max(DEFAULT_CONCURRENCY, batch_size or 0)
 
 
 def transcripts_kept(args: argparse.Namespace) -> bool | str:
@@ -116,6 +120,8 @@ def open_run(
     def check(before: Before) -> None:
         if before.resumed:
             check_saved(before.plan)
+        if args.executor != "local" and factory.hub.settings.batch.enabled:
+            parser.error("argument --batch: batches are sent by this process only; drop --executor ray")
         check_seats(parser, args, before.plan)
         check_prices(parser, args, before.plan, factory.hub)
         if args.dry_run:

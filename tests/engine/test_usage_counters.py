@@ -15,7 +15,7 @@ from engine.session.playing import merge_usage
 def test_the_call_counters_are_the_usage_json_counters_in_order():
     assert COUNTERS == (
         "calls", "attempts", "rate_limited", "server_errors", "timeouts", "connection_errors", "malformed", "failed",
-        "prompt_tokens", "completion_tokens", "cached_tokens", "cache_hits",
+        "prompt_tokens", "completion_tokens", "cached_tokens", "cache_hits", "batched",
     )
     stats = LimiterStats()
     assert isinstance(stats, CallCounters) and all(getattr(stats, name) == 0 for name in COUNTERS)
