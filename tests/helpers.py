@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import gzip
+import json
+from pathlib import Path
+
 import anyio
 
 from engine import GameSpec, Grid, PolicyFactory, play_game
 from puzzles import Rejected, Say, Step
+
+def transcript_lines(run: Path) -> list[dict]:
+    """The transcripts a run wrote, as plain JSON in the order written, read with the standard
+    library alone: its blocks are one gzip file (``zcat`` reads them so); an older run's plain lines."""
+    path = Path(run) / "transcripts.jsonl.gz"
+    data = gzip.decompress(path.read_bytes()) if path.exists() else (Path(run) / "transcripts.jsonl").read_bytes()
+    return [json.loads(line) for line in data.splitlines()]
+
 
 _PARAMS = ("size", "distractors", "distractors_in")
 _ROLES = ("alice", "bob", "carol", "dave")

@@ -13,8 +13,9 @@ Conventions used throughout:
   a game cut short by an error has an incomplete log.
 
 - ``stats``: success and scores per condition with their intervals. ``reading``: the results file. ``conditions``: fields, their order, the table layout.
+  ``totals``: what a report keeps of a run, per condition, one record at a time (memory set by the conditions, not the games).
   ``measures``: success, scores, sizes, errors, model calls and cost. ``paired``: two values of a field compared by seed.
-  ``seats``: the games with a person in a seat, with the game's human-study scores and the turns they took.
+  ``seats`` (and ``humans``): the games with a person in a seat, with the game's human-study scores and the turns they took.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ _EXPORTS = {
     "ValueOrder": "conditions", "agents_label": "conditions", "condition_fields": "conditions",
     "field_names": "conditions", "field_values": "conditions", "group_by": "conditions",
     "label_fields": "conditions", "layout": "conditions", "observed_values": "conditions",
-    "roles_of": "conditions", "size_field": "conditions",
+    "roles_of": "conditions", "size_field": "conditions", "Condition": "conditions", "conditions_of": "conditions",
+    "values_of": "conditions", "ConditionTotals": "totals", "RunTotals": "totals", "totals_of": "totals",
     "HumanRow": "seats", "StudyColumn": "seats", "has_human": "seats", "human_seats": "seats",
     "SIZE_UNITS": "measures", "ErrorsRow": "measures", "ScoresRow": "measures", "SizesRow": "measures",
     "SuccessCell": "measures", "SuccessSeries": "measures", "SuccessTable": "measures",
@@ -39,17 +41,17 @@ _EXPORTS = {
     "usage_per_condition": "measures",
     "PairedComparison": "paired", "PairedRow": "paired", "paired_comparison": "paired",
     "paired_difference_interval": "paired",
-    "Results": "reading", "read_results": "reading",
+    "Results": "reading", "read_results": "reading", "ReadCounts": "reading", "read_totals": "reading",
 }
 
 __all__ = [
-    "AGENTS", "SIZE_UNITS", "ErrorsRow", "Group", "HumanRow", "Layout", "PairedComparison", "PairedRow",
-    "ReportError", "Results", "ScoresRow", "SizesRow", "StudyColumn", "SuccessCell", "SuccessSeries", "SuccessTable",
+    "AGENTS", "SIZE_UNITS", "Condition", "ConditionTotals", "ErrorsRow", "Group", "HumanRow", "Layout", "PairedComparison",
+    "PairedRow", "ReadCounts", "ReportError", "Results", "RunTotals", "ScoresRow", "SizesRow", "StudyColumn", "SuccessCell", "SuccessSeries", "SuccessTable",
     "TurnCurve", "TurnSizes", "UsageRow", "ValueOrder", "agents_label", "completed", "condition_fields", "error_counts",
     "field_names", "field_values", "group_by", "has_human", "human_seats", "label_fields", "layout", "observed_values",
     "paired_comparison", "paired_difference_interval", "read_results", "roles_of", "score_keys",
     "scores_per_condition", "size_field", "size_units", "sizes_per_turn", "success_by_turn", "success_cell",
-    "success_series", "success_table", "usage_per_condition",
+    "success_series", "success_table", "usage_per_condition", "conditions_of", "read_totals", "totals_of", "values_of",
 ]
 
 

@@ -1,5 +1,9 @@
 """What a report measures per condition: success (overall, by turn, against a size), the games'
-scores, the size of what agents write, and errors."""
+scores, the size of what agents write, errors, and model calls.
+
+Each measure is worked out from the run's totals (``engine.analysis.totals``): the conditions of a
+group are added up, never the records. Every function also takes a list of records, folded first.
+"""
 
 from __future__ import annotations
 
@@ -9,16 +13,10 @@ from collections.abc import Iterable, Sequence
 import msgspec
 
 from engine.records.record import GameRecord
-from engine.records.record import INFRA_ERROR, is_infra_error
-from engine.analysis.stats import Z95, ScoreSummary, score_summaries, wilson_interval
+from engine.records.record import INFRA_ERROR
+from engine.analysis.stats import Z95, ScoreSummary, wilson_interval
 from engine.analysis.conditions import AGENTS, Layout, group_by, layout, roles_of, size_field
-
-# Per-turn size measures: unit -> (TurnLog attribute of the whole reply, attribute of the message).
-# A unit whose attributes are missing or None on every turn is simply absent from a run.
-SIZE_UNITS: dict[str, tuple[str, str]] = {
-    "chars": ("reply_chars", "message_chars"),
-    "tokens": ("reply_tokens", "message_tokens"),  # model turns: provider's reply tokens, one tokenizer for messages
-}
+from engine.analysis.totals import SIZE_UNITS, ConditionTotals, Source, combined_scores, summed, totals_of
 
 
 def completed(records: Iterable[GameRecord]) -> list[GameRecord]:
@@ -46,13 +44,13 @@ class SuccessCell(msgspec.Struct, frozen=True):
         return self.successes / self.n if self.n else None
 
 
-def success_cell(records: Sequence[GameRecord], z: float = Z95) -> SuccessCell:
-    infra = sum(is_infra_error(r) for r in records)
-    errors = sum(r.outcome == "error" for r in records)
-    n = len(records) - errors
-    successes = sum(r.outcome == "success" for r in records)
-    low, high = wilson_interval(successes, n, z)
-    return SuccessCell(len(records), errors, infra, n, successes, low, high)
+def success_cell(group: Sequence[ConditionTotals], z: float = Z95) -> SuccessCell:
+    """Success over the games of a group of conditions."""
+    games = sum(c.games for c in group)
+    errors = sum(c.errors for c in group)
+    successes = sum(c.successes for c in group)
+    low, high = wilson_interval(successes, games - errors, z)
+    return SuccessCell(games, errors, sum(c.infra for c in group), games - errors, successes, low, high)
 
 
 class SuccessTable(msgspec.Struct):
@@ -65,16 +63,17 @@ class SuccessTable(msgspec.Struct):
         return self.cells.get((row, column))
 
 
-def success_table(records: Sequence[GameRecord], rows: Sequence[str] = (AGENTS,)) -> SuccessTable:
+def success_table(source: Source, rows: Sequence[str] = (AGENTS,)) -> SuccessTable:
     """Success per cell in the papers' layout: one row per value of ``rows``, one column per
     combination of the other fields that vary across the run."""
-    frame = layout(records, rows)
+    run = totals_of(source)
+    frame = layout(run, rows)
     cells = {}
-    for key, group in group_by(records, frame.rows + frame.columns):
+    for key, group in group_by(run, frame.rows + frame.columns):
         row, column = key[: len(frame.rows)], key[len(frame.rows) :]
         cells[(row, column)] = success_cell(group)
-    row_keys = [key for key, _ in group_by(records, frame.rows)]
-    column_keys = [key for key, _ in group_by(records, frame.columns)]
+    row_keys = [key for key, _ in group_by(run, frame.rows)]
+    column_keys = [key for key, _ in group_by(run, frame.columns)]
     return SuccessTable(frame, row_keys, column_keys, cells)
 
 
@@ -90,20 +89,17 @@ class TurnCurve(msgspec.Struct):
         return [s / self.n if self.n else None for s in self.solved_by]
 
 
-def success_by_turn(records: Sequence[GameRecord], fields: Sequence[str]) -> list[TurnCurve]:
-    max_turn = max((r.spec.max_turns for r in records), default=0)
+def success_by_turn(source: Source, fields: Sequence[str]) -> list[TurnCurve]:
+    run = totals_of(source)
+    max_turn = max((c.max_turns for c in run.conditions), default=0)
     curves = []
-    for key, group in group_by(records, fields):
-        scored = completed(group)
-        counts = [0] * (max_turn + 1)
-        for r in scored:
-            if r.outcome == "success" and r.solved_turn is not None and 1 <= r.solved_turn <= max_turn:
-                counts[r.solved_turn] += 1
+    for key, group in group_by(run, fields):
+        solved = summed(c.solved for c in group)
         solved_by, total = [], 0
         for k in range(1, max_turn + 1):
-            total += counts[k]
+            total += solved.get(k, 0)
             solved_by.append(total)
-        curves.append(TurnCurve(key, len(scored), solved_by))
+        curves.append(TurnCurve(key, sum(c.games - c.errors for c in group), solved_by))
     return curves
 
 
@@ -114,15 +110,16 @@ class SuccessSeries(msgspec.Struct):
     points: list[tuple[str, SuccessCell]]
 
 
-def success_series(records: Sequence[GameRecord], x_field: str | None = None) -> tuple[list[str], list[SuccessSeries]]:
+def success_series(source: Source, x_field: str | None = None) -> tuple[list[str], list[SuccessSeries]]:
     """Success against ``x_field`` (by default ``size_field``): the other varying fields (the
     series' key), and one series per combination of them."""
-    x_field = x_field or size_field(records)
+    run = totals_of(source)
+    x_field = x_field or size_field(run)
     if x_field is None:
         raise ValueError("no numeric game label varies in the run")
-    frame = layout(records, [x_field])
+    frame = layout(run, [x_field])
     series = []
-    for key, group in group_by(records, frame.columns):
+    for key, group in group_by(run, frame.columns):
         points = [(x[0], success_cell(g)) for x, g in group_by(group, [x_field])]
         series.append(SuccessSeries(key, points))
     return frame.columns, series
@@ -138,17 +135,21 @@ class ScoresRow(msgspec.Struct):
     scores: dict[str, ScoreSummary]  # every score of the run; missing where no game of the row has it
 
 
-def score_keys(records: Sequence[GameRecord]) -> dict[str, str]:
+def score_keys(source: Source) -> dict[str, str]:
     """Every score the games that ended without error give, in first-seen order, with its kind over
     the whole run: "rate" (a boolean score) or "mean"."""
-    return {key: summary.kind for key, summary in score_summaries(records).items()}
+    return {key: "rate" if booleans else "mean" for key, booleans in totals_of(source).score_kinds.items()}
 
 
-def scores_per_condition(records: Sequence[GameRecord], fields: Sequence[str]) -> list[ScoresRow]:
+def scores_per_condition(source: Source, fields: Sequence[str]) -> list[ScoresRow]:
     """Each score per condition, over the games that ended without error: booleans as rates with
     Wilson intervals, numbers as means with 95% t intervals cut to the values' range
-    (``engine.analysis.stats.score_summaries``)."""
-    return [ScoresRow(key, len(completed(group)), score_summaries(group)) for key, group in group_by(records, fields)]
+    (``engine.analysis.stats.ScoreTally``)."""
+    rows = []
+    for key, group in group_by(totals_of(source), fields):
+        scores = {name: tally.summary() for name, tally in combined_scores(group).items()}
+        rows.append(ScoresRow(key, sum(c.games - c.errors for c in group), scores))
+    return rows
 
 
 # ---------------------------------------------------------------------------------------------
@@ -172,41 +173,28 @@ class SizesRow(msgspec.Struct):
     roles: dict[str, TurnSizes]
 
 
-def size_units(records: Sequence[GameRecord]) -> list[str]:
+def size_units(source: Source) -> list[str]:
     """The units of SIZE_UNITS that the run's turn logs record; characters always."""
-    present = []
-    for unit, (reply, message) in SIZE_UNITS.items():
-        if unit == "chars" or any(
-            getattr(t, reply, None) is not None and getattr(t, message, None) is not None
-            for r in records
-            for t in r.turn_log
-        ):
-            present.append(unit)
-    return present
+    present = totals_of(source).units
+    return [unit for unit in SIZE_UNITS if unit in present]
 
 
-def sizes_per_turn(records: Sequence[GameRecord], fields: Sequence[str], unit: str = "chars") -> list[SizesRow]:
+def sizes_per_turn(source: Source, fields: Sequence[str], unit: str = "chars") -> list[SizesRow]:
     """Mean size of each role's reply and message per turn, pooled over the turns of a condition."""
-    reply_attr, message_attr = SIZE_UNITS[unit]
-    roles = roles_of(records)
+    run = totals_of(source)
+    roles = roles_of(run)
     rows = []
-    for key, group in group_by(records, fields):
-        done = completed(group)
+    for key, group in group_by(run, fields):
         sums = {role: [0, 0, 0] for role in roles}  # turns, reply, message
-        for record in done:
-            for entry in record.turn_log:
-                reply, message = getattr(entry, reply_attr, None), getattr(entry, message_attr, None)
-                if reply is None or message is None or entry.role not in sums:
-                    continue
-                s = sums[entry.role]
-                s[0] += 1
-                s[1] += reply
-                s[2] += message
+        for condition in group:
+            for role, counts in condition.sizes[unit].items():
+                if role in sums:
+                    sums[role] = [a + b for a, b in zip(sums[role], counts)]
         sizes = {
             role: TurnSizes(t, r / t if t else math.nan, m / t if t else math.nan)
             for role, (t, r, m) in sums.items()
         }
-        rows.append(SizesRow(key, len(done), sizes))
+        rows.append(SizesRow(key, sum(c.games - c.errors for c in group), sizes))
     return rows
 
 
@@ -224,22 +212,20 @@ class ErrorsRow(msgspec.Struct):
     other_kinds: dict[str, int]  # kind -> games
 
 
-def error_counts(records: Sequence[GameRecord], fields: Sequence[str]) -> list[ErrorsRow]:
-    roles = roles_of(records)
+def error_counts(source: Source, fields: Sequence[str]) -> list[ErrorsRow]:
+    run = totals_of(source)
+    roles = roles_of(run)
     rows = []
-    for key, group in group_by(records, fields):
-        kinds: dict[str, int] = {}
-        for r in group:
-            if r.outcome == "error" or r.error is not None:
-                kind = r.error.kind if r.error is not None else "unknown"
-                kinds[kind] = kinds.get(kind, 0) + 1
+    for key, group in group_by(run, fields):
+        kinds = summed(c.error_kinds for c in group)
         infra = kinds.pop(INFRA_ERROR, 0)
+        format_errors, invalid = summed(c.format_errors for c in group), summed(c.invalid_actions for c in group)
         rows.append(
             ErrorsRow(
                 key=key,
-                games=len(group),
-                format_errors={role: sum(r.format_errors.get(role, 0) for r in group) for role in roles},
-                invalid_actions={role: sum(r.invalid_actions.get(role, 0) for r in group) for role in roles},
+                games=sum(c.games for c in group),
+                format_errors={role: format_errors.get(role, 0) for role in roles},
+                invalid_actions={role: invalid.get(role, 0) for role in roles},
                 infra_errors=infra,
                 other_errors=sum(kinds.values()),
                 other_kinds=dict(sorted(kinds.items())),
@@ -266,17 +252,19 @@ class UsageRow(msgspec.Struct):
         return self.cost / self.successes if self.cost is not None and self.successes else None
 
 
-def usage_per_condition(records: Sequence[GameRecord], fields: Sequence[str]) -> list[UsageRow]:
+def usage_per_condition(source: Source, fields: Sequence[str]) -> list[UsageRow]:
     """Per condition, the model calls of every game, their tokens and cost; [] when no model played."""
-    if not any(r.usage for r in records):
+    run = totals_of(source)
+    if not run.usage:
         return []
     rows = []
-    for key, group in group_by(records, fields):
-        usages = [u for r in group for u in (r.usage or {}).values()]
+    for key, group in group_by(run, fields):
+        cost: float | None = None if any(c.unpriced for c in group) else group[0].cost
+        for condition in group[1:]:
+            cost = None if cost is None else cost + condition.cost
         rows.append(UsageRow(
-            key=key, games=len(group), successes=sum(r.outcome == "success" for r in group),
-            calls=sum(u.calls for u in usages), prompt_tokens=sum(u.prompt_tokens for u in usages),
-            completion_tokens=sum(u.completion_tokens for u in usages),
-            cost=None if any(u.cost_usd is None for u in usages) else sum(u.cost_usd for u in usages),
+            key=key, games=sum(c.games for c in group), successes=sum(c.successes for c in group),
+            calls=sum(c.calls for c in group), prompt_tokens=sum(c.prompt_tokens for c in group),
+            completion_tokens=sum(c.completion_tokens for c in group), cost=cost,
         ))
     return rows

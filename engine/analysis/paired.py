@@ -1,16 +1,23 @@
 """Paired comparison of two values of one field: games paired by seed, success compared by
-Newcombe's interval for the difference of paired proportions and McNemar's exact test."""
+Newcombe's interval for the difference of paired proportions and McNemar's exact test.
+
+The seeds and outcomes come from the run's totals, which keep them, in compact arrays, for the games
+of the two compared values only (``RunTotals(compare=...)``). The games of a run's grid play every
+condition's seeds in one order, so two sides are paired game by game in that order, with no memory of
+their own; sides whose seeds come in other orders are paired through a dict of one side's seeds.
+"""
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Sequence
 
 import msgspec
 
-from engine.records.record import GameRecord
 from engine.analysis.stats import Z95, wilson_interval
-from engine.analysis.conditions import AGENTS, ReportError, ValueOrder, determines, field_names, field_values, layout, observed_values, roles_of
+from engine.analysis.conditions import AGENTS, ReportError, ValueOrder, determines, field_names, layout, observed_values, roles_of, values_of
+from engine.analysis.totals import ConditionTotals, Source, totals_of
 
 
 def paired_difference_interval(
@@ -93,58 +100,89 @@ class PairedComparison(msgspec.Struct):
     rows: list[PairedRow]
 
 
-def paired_comparison(records: Sequence[GameRecord], field: str, a: str, b: str) -> PairedComparison:
+def paired_comparison(source: Source, field: str, a: str, b: str) -> PairedComparison:
     """Success under ``field`` = b against ``field`` = a, on games paired by seed within each
     combination of the other condition fields. Pairs with a game error on either side are
-    left out; a seed played more than once on one side is paired in game-id order."""
-    names = field_names(records)
+    left out; a seed played more than once on one side is paired in game-id order. Run totals must
+    have been made with ``compare=(field, a, b)``."""
+    run = totals_of(source, compare=(field, a, b))
+    names = field_names(run)
     if field not in names:
         raise ReportError(f"unknown field {field!r}; fields: {', '.join(names)}")
     if a == b:
         raise ReportError(f"the two values of {field} are the same ({a!r})")
-    values = observed_values(records, field)
+    values = observed_values(run, field)
     for value in (a, b):
         if value not in values:
             raise ReportError(f"{field}={value} is not in the run; {field} takes {', '.join(values)}")
-    roles = roles_of(records)
+    if run.compare != (field, a, b):
+        raise ValueError(f"these totals keep the seeds of {run.compare}, not of {(field, a, b)}")
+    roles = roles_of(run)
     left_out = {field} | (set(roles) if field == AGENTS else set()) | ({AGENTS} if field in roles else set())
     # A field the compared one determines (T = 2N when comparing N) differs with it: not a pairing key.
-    all_values = [field_values(r) for r in records]
+    all_values = values_of(run)
     left_out |= {f for f in names if f not in left_out and determines(all_values, field, f)}
     pair_fields = [f for f in names if f not in left_out]
-    shown = layout(records, [field]).columns
+    shown = layout(run, [field]).columns
 
-    sides: dict[tuple[str, ...], dict[str, list[GameRecord]]] = {}
+    sides: dict[tuple[str, ...], dict[str, list[ConditionTotals]]] = {}
     labels: dict[tuple[str, ...], tuple[str, ...]] = {}
-    for record in records:
-        v = field_values(record)
+    for condition in run.conditions:
+        v = condition.values
         if v.get(field) not in (a, b):
             continue
         key = tuple(v.get(f, "") for f in pair_fields)
         labels[key] = tuple(v.get(f, "") for f in shown)
-        sides.setdefault(key, {a: [], b: []})[v[field]].append(record)
+        sides.setdefault(key, {a: [], b: []})[v[field]].append(condition)
 
     rows = []
     for key, side in sides.items():
-        by_seed: dict[int, tuple[list[GameRecord], list[GameRecord]]] = {}
-        for record in side[a]:
-            by_seed.setdefault(record.spec.seed, ([], []))[0].append(record)
-        for record in side[b]:
-            by_seed.setdefault(record.spec.seed, ([], []))[1].append(record)
-        table = [0, 0, 0, 0]  # both, a only, b only, neither
-        pairs = 0
-        for first, second in by_seed.values():
-            for ra, rb in zip(first, second):
-                if ra.outcome == "error" or rb.outcome == "error":
-                    continue
-                sa, sb = ra.outcome == "success", rb.outcome == "success"
-                table[0 if sa and sb else 1 if sa else 2 if sb else 3] += 1
-                pairs += 1
-        both, a_only, b_only, neither = table
+        first, second = _games(side[a]), _games(side[b])
+        both, a_only, b_only, neither = table = _paired(first, second)
+        pairs = sum(table)
         diff, low, high = paired_difference_interval(both, b_only, a_only, neither)
-        unpaired = len(side[a]) + len(side[b]) - 2 * pairs
+        unpaired = len(first[0]) + len(second[0]) - 2 * pairs
         p_value = mcnemar_exact(a_only, b_only)
         rows.append(PairedRow(labels[key], pairs, both, a_only, b_only, neither, unpaired, diff, low, high, p_value))
-    order = ValueOrder(records, shown)
+    order = ValueOrder(run, shown)
     rows.sort(key=lambda row: order.keys_of(shown, row.key))
     return PairedComparison(field, a, b, shown, rows)
+
+
+Games = tuple[Sequence[int], Sequence[int]]  # seeds, and outcomes (0 success, 1 failure, 2 error), in game-id order
+
+
+def _games(conditions: Sequence[ConditionTotals]) -> Games:
+    """The seeds and outcomes of one side's games, in game-id order."""
+    kept = [c.seeds for c in conditions if c.seeds is not None]
+    if len(kept) == 1:
+        return kept[0].seeds, kept[0].outcomes
+    merged = list(heapq.merge(*(zip(k.ids, k.seeds, k.outcomes) for k in kept)))
+    return [seed for _, seed, _ in merged], [outcome for _, _, outcome in merged]
+
+
+def _paired(first: Games, second: Games) -> list[int]:
+    """Pairs by outcome (both, first only, second only, neither): the k-th game of a seed on one side
+    with the k-th of that seed on the other, pairs with an error on either side left out."""
+    (seeds_a, outcomes_a), (seeds_b, outcomes_b) = first, second
+    n = min(len(seeds_a), len(seeds_b))
+    if seeds_a[:n] == seeds_b[:n]:  # one order of seeds on both sides: the k-th games are at one place
+        matches = zip(outcomes_a[:n], outcomes_b[:n])
+    else:
+        places: dict[int, list[int]] = {}
+        for i, seed in enumerate(seeds_a):
+            places.setdefault(seed, []).append(i)
+        taken: dict[int, int] = {}
+        found = []
+        for j, seed in enumerate(seeds_b):
+            k = taken.get(seed, 0)
+            if k < len(places.get(seed, ())):
+                taken[seed] = k + 1
+                found.append((outcomes_a[places[seed][k]], outcomes_b[j]))
+        matches = iter(found)
+    table = [0, 0, 0, 0]  # both, first only, second only, neither
+    for oa, ob in matches:
+        if oa == 2 or ob == 2:
+            continue
+        table[0 if oa == ob == 0 else 1 if oa == 0 else 2 if ob == 0 else 3] += 1
+    return table

@@ -2,22 +2,22 @@
 read from its record and its transcript as a ``puzzles.PlayedGame``, folded into its game's
 analysis, which returns the tables of the game's papers that scores do not give.
 
-Transcripts are read in two passes, so that memory holds one offset per game rather than the
-transcripts: the first finds the last whole line of each game (a resumed run may have written a
-game twice), the second decodes those lines one at a time. A damaged line is skipped; its game
-counts as one without a transcript.
+Transcripts are read through ``engine.records.transcripts.TranscriptIndex``: each game's last
+copy (a resumed run may have written a game twice), one block in memory at a time, so memory holds
+a few bytes per game rather than the transcripts. A damaged copy (a line, or a block of the
+compressed file) is skipped; its games count as without a transcript.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
 
 from engine.analysis.conditions import condition_fields, field_values
 from engine.records.record import GameRecord
-from engine.records.transcripts import TRANSCRIPTS_FILE, Transcript
+from engine.records.transcripts import Transcript, TranscriptIndex, has_transcripts
 from puzzles import AnalysisTable, InvalidParameter, PlayedGame, PlayedTurn, get_game
 
 
@@ -34,7 +34,7 @@ class GameAnalyses(msgspec.Struct):
 class RunAnalyses(msgspec.Struct):
     games: list[GameAnalyses]
     without_analyses: list[str]  # games of the run that give no analyses
-    transcripts: bool  # the run directory has a transcripts file
+    transcripts: bool  # the run directory has a transcripts file (either format)
 
 
 def condition_labels(records: Sequence[GameRecord]) -> dict[int, str]:
@@ -45,22 +45,6 @@ def condition_labels(records: Sequence[GameRecord]) -> dict[int, str]:
         values = field_values(record)
         labels[record.spec.game_id] = ", ".join(f"{f}={values.get(f, '')}" for f in fields) or "all"
     return labels
-
-
-def last_lines(path: Path) -> dict[int, int]:
-    """The offset of the last whole line of each game id in a transcripts file."""
-    offsets: dict[int, int] = {}
-    prefix = b'{"game_id":'
-    offset = 0
-    with path.open("rb") as f:
-        for line in f:
-            if line.startswith(prefix) and line.endswith(b"\n"):
-                end = line.find(b",", len(prefix))
-                digits = line[len(prefix):end]
-                if end > 0 and digits.isdigit():
-                    offsets[int(digits)] = offset
-            offset += len(line)
-    return offsets
 
 
 def played_game(record: GameRecord, transcript: Transcript, condition: str) -> PlayedGame:
@@ -78,27 +62,15 @@ def played_game(record: GameRecord, transcript: Transcript, condition: str) -> P
     )
 
 
-def _transcripts(path: Path, wanted: dict[int, int]) -> Iterator[tuple[int, Transcript]]:
-    """The transcripts at ``wanted`` (game id -> offset), in file order; damaged ones left out."""
-    decoder = msgspec.json.Decoder(Transcript)
-    with path.open("rb") as f:
-        for game_id, offset in sorted(wanted.items(), key=lambda item: item[1]):
-            f.seek(offset)
-            try:
-                transcript = decoder.decode(f.readline())
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                continue
-            if transcript.game_id == game_id:
-                yield game_id, transcript
-
-
 def run_analyses(records: Sequence[GameRecord], run_path: Path) -> RunAnalyses:
     """Every game's analyses over ``records``, reading their transcripts from ``run_path``."""
-    path = Path(run_path) / TRANSCRIPTS_FILE
     by_game: dict[str, list[GameRecord]] = {}
     for record in records:
         by_game.setdefault(record.spec.game, []).append(record)
-    offsets = last_lines(path) if path.is_file() else {}
+    kept = has_transcripts(run_path)
+    index = TranscriptIndex(run_path)
+    if kept:
+        index.refresh()  # where each game's last copy lies: a few bytes a game
     labels = condition_labels(records)
     found, without = [], []
     for name, game_records in by_game.items():
@@ -111,12 +83,11 @@ def run_analyses(records: Sequence[GameRecord], run_path: Path) -> RunAnalyses:
             continue
         analysis = make()
         scored = {r.spec.game_id: r for r in game_records if r.outcome != "error"}
-        wanted = {game_id: offsets[game_id] for game_id in scored if game_id in offsets}
         games = 0
-        if wanted:
-            for game_id, transcript in _transcripts(path, wanted):
+        if kept and scored:
+            for game_id, transcript in index.transcripts(scored):
                 analysis.add(played_game(scored[game_id], transcript, labels[game_id]))
                 games += 1
         found.append(GameAnalyses(game=name, tables=analysis.tables(), games=games,
                                   without_transcript=len(scored) - games, errors=len(game_records) - len(scored)))
-    return RunAnalyses(games=found, without_analyses=without, transcripts=path.is_file())
+    return RunAnalyses(games=found, without_analyses=without, transcripts=kept)

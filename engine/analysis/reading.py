@@ -1,4 +1,12 @@
-"""Reading a results file for a report, whatever state the run left it in."""
+"""Reading a results file for a report, whatever state the run left it in: a last line cut short
+(skipped), a game written more than once (the last record that decodes wins), damaged lines
+(skipped and counted).
+
+``read_totals`` is what the report reads: the run's totals (``engine.analysis.totals``), the
+records going by one at a time in game-id order (``engine.records.ordered``), so that memory is set
+by the conditions and not by the games, and the means come out as over the records in game-id
+order. ``read_results`` keeps every record, for callers that need the records themselves.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +14,8 @@ from pathlib import Path
 
 import msgspec
 
+from engine.analysis.totals import RunTotals
+from engine.records.ordered import Lines, read_in_order
 from engine.records.record import GameRecord
 from engine.records.rundir import decode_any_record
 
@@ -48,3 +58,47 @@ def read_results(path: Path | str) -> Results:
                 duplicates += 1
             latest[record.game_id] = record
     return Results([latest[i] for i in sorted(latest)], lines, truncated, duplicates, damaged)
+
+
+class ReadCounts(msgspec.Struct):
+    """What reading a results file met, as ``Results`` says it, damaged lines by count."""
+
+    lines: int  # complete, non-empty lines read
+    truncated: bool  # the last line had no newline and was skipped
+    duplicates: int  # records replaced by a later record of the same game id
+    damaged: int  # complete lines that could not be decoded (skipped)
+    first_damaged: list[int]  # the numbers of the first of them
+
+
+class _GameId(msgspec.Struct):
+    game_id: int
+
+
+_decode_id = msgspec.json.Decoder(_GameId).decode
+
+
+def _line_id(number: int, line: bytes) -> int | None:
+    try:
+        return _decode_id(line).game_id
+    except msgspec.DecodeError:  # a ValidationError too
+        return None
+
+
+def read_totals(path: Path | str, compare: tuple[str, str, str] | None = None) -> tuple[RunTotals, ReadCounts]:
+    """The totals of a results file's games (keeping the seeds of ``compare``'s two values), the
+    file read in game-id order, tolerating what ``read_results`` tolerates."""
+    survey, games = read_in_order(path, _line_id)
+    damaged: Lines = survey.without_id
+    totals = RunTotals(compare)
+    duplicates = 0
+    for _, lines in games:
+        records = []
+        for number, line in lines:
+            try:
+                records.append(decode_any_record(line))
+            except _DAMAGED:
+                damaged.add(number)
+        if records:
+            duplicates += len(records) - 1
+            totals.add(records[-1])
+    return totals, ReadCounts(survey.lines, survey.truncated, duplicates, damaged.count, damaged.first)

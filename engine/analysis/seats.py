@@ -28,14 +28,12 @@ import msgspec
 
 from puzzles import get_game
 
-from engine.policies.seat import HumanAbsent
-from engine.policies.factory import is_human
-from engine.records.record import GameRecord
-from engine.analysis.stats import ScoreSummary, mean_interval, wilson_interval
 from engine.analysis.conditions import group_by
+from engine.analysis.humans import ABSENT, HumanTally, has_human, human_roles, in_study, is_absent
+from engine.analysis.stats import ScoreSummary, ScoreTally, wilson_interval
+from engine.analysis.totals import Source, combined_tally, totals_of
 from engine.analysis.measures import score_keys
 
-ABSENT = HumanAbsent.kind
 SUCCESS = ""  # the column key of the success rate, for games that name no study scores (never a score key)
 
 StudyOf = Callable[[str], Mapping[str, str]]
@@ -44,28 +42,6 @@ StudyOf = Callable[[str], Mapping[str, str]]
 def study_of_game(name: str) -> Mapping[str, str]:
     """The game's human-study scores, score key -> label."""
     return get_game(name).records.human_study
-
-
-def human_roles(record: GameRecord) -> list[str]:
-    """The roles a person played in the game."""
-    roles = [role for role, policy in record.spec.agents.items() if is_human(str(policy))]
-    if isinstance(record.humans, dict):
-        roles += [role for role in record.humans if role not in roles]
-    return roles
-
-
-def has_human(record: GameRecord) -> bool:
-    return bool(human_roles(record))
-
-
-def is_absent(record: GameRecord) -> bool:
-    """The game ended because the person in a seat stopped answering."""
-    return record.error is not None and record.error.kind == ABSENT
-
-
-def in_study(record: GameRecord) -> bool:
-    """The game counts for the study: it ended without error, or the person walked away."""
-    return record.outcome != "error" or is_absent(record)
 
 
 class StudyColumn(msgspec.Struct, frozen=True):
@@ -77,12 +53,13 @@ class StudyColumn(msgspec.Struct, frozen=True):
     kind: str
 
 
-def study_columns(records: Sequence[GameRecord], study_of: StudyOf = study_of_game) -> list[StudyColumn]:
+def study_columns(source: Source, study_of: StudyOf = study_of_game) -> list[StudyColumn]:
     """The human-study scores of the games with a person, in first-seen order. A score's kind is the
     one it has over the run's games; a score no game gave is taken as yes/no."""
-    kinds = score_keys(records)
+    run = totals_of(source)
+    kinds = score_keys(run)
     columns: dict[str, StudyColumn] = {}
-    for game in dict.fromkeys(r.spec.game for r in records if has_human(r)):
+    for game in run.human_games:
         study = dict(study_of(game)) or {SUCCESS: "Success"}
         for key, label in study.items():
             if key not in columns:
@@ -90,24 +67,28 @@ def study_columns(records: Sequence[GameRecord], study_of: StudyOf = study_of_ga
     return list(columns.values())
 
 
-def study_summary(records: Sequence[GameRecord], column: StudyColumn) -> ScoreSummary | None:
-    """One study score over the study's games; None when no game of them has it to give."""
-    values: list[float] = []
-    for r in records:
-        if column.key == SUCCESS:
-            values.append(float(r.outcome == "success"))
-        elif column.key in r.scores and r.outcome != "error":
-            values.append(float(r.scores[column.key]))
-        elif is_absent(r) and column.kind == "rate":
-            values.append(0.0)  # a person who walked away did not complete the game
-    if not values:
+def _summary(tally: ScoreTally) -> ScoreSummary:
+    """A tally's mean with its interval (``engine.analysis.stats.mean_interval``)."""
+    if tally.n == 0:
+        return ScoreSummary("mean", 0, math.nan, math.nan, math.nan)
+    return ScoreSummary("mean", tally.n, tally.mean, *tally.interval())
+
+
+def study_summary(tally: HumanTally, column: StudyColumn) -> ScoreSummary | None:
+    """One study score over the study's games; None when no game of them has it to give. A yes/no
+    score counts the games the person walked away from as a no, where they did not give it."""
+    if column.key == SUCCESS:
+        hits, n = tally.successes, tally.study
+    else:
+        given = tally.given.get(column.key, ScoreTally())
+        if column.kind != "rate":
+            return _summary(given) if given.n else None
+        hits = given.hits if given.booleans else round(given.mean * given.n)
+        n = given.n + tally.absent_study - tally.absent_given.get(column.key, 0)
+    if n == 0:
         return None
-    if column.kind == "rate":
-        hits = round(sum(values))
-        low, high = wilson_interval(hits, len(values))
-        return ScoreSummary("rate", len(values), hits / len(values), low, high)
-    mean, low, high = mean_interval(values)
-    return ScoreSummary("mean", len(values), mean, low, high)
+    low, high = wilson_interval(hits, n)
+    return ScoreSummary("rate", n, hits / n, low, high)
 
 
 class HumanRow(msgspec.Struct):
@@ -125,52 +106,44 @@ class HumanRow(msgspec.Struct):
     absent: int  # games that ended because the person walked away
 
 
-def _mean(values: Sequence[float]) -> ScoreSummary:
-    mean, low, high = mean_interval(values)
-    return ScoreSummary("mean", len(values), mean, low, high)
+def combined(tallies: Sequence[HumanTally]) -> HumanTally:
+    """One tally of the people's games of several conditions; the tally itself if one."""
+    if len(tallies) == 1:
+        return tallies[0]
+    out = HumanTally()
+    for name in ("games", "study", "absent", "absent_study", "successes", "timeouts"):
+        setattr(out, name, sum(getattr(t, name) for t in tallies))
+    out.participants = set().union(*(t.participants for t in tallies))
+    out.agent_turns = combined_tally([t.agent_turns for t in tallies])
+    out.human_turns = combined_tally([t.human_turns for t in tallies])
+    out.seconds = [s for t in tallies for s in t.seconds]
+    keys = dict.fromkeys(key for t in tallies for key in t.given)
+    out.given = {key: combined_tally([t.given[key] for t in tallies if key in t.given]) for key in keys}
+    out.absent_given = {key: sum(t.absent_given.get(key, 0) for t in tallies) for key in keys}
+    return out
 
 
-def _timeouts(record: GameRecord, roles: Sequence[str]) -> int:
-    """Timed-out turns of the people: the seats' own count (it includes a last turn that ended the
-    game), else the turn log's."""
-    if isinstance(record.humans, dict) and record.humans:
-        return sum(seat.timeouts for seat in record.humans.values())
-    return sum(1 for t in record.turn_log if t.role in roles and t.human is not msgspec.UNSET and t.human.timed_out)
-
-
-def human_row(key: tuple[str, ...], group: Sequence[GameRecord], columns: Sequence[StudyColumn]) -> HumanRow:
-    study = [r for r in group if in_study(r)]
-    participants = sorted({
-        seat.participant for r in group if isinstance(r.humans, dict) for seat in r.humans.values() if seat.participant
-    })
-    agent_turns, human_turns, seconds, timeouts = [], [], [], 0
-    for r in study:
-        people = human_roles(r)
-        agent_turns.append(float(sum(t.role not in people for t in r.turn_log)))
-        human_turns.append(float(sum(t.role in people for t in r.turn_log)))
-        seconds += [
-            t.human.seconds for t in r.turn_log if t.role in people and t.human is not msgspec.UNSET and not t.human.timed_out
-        ]
-        timeouts += _timeouts(r, people)
-    scores = {c.key: s for c in columns if (s := study_summary(study, c)) is not None}
+def human_row(key: tuple[str, ...], tally: HumanTally, columns: Sequence[StudyColumn]) -> HumanRow:
+    scores = {c.key: s for c in columns if (s := study_summary(tally, c)) is not None}
     return HumanRow(
-        key=key, games=len(group), n=len(study), participants=participants, scores=scores,
-        agent_turns=_mean(agent_turns), human_turns=_mean(human_turns),
-        median_seconds=statistics.median(seconds) if seconds else math.nan,
-        timeouts=timeouts / len(study) if study else math.nan, absent=sum(is_absent(r) for r in group),
+        key=key, games=tally.games, n=tally.study, participants=sorted(tally.participants), scores=scores,
+        agent_turns=_summary(tally.agent_turns), human_turns=_summary(tally.human_turns),
+        median_seconds=statistics.median(tally.seconds) if tally.seconds else math.nan,
+        timeouts=tally.timeouts / tally.study if tally.study else math.nan, absent=tally.absent,
     )
 
 
 def human_seats(
-    records: Sequence[GameRecord], fields: Sequence[str], study_of: StudyOf = study_of_game,
+    source: Source, fields: Sequence[str], study_of: StudyOf = study_of_game,
 ) -> tuple[list[StudyColumn], list[HumanRow]]:
     """Per condition (grouped by ``fields``) that has games with a person in a seat: the study's
     columns and one row each; ([], []) when no person played."""
-    people = [r for r in records if has_human(r)]
-    if not people:
+    run = totals_of(source)
+    if not run.people:
         return [], []
-    columns = study_columns(records, study_of)
-    return columns, [human_row(key, group, columns) for key, group in group_by(people, fields)]
+    columns = study_columns(run, study_of)
+    groups = group_by(run.people, fields)  # ordered as the games with a person came
+    return columns, [human_row(key, combined([c.humans for c in group]), columns) for key, group in groups]
 
 
 __all__ = [

@@ -31,7 +31,7 @@ from engine.policies.factory import PolicyFactory
 from engine.records.record import GameRecord, decode_record, encode_record
 from engine.records.rundir import Plan
 from engine.play.run import run_games
-from engine.records.transcripts import TranscriptMaker, TranscriptWriter
+from engine.records.transcribe import TranscriptMaker, TranscriptWriter
 from engine.executors.leases import Leases, LimitLedger
 
 BATCHES_PER_WORKER = 2  # outstanding, so that a worker has the next batch when one ends

@@ -1,7 +1,11 @@
-"""Game ids in compact memory: what a run has recorded (a bit per game) and how often each game was
-written (a byte per game), so that resuming and sorting a run of millions of games keeps no records."""
+"""Game ids in compact memory: what a run has recorded (a bit per game), how often each game was
+written (a byte per game) and where its transcript lies (8 bytes a game), so that resuming, sorting
+and reading a run of millions of games keeps no records."""
 
 from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator
 
 
 class IdSet:
@@ -63,3 +67,39 @@ class IdCounts:
         else:
             self.small[game_id] = value
         return value
+
+
+class IdPlaces:
+    """Game id -> a place (a non-negative number: where its transcript lies), 8 bytes a game: an
+    array for ids below 2**26, a dict beyond (a damaged file)."""
+
+    LIMIT = 1 << 26
+
+    def __init__(self) -> None:
+        self.small = array("q")
+        self.large: dict[int, int] = {}
+        self.count = 0
+
+    def set(self, game_id: int, where: int) -> None:
+        if 0 <= game_id < self.LIMIT:
+            if game_id >= len(self.small):
+                self.small.extend([-1] * max(game_id + 1 - len(self.small), len(self.small)))
+            self.count += self.small[game_id] < 0
+            self.small[game_id] = where
+        else:
+            self.count += game_id not in self.large
+            self.large[game_id] = where
+
+    def get(self, game_id: int) -> int:
+        if 0 <= game_id < len(self.small):
+            return self.small[game_id]
+        return self.large.get(game_id, -1)
+
+    def items(self) -> Iterator[tuple[int, int]]:
+        for game_id, where in enumerate(self.small):
+            if where >= 0:
+                yield game_id, where
+        yield from self.large.items()
+
+    def __len__(self) -> int:
+        return self.count

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import fcntl
 import os
-from array import array
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ import msgspec
 
 from engine.backends import BackendSettings
 from engine.records.ids import IdCounts
+from engine.records.ordered import Game, Survey, read_in_order, sort_results
 from engine.records.record import GameRecord, RecordKey, decode_key, decode_record, encode_record, encode_storable
 from engine.plan.grid import Grid
 from engine.records.upgrade import is_format_1, upgrade_current, upgrade_plan, upgrade_record, upgrade_saved_plan
@@ -245,6 +246,7 @@ class RunDir:
         ``plan`` gives its game: a record changed by hand, or of another run pasted in. (Parameters
         and options are not compared: records saved before a field existed read with its default.)
         Records of games the plan does not have are left to ``recorded_games``."""
+        total = plan.total
         for number, _, line in self._lines():
             try:
                 placed = _decode_placed(line)
@@ -252,7 +254,7 @@ class RunDir:
                 if skip_damaged:  # a reader that tolerates damage (the report) counts it elsewhere
                     continue
                 raise self._damaged(number, exc) from None
-            if 0 <= placed.game_id < plan.total:
+            if 0 <= placed.game_id < total:
                 planned = plan.spec(placed.game_id)
                 for field in PLACING_FIELDS:
                     if getattr(placed.spec, field) != getattr(planned, field):
@@ -301,31 +303,29 @@ class RunDir:
         return moved, aside
 
     def finalize(self, total: int) -> bool:
-        """Rewrite the results sorted by game id once all ``total`` games are recorded. Memory: an
-        offset and a length per game (16 bytes), never the records."""
-        offsets = array("q", [-1]) * total
-        lengths = array("q", [0]) * total
-        outside: dict[int, tuple[int, int]] = {}  # game ids the plan does not have
-        for number, offset, line in self._lines():
-            game_id = self._key(number, line).game_id
-            if 0 <= game_id < total:
-                offsets[game_id], lengths[game_id] = offset, len(line)  # the last line of a game wins
-            else:
-                outside[game_id] = (offset, len(line))
-        if total and min(offsets) < 0:
-            return False
-        tmp = self.results_path.with_suffix(".jsonl.tmp")
-        with self.results_path.open("rb") as source, tmp.open("wb") as out:
-            def copy(offset: int, length: int) -> None:
-                source.seek(offset)
-                out.write(source.read(length))
+        """Rewrite the results sorted by game id once all ``total`` games are recorded: the last line
+        of each game, then those of games the plan does not have. Memory does not grow with the run
+        (``engine.records.ordered``); a file sorted already is left as it is."""
+        return sort_results(self.results_path, total, self._line_id)
 
-            for game_id in range(total):
-                copy(offsets[game_id], lengths[game_id])
-            for game_id in sorted(outside):
-                copy(*outside[game_id])
-        os.replace(tmp, self.results_path)
-        return True
+    def _line_id(self, number: int, line: bytes) -> int:
+        return self._key(number, line).game_id
+
+    def ordered(self) -> tuple[Survey, Iterator[Game]]:
+        """The results' survey and each game's lines in game-id order (``engine.records.ordered``),
+        without keeping the records; RunDirError at a damaged line, before any game is given."""
+        if not self.results_path.exists():
+            return Survey(), iter(())
+        return read_in_order(self.results_path, self._line_id)
+
+    def last_records(self, games: Iterator[Game]) -> Iterator[GameRecord]:
+        """The last record of each of ``games`` (as ``ordered`` gives them), decoded one at a time."""
+        for _, lines in games:
+            number, line = lines[-1]
+            try:
+                yield decode_any_record(line)
+            except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
+                raise self._damaged(number, exc) from None
 
 
 class StorageError(OSError):

@@ -1,5 +1,5 @@
-"""Transcripts: one JSON line per game in ``transcripts.jsonl``, written when the game ends (before
-its record), in one of two levels of detail.
+"""Transcripts: what was said and done in each game, one JSON line per game, written as the game
+ends (``engine.records.transcribe``), in one of two levels of detail.
 
 - Full (``--transcripts``): what the game was (``instance``: for games that give one, the truth and
   each role's private information, once per game), then every turn's inputs (the view, feedback,
@@ -12,23 +12,32 @@ its record), in one of two levels of detail.
   as sent in ``heard``), candidates, usage, latency and progress; empty fields are left out. The
   views, the conversation and the game's instance follow from the seed and the actions
   (``runners.replay`` rebuilds them); prompts and raw replies are not kept.
+
+The lines are kept in ``transcripts.jsonl.gz``: gzip blocks of about 128 KiB of lines, each
+naming its games in its header (``engine.records.blocks`` says why gzip and why blocks), about a
+tenth of the lines' size; ``zcat`` prints the lines. Runs made before kept them as plain lines in
+``transcripts.jsonl``, which are still read (a resumed old run adds blocks beside them). A game
+played again (a resume replays the games lost to the infrastructure) is written again: readers take
+each game's last copy, and a game whose last copy is damaged has no transcript.
+
+Every reader goes through the API here: ``read_transcript`` (one game), ``iter_transcripts``
+(every game, or some, one block in memory at a time), ``TranscriptIndex`` (a live run, read again
+as far as it grew) and ``copy_transcripts`` (merging runs).
 """
 
 from __future__ import annotations
 
+from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from bus import Act, Chat, YourTurn
-from puzzles import get_game
-
-from engine.records.record import GameRecord
-from engine.records.rundir import drop_partial_tail
+from engine.records.blocks import BlockWriter, GameLines
 from engine.plan.spec import GameSpec
 
-TRANSCRIPTS_FILE = "transcripts.jsonl"
+TRANSCRIPTS_FILE = "transcripts.jsonl.gz"
+PLAIN_TRANSCRIPTS_FILE = "transcripts.jsonl"  # as runs kept them before: still read, no longer written
 
 
 FORMAT_ERROR_REPLY_CHARS = 2000
@@ -84,155 +93,73 @@ class Transcript(msgspec.Struct, kw_only=True):
     detail: str = DETAIL_FULL  # "messages": a messages-only transcript (no views, conversation, prompts or raw replies)
 
 
-def game_instance(spec: GameSpec) -> Any:
-    """What the game of ``spec`` was as it started (``Records.instance``), as plain data; None if the
-    game gives none or cannot be built (the game itself then ends in an error that says why)."""
-    game = get_game(spec.game)
-    if game.records.instance is None:
-        return None
-    try:
-        state = game.rules.new(spec.params, spec.seed, tuple(spec.agents), spec.max_turns)
-        return msgspec.to_builtins(game.records.instance(state))
-    except Exception:  # noqa: BLE001 - a transcript never stops a game
-        return None
 
 
-class _Collector:
-    def __init__(self, spec: GameSpec, full: bool) -> None:
-        if full:
-            self.transcript = Transcript(game_id=spec.game_id, spec=spec, instance=game_instance(spec))
-        else:
-            self.transcript = Transcript(game_id=spec.game_id, spec=spec, detail=DETAIL_MESSAGES)
-        self.full = full
-        self._open: dict[str, TranscriptTurn] = {}
-        self._last: TranscriptTurn | None = None
+class TranscriptIndex(GameLines):
+    """Where each game's last transcript lies in a run directory, in either format (``GameLines``);
+    ``refresh`` reads only what was appended. The viewer keeps one for a live run."""
 
-    def tap(self, address: str, message: Any) -> None:
-        if isinstance(message, YourTurn):
-            if self.full:
-                turn = TranscriptTurn(
-                    turn=message.turn, role=message.role, view=message.view,
-                    feedback=message.feedback, notices=message.notices,
-                )
-            else:
-                turn = CompactTurn(turn=message.turn, role=message.role, feedback=message.feedback, notices=message.notices)
-            self._open[message.role] = turn
-            self.transcript.turns.append(turn)
-        elif isinstance(message, Act):
-            turn = self._open.pop(message.role, None)
-            if turn is None:
-                return
-            if self.full:
-                turn.conversation = list(message.context.conversation) if message.context is not None else []
-                turn.prompt = message.prompt
-                turn.reply = message.reply
-            elif message.format_error is not None:
-                turn.reply = message.reply[:FORMAT_ERROR_REPLY_CHARS]
-            turn.message = message.message
-            turn.actions = list(message.actions)
-            turn.rejected = list(message.rejected)
-            turn.format_error = message.format_error
-            turn.usage = message.usage
-            turn.latency = message.latency if self.full or message.latency is None else round(message.latency, 6)
-            turn.candidates = list(message.candidates) if self.full else [msgspec.structs.replace(c, reply="") for c in message.candidates]
-            turn.chosen = message.chosen
-            turn.human = message.human
-            self._last = turn
-        elif isinstance(message, Chat):
-            # An agent's message is delivered before its Act reaches the Environment.
-            turn = self._open.get(message.sender)
-            if turn is None and self._last is not None and self._last.role == message.sender:
-                turn = self._last
-            if turn is not None:
-                turn.delivered.append(Delivered(message.recipient, message.text))
+    def __init__(self, run_path: Path) -> None:
+        super().__init__(Path(run_path) / PLAIN_TRANSCRIPTS_FILE, Path(run_path) / TRANSCRIPTS_FILE)
+        self._decoder = msgspec.json.Decoder(Transcript)
 
-
-class TranscriptMaker:
-    """A game observer that makes each finished game's transcript, encoded as one JSON line: full
-    (``full=True``) or messages only. A Ray worker sends the lines to the driver with the records."""
-
-    def __init__(self, full: bool = True) -> None:
-        self.full = full
-        self._collectors: dict[int, _Collector] = {}
-        self._encode = msgspec.json.Encoder().encode
-        self.made: dict[int, bytes] = {}  # game id -> its line, until taken (``take``)
-
-    def game_started(self, spec: GameSpec):
-        collector = _Collector(spec, self.full)
-        self._collectors[spec.game_id] = collector
-        return collector.tap
-
-    def game_finished(self, spec: GameSpec, record: GameRecord) -> None:
-        line = self.line(spec, record)
-        if line is not None:
-            self.made[spec.game_id] = line
-
-    def take(self, game_id: int) -> bytes | None:
-        return self.made.pop(game_id, None)
-
-    def line(self, spec: GameSpec, record: GameRecord) -> bytes | None:
-        """The game's transcript as a JSON line, or None for a game this observer did not see start."""
-        collector = self._collectors.pop(spec.game_id, None)
-        if collector is None:
+    def decode(self, line: bytes | None) -> Transcript | None:
+        if line is None:
             return None
-        transcript = collector.transcript
-        transcript.outcome = record.outcome
-        logs = {(log.turn, log.role): log for log in record.turn_log}
-        for turn in transcript.turns:
-            log = logs.get((turn.turn, turn.role))
-            if log is not None:
-                turn.progress = log.progress
-                turn.rejected = list(log.rejected)  # by the parser and by the game
-            if not self.full and turn.delivered:
-                turn.heard = [d.recipient for d in turn.delivered if d.text == turn.message]
-                turn.delivered = [d for d in turn.delivered if d.text != turn.message]
         try:
-            encoded = self._encode(transcript)
-        except (UnicodeEncodeError, msgspec.EncodeError, TypeError, ValueError, OverflowError) as exc:
-            # Kept as a stub naming the problem: the game's record still says what was played.
-            encoded = self._encode(Transcript(game_id=transcript.game_id, spec=transcript.spec, instance=transcript.instance,
-                                              outcome=f"{transcript.outcome} (turns not storable: {type(exc).__name__})",
-                                              detail=transcript.detail))
-        return encoded + b"\n"
+            return self._decoder.decode(line)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None  # a damaged line
+
+    def get(self, game_id: int) -> Transcript | None:
+        """The last transcript written for ``game_id``; None if there is none or it is damaged."""
+        return self.decode(self.line(game_id))
+
+    def transcripts(self, game_ids: Container[int] | None = None) -> Iterator[tuple[int, Transcript]]:
+        """(game id, its last transcript) of every game, or of ``game_ids``, in the order written;
+        games whose last transcript is damaged are left out."""
+        for game_id, line in self.lines(game_ids):
+            transcript = self.decode(line)
+            if transcript is not None and transcript.game_id == game_id:
+                yield game_id, transcript
 
 
-class TranscriptWriter(TranscriptMaker):
-    """A ``TranscriptMaker`` that appends each line to ``transcripts.jsonl`` as its game ends (or,
-    for games played elsewhere, as ``write`` is given their lines)."""
+def has_transcripts(run_path: Path) -> bool:
+    """The run directory has a transcripts file, in either format."""
+    return any((Path(run_path) / name).is_file() for name in (TRANSCRIPTS_FILE, PLAIN_TRANSCRIPTS_FILE))
 
-    def __init__(self, run_path: Path, full: bool = True) -> None:
-        super().__init__(full)
-        self.path = Path(run_path) / TRANSCRIPTS_FILE
-        drop_partial_tail(self.path)  # a line a kill cut short
-        self._file: Any = open(self.path, "ab", buffering=0)
 
-    def game_finished(self, spec: GameSpec, record: GameRecord) -> None:
-        line = self.line(spec, record)
-        if line is not None:
-            self.write(line)
-
-    def write(self, line: bytes) -> None:
-        data = memoryview(line)
-        while data:
-            data = data[self._file.write(data):]
-
-    def close(self) -> None:
-        self._file.close()
+def iter_transcripts(run_path: Path, game_ids: Container[int] | None = None) -> Iterator[tuple[int, Transcript]]:
+    """(game id, its last transcript) of each game of the run at ``run_path`` (or of those in
+    ``game_ids``), in the order written; memory holds 8 bytes a game and one block."""
+    index = TranscriptIndex(run_path)
+    index.refresh()
+    yield from index.transcripts(game_ids)
 
 
 def read_transcript(run_path: Path, game_id: int) -> Transcript | None:
-    """The last transcript written for ``game_id``, or None."""
-    path = Path(run_path) / TRANSCRIPTS_FILE
-    if not path.exists():
-        return None
-    decoder = msgspec.json.Decoder(Transcript)
-    found = None
-    needle = f'{{"game_id":{game_id},'.encode()
-    with path.open("rb") as f:
-        for line in f:
-            if line.startswith(needle) and line.endswith(b"\n"):
-                try:
-                    found = decoder.decode(line)
-                except (msgspec.DecodeError, msgspec.ValidationError):
-                    continue  # a damaged line: an earlier or later copy may be whole
-    return found
+    """The last transcript written for ``game_id``; None if there is none or it is damaged."""
+    index = TranscriptIndex(run_path)
+    index.refresh()
+    return index.get(game_id)
+
+
+def copy_transcripts(out: Path, sources: Iterable[tuple[Path, Container[int]]]) -> int:
+    """Append to the run at ``out`` the last transcript of each game of each (run, game ids) of
+    ``sources``, as written; how many were copied (the file is made only if there are some)."""
+    copied = 0
+    blocks: BlockWriter | None = None
+    try:
+        for run_path, game_ids in sources:
+            index = TranscriptIndex(run_path)
+            index.refresh()
+            for game_id, line in index.lines(game_ids):
+                if blocks is None:
+                    blocks = BlockWriter(Path(out) / TRANSCRIPTS_FILE)
+                blocks.buffer += line if line.endswith(b"\n") else line + b"\n"
+                blocks.added(game_id)
+                copied += 1
+    finally:
+        if blocks is not None:
+            blocks.close()
+    return copied

@@ -33,7 +33,7 @@ from engine.records.rundir import Plan, RunDir, RunDirError
 from engine.play.run import RunProgress
 from engine.plan.spec import GameSpec
 from engine.analysis.stats import ConditionSummary, SummaryBuilder
-from engine.records.transcripts import TranscriptWriter
+from engine.records.transcribe import TranscriptWriter
 from engine.session.runlog import RunLog
 from engine.session.stopping import StopStarting
 
@@ -225,14 +225,15 @@ async def play_plan(
         if models_play(plan) and spending is not None:
             watchers.append(spending)  # the local starts, or a cluster's batches, stop at its caps
         # True (or "full"): full transcripts; "messages": messages-only transcripts (``engine.records.transcripts``)
-        transcript_writer = TranscriptWriter(run.path, full=transcripts != "messages") if transcripts else None
+        # Games against models are few and dear: each transcript is written as its game ends.
+        transcript_writer = TranscriptWriter(run.path, full=transcripts != "messages", at_once=models_play(plan)) if transcripts else None
         if transcript_writer is not None:
             watchers.append(transcript_writer)
         if models_play(plan):
             factory.hub.log_dir = run.path  # where the servers the engine starts write their logs
-        try:
             factory.hub.run_dir = run.path  # where batch mode keeps the run's batches (batches.jsonl)
             factory.hub.replayed = lambda game_id: game_id not in recorded  # the games whose batched calls a resume answers
+        try:
             async with factory:
                 try:
                     await executor.play(

@@ -8,9 +8,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from engine.analysis import AGENTS, field_values, group_by, layout
+from engine.analysis import AGENTS, conditions_of, group_by, layout
 from engine.analysis.stats import ScoreSummary
-from engine.records.record import GameRecord
+from engine.analysis.totals import Source, totals_of
 from puzzles import get_game
 
 UNIT_NAMES = {"chars": "characters", "tokens": "tokens"}
@@ -66,8 +66,8 @@ def key_label(fields: Sequence[str], key: Sequence[str]) -> str:
     return ", ".join(value_label(f, v) for f, v in zip(fields, key)) or "all"
 
 
-def fixed_note(records: Sequence[GameRecord]) -> str:
-    frame = layout(records)
+def fixed_note(run: Source) -> str:
+    frame = layout(totals_of(run))
     parts = []
     if frame.fixed:
         parts.append("Same in every game: " + ", ".join(f"{f}={v}" for f, v in frame.fixed.items()) + ".")
@@ -83,32 +83,28 @@ def label_cells(fields: Sequence[str], key: Sequence[str]) -> list[str]:
     return list(key) if fields else ["all"]
 
 
-def condition_columns(records: Sequence[GameRecord]) -> list[str]:
+def condition_columns(run: Source) -> list[str]:
     """The fields that name a condition in full in the CSV files (roles one by one)."""
     names: dict[str, None] = {}
-    for record in records:
-        names.update(dict.fromkeys(record.spec.condition_fields()))
+    for condition in conditions_of(totals_of(run)):
+        names.update(dict.fromkeys(condition.spec.condition_fields()))
     return list(names)
 
 
-def full_values(records: Sequence[GameRecord], fields: Sequence[str]) -> dict[tuple[str, ...], list[str]]:
+def full_values(run: Source, fields: Sequence[str]) -> dict[tuple[str, ...], list[str]]:
     """For each group key over ``fields``, every condition field's value (from its first game)."""
-    columns = condition_columns(records)
+    run = totals_of(run)
+    columns = condition_columns(run)
     full = {}
-    for key, group in group_by(records, fields):
-        values = field_values(group[0])
+    for key, group in group_by(run, fields):
+        values = group[0].values
         full[key] = [values.get(c, "") for c in columns]
     return full
 
 
-def score_labels(records: Sequence[GameRecord]) -> dict[str, str]:
+def score_labels(run: Source) -> dict[str, str]:
     """Each score key's display name, as the game of the first game that gives it names it."""
-    labels: dict[str, str] = {}
-    for record in records:
-        for key in record.scores:
-            if key not in labels:
-                labels[key] = get_game(record.spec.game).score_label(key)
-    return labels
+    return {key: get_game(game).score_label(key) for key, game in totals_of(run).score_games.items()}
 
 
 def score_cell(summary: ScoreSummary | None, n: int) -> str:

@@ -5,7 +5,9 @@
     python -m runners.report RUN_DIR --compare feedback=own feedback=joint
 
 Only RUN_DIR/results.jsonl is read, so a run that is still going or was interrupted can be reported
-on; results files of every results format are read.
+on; results files of every results format are read. The records are read one at a time into the
+run's totals per condition (``engine.analysis.read_totals``), so the report of a million games needs
+about the memory of a report of a thousand; ``--analyses`` alone reads every record into memory.
 """
 
 from __future__ import annotations
@@ -18,12 +20,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from engine.analysis import AGENTS, ReportError, Results, group_by, layout, read_results
-from engine.analysis.conditions import field_values
-from engine.records.record import GameRecord
+from engine.analysis import AGENTS, ReadCounts, ReportError, RunTotals, group_by, layout, read_results, read_totals
 from puzzles import InvalidParameter, get_game
 from engine.records.rundir import OTHER, RESULTS_FILE, RunDir, RunDirError
-from engine.records.record import INFRA_ERROR, is_infra_error
+from engine.records.record import INFRA_ERROR
 from runners.args import OneLineParser, key_value
 
 from runners.report.analyses import PREFIX as ANALYSIS_PREFIX, analysis_tables
@@ -108,23 +108,22 @@ def parse_compare(values: Sequence[str] | None) -> tuple[str, str, str] | None:
     return field, a, b
 
 
-def intro_lines(results: Results, path: Path) -> list[str]:
-    records = results.records
-    conditions = len(group_by(records, condition_columns(records)))
-    lines = [f"{len(records)} games in {conditions} condition{'s' * (conditions != 1)}, from {path}"]
-    if results.truncated:
+def intro_lines(run: RunTotals, counts: ReadCounts, path: Path) -> list[str]:
+    conditions = len(group_by(run, condition_columns(run)))
+    lines = [f"{run.games} games in {conditions} condition{'s' * (conditions != 1)}, from {path}"]
+    if counts.truncated:
         lines.append("last line cut short (run still writing or interrupted): skipped")
-    if results.duplicates:
-        lines.append(f"{results.duplicates} repeated game id{'s' * (results.duplicates != 1)}: the last record of each kept")
-    if results.damaged:
-        shown = ", ".join(map(str, results.damaged[:5])) + (", ..." if len(results.damaged) > 5 else "")
-        lines.append(f"{len(results.damaged)} damaged line{'s' * (len(results.damaged) != 1)} skipped (line {shown})")
-    infra = sum(is_infra_error(r) for r in records)
+    if counts.duplicates:
+        lines.append(f"{counts.duplicates} repeated game id{'s' * (counts.duplicates != 1)}: the last record of each kept")
+    if counts.damaged:
+        shown = ", ".join(map(str, counts.first_damaged[:5])) + (", ..." if counts.damaged > 5 else "")
+        lines.append(f"{counts.damaged} damaged line{'s' * (counts.damaged != 1)} skipped (line {shown})")
+    infra = sum(c.infra for c in run.conditions)
     if infra:
         lines.append(f"{infra} game{'s' * (infra != 1)} lost to infrastructure errors ({INFRA_ERROR}): left out of every rate")
-    other = sum(r.outcome == "error" for r in records) - infra
+    other = sum(c.errors for c in run.conditions) - infra
     if other:
-        absent = sum(r.error is not None and r.error.kind == "human_absent" for r in records)
+        absent = sum(c.error_kinds.get("human_absent", 0) for c in run.conditions)
         but = f" but the human seats table, which counts the {absent} a person walked away from as not completed" if absent else ""
         lines.append(f"{other} game{'s' * (other != 1)} ended in other errors: left out of every rate{but}")
     return lines
@@ -157,27 +156,32 @@ def remove_stale(out: Path, tables: Sequence[Table], images: Sequence[Path]) -> 
         (out / name).unlink(missing_ok=True)
 
 
-def default_rows(records: Sequence[GameRecord]) -> list[str]:
+def default_rows(run: RunTotals) -> list[str]:
     """The rows of the game's paper's success table (``Records.table_rows``) that vary in the run,
     after the agents if they vary too; the agents alone when none does."""
     try:
-        wanted = get_game(records[0].spec.game).records.table_rows
+        wanted = get_game(run.conditions[0].spec.game).records.table_rows
     except InvalidParameter:
         wanted = ()
-    values = [field_values(r) for r in records]
+    values = [c.values for c in run.conditions]
     varying = [f for f in wanted if len({v.get(f) for v in values}) > 1]
     if not varying:
         return [AGENTS]
-    agents_vary = len({tuple(sorted(r.spec.agents.items())) for r in records}) > 1
+    agents_vary = len({tuple(sorted(c.spec.agents.items())) for c in run.conditions}) > 1
     return [AGENTS, *varying] if agents_vary else varying
 
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     parser = build_parser(prog)
     args = parser.parse_args(argv)
+    compare_error: ReportError | None = None
+    try:
+        compare = parse_compare(args.compare)  # before reading: the reading keeps the compared games' seeds
+    except ReportError as exc:  # said after the results' own errors
+        compare, compare_error = None, exc
     try:
         results_path = locate(args.run_dir)
-        results = read_results(results_path)
+        run, counts = read_totals(results_path, compare)
     except ReportError as exc:
         parser.error(str(exc))
     except OSError as exc:
@@ -185,28 +189,28 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     contradiction = first_contradiction(results_path)
     if contradiction is not None:
         parser.error(contradiction)
-    records = results.records
-    if not records:
+    if not run.games:
         parser.error(f"{results_path} holds no complete game record")
-    rows = [f.strip() for f in args.rows.split(",") if f.strip()] if args.rows is not None else default_rows(records)
+    rows = [f.strip() for f in args.rows.split(",") if f.strip()] if args.rows is not None else default_rows(run)
     if not rows:
         parser.error("argument --rows: give at least one field")
     try:
-        layout(records, rows)
+        layout(run, rows)
     except ReportError as exc:
         parser.error(f"argument --rows: {exc}")
     try:
-        compare = parse_compare(args.compare)
-        tables = build_tables(records, rows, compare)
+        if compare_error is not None:
+            raise compare_error
+        tables = build_tables(run, rows, compare)
     except ReportError as exc:
         parser.error(f"argument --compare: {exc}")
 
     console = Console()
     if not console.is_terminal:
         console = Console(width=max(console.width, 160))
-    intro = intro_lines(results, results_path)
-    if args.analyses:
-        analyses, lines = analysis_tables(records, results_path.parent)
+    intro = intro_lines(run, counts, results_path)
+    if args.analyses:  # the games' own analyses take the records themselves
+        analyses, lines = analysis_tables(read_results(results_path).records, results_path.parent)
         tables = [*tables, *analyses]
         intro += lines
 
@@ -217,7 +221,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         out.mkdir(parents=True, exist_ok=True)
         images: list[Path] = []
         if not args.no_plots:
-            made = make_plots(records, out, args.plot_format)
+            made = make_plots(run, out, args.plot_format)
             if made is None:
                 plots_note = f"Plots skipped: matplotlib is not installed (install it with: {PLOTS_INSTALL})"
             else:

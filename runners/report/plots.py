@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.records.record import GameRecord
+from engine.analysis.totals import Source, totals_of
 from engine.analysis import (
     AGENTS,
     condition_fields,
@@ -77,7 +77,7 @@ def shortened(keys: Sequence[tuple[str, ...]]) -> list[tuple[str, ...]]:
     return [tuple(" / ".join(short[n] for n in value.split(" / ")) for value in key) for key in keys]
 
 
-def make_plots(records: Sequence[GameRecord], out: Path, formats: Sequence[str] = PLOT_FORMATS) -> list[Path] | None:
+def make_plots(run: Source, out: Path, formats: Sequence[str] = PLOT_FORMATS) -> list[Path] | None:
     """Write the plots into ``out`` in each of ``formats``; None when matplotlib is not installed."""
     try:
         import matplotlib.figure
@@ -85,7 +85,7 @@ def make_plots(records: Sequence[GameRecord], out: Path, formats: Sequence[str] 
         return None
     del matplotlib
     written = []
-    for name, fig in figures(records):
+    for name, fig in figures(run):
         fig.tight_layout()
         for fmt in formats:
             path = out / f"{name}.{fmt}"
@@ -94,14 +94,15 @@ def make_plots(records: Sequence[GameRecord], out: Path, formats: Sequence[str] 
     return written
 
 
-def figures(records: Sequence[GameRecord]) -> list[tuple[str, object]]:
+def figures(run: Source) -> list[tuple[str, object]]:
     """The plots as matplotlib figures, by file stem."""
-    out = [("success_by_turn", turn_figure(records))]
-    scores = scores_figure(records)
+    run = totals_of(run)
+    out = [("success_by_turn", turn_figure(run))]
+    scores = scores_figure(run)
     if scores is not None:
         out.append(("scores", scores))
-    if size_field(records) is not None:
-        out.append(("success_vs_size", size_figure(records)))
+    if size_field(run) is not None:
+        out.append(("success_vs_size", size_figure(run)))
     return out
 
 
@@ -144,11 +145,12 @@ def _grouped(fields: list[str], keys: list[tuple[str, ...]]):
     return list(panels.items()), [key_label(rest, k) for k in rest_keys], [order.index(k) for k in rest_keys]
 
 
-def turn_figure(records: Sequence[GameRecord]):
+def turn_figure(run: Source):
     from matplotlib.ticker import MaxNLocator
 
-    fields = condition_fields(records)
-    curves = success_by_turn(records, fields)
+    run = totals_of(run)
+    fields = condition_fields(run)
+    curves = success_by_turn(run, fields)
     panels, labels, styles = _grouped(fields, shortened([c.key for c in curves]))
     fig, axes = _panels(len(panels))
     max_turn = len(curves[0].solved_by) if curves else 0
@@ -186,15 +188,16 @@ def _labels(fig, axes, x: str, y: str, title: str) -> None:
         fig.suptitle(title)
 
 
-def scores_figure(records: Sequence[GameRecord]):
+def scores_figure(run: Source):
     """One panel per score (each its own unit and scale: steps, ratios and rates never share an
     axis), a bar per condition with its 95% interval."""
-    numeric = [key for key, kind in score_keys(records).items() if kind == "mean"]
+    run = totals_of(run)
+    numeric = [key for key, kind in score_keys(run).items() if kind == "mean"]
     if not numeric:
         return None
-    fields = condition_fields(records)
-    labels = score_labels(records)
-    rows = scores_per_condition(records, fields)
+    fields = condition_fields(run)
+    labels = score_labels(run)
+    rows = scores_per_condition(run, fields)
     fig, axes = _panels(len(numeric), sharey=False)
     if len(rows) > 12:
         width, height = fig.get_size_inches()
@@ -224,12 +227,13 @@ def scores_figure(records: Sequence[GameRecord]):
     return fig
 
 
-def size_figure(records: Sequence[GameRecord]):
-    x_field = size_field(records)
-    sizes = observed_values(records, x_field)
+def size_figure(run: Source):
+    run = totals_of(run)
+    x_field = size_field(run)
+    sizes = observed_values(run, x_field)
     places = {x: float(x) for x in sizes}
     spread = (max(places.values()) - min(places.values())) or 1.0
-    series_fields, series = success_series(records, x_field)
+    series_fields, series = success_series(run, x_field)
     panels, labels, styles = _grouped(series_fields, shortened([s.key for s in series])) if series_fields else ([("", [0])], [""], [0])
     fig, axes = _panels(len(panels))
     for ax, (title, members) in zip(axes, panels):

@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from engine.records.record import GameRecord
 from engine.analysis import layout
+from engine.analysis.totals import Source, totals_of
 from engine.analysis.seats import ABSENT, human_seats
 from engine.analysis.stats import ScoreSummary
 
@@ -17,10 +17,10 @@ from runners.report.cells import (
 )
 
 
-def human_fields(records: Sequence[GameRecord], rows: Sequence[str]) -> list[str]:
+def human_fields(run: Source, rows: Sequence[str]) -> list[str]:
     """The fields that name a condition here: the success table's rows (agents unless asked
     otherwise), then the other fields that vary in the run."""
-    frame = layout(records, rows)
+    frame = layout(totals_of(run), rows)
     return list(frame.rows) + list(frame.columns)
 
 
@@ -33,10 +33,11 @@ def mean_cell(summary: ScoreSummary) -> str:
     return f"{num(summary.value, 1)} [{num(summary.low, 1)}, {num(summary.high, 1)}]"
 
 
-def humans_table(records: Sequence[GameRecord], rows: Sequence[str]) -> Table | None:
+def humans_table(run: Source, rows: Sequence[str]) -> Table | None:
     """The human seats per condition; None when no person played in the run."""
-    fields = human_fields(records, rows)
-    columns, data = human_seats(records, fields)
+    run = totals_of(run)
+    fields = human_fields(run, rows)
+    columns, data = human_seats(run, fields)
     if not data:
         return None
     header = label_columns(fields) + ["games", "n", "participants"]
@@ -49,9 +50,9 @@ def humans_table(records: Sequence[GameRecord], rows: Sequence[str]) -> Table | 
             + [score_cell(r.scores.get(c.key), r.n) for c in columns]
             + [mean_cell(r.agent_turns), mean_cell(r.human_turns), num(r.median_seconds, 1), num(r.timeouts, 2), str(r.absent)]
         )
-    full = full_values(records, fields)
-    extra = [i for i, f in enumerate(fields) if f not in condition_columns(records)]  # such as agents
-    csv_header = [fields[i] for i in extra] + condition_columns(records) + ["games", "n", "participants", "participant_ids"]
+    full = full_values(run, fields)
+    extra = [i for i, f in enumerate(fields) if f not in condition_columns(run)]  # such as agents
+    csv_header = [fields[i] for i in extra] + condition_columns(run) + ["games", "n", "participants", "participant_ids"]
     for c in columns:
         name = c.key or "success"
         csv_header += [f"{name}_n", name, f"{name}_low", f"{name}_high"]

@@ -1,11 +1,13 @@
 """The report's tables, one function each (success, turns, scores, sizes, errors, model calls, a
-paired comparison, and the human seats of ``seats``), and the list of them a report prints."""
+paired comparison, and the human seats of ``seats``), and the list of them a report prints.
+
+Each takes a run's totals (``engine.analysis.totals``), or a list of records, folded first."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.records.record import GameRecord
+from engine.analysis.totals import Source, totals_of
 from engine.analysis import (
     condition_fields,
     error_counts,
@@ -29,8 +31,9 @@ from runners.report.seats import humans_table
 # The tables
 
 
-def success_main(records: Sequence[GameRecord], rows: Sequence[str]) -> Table:
-    table = success_table(records, rows)
+def success_main(run: Source, rows: Sequence[str]) -> Table:
+    run = totals_of(run)
+    table = success_table(run, rows)
     frame = table.layout
     header = list(frame.rows) + [key_label(frame.columns, c) if frame.columns else "success %" for c in table.column_keys]
     body = []
@@ -48,12 +51,12 @@ def success_main(records: Sequence[GameRecord], rows: Sequence[str]) -> Table:
     by = " x ".join(frame.rows) + (f" x {', '.join(frame.columns)}" if frame.columns else "")
     note = (
         "Cells: success % [Wilson 95% interval] (n = games that ended without a game error; "
-        "those are counted in the errors table). " + fixed_note(records)
+        "those are counted in the errors table). " + fixed_note(run)
     )
     keys = list(frame.rows) + list(frame.columns)
-    full = full_values(records, keys)
-    extra = [i for i, f in enumerate(keys) if f not in condition_columns(records)]  # such as agents
-    csv_header = [keys[i] for i in extra] + condition_columns(records)
+    full = full_values(run, keys)
+    extra = [i for i, f in enumerate(keys) if f not in condition_columns(run)]  # such as agents
+    csv_header = [keys[i] for i in extra] + condition_columns(run)
     csv_header += ["games", "errors", "n", "successes", "success_rate", "ci_low", "ci_high"]
     csv_rows = []
     for (row, column), cell in table.cells.items():
@@ -65,12 +68,13 @@ def success_main(records: Sequence[GameRecord], rows: Sequence[str]) -> Table:
     return Table("success", f"Success rate by {by}", header, body, len(frame.rows), note.strip(), csv_header, csv_rows)
 
 
-def success_turns(records: Sequence[GameRecord], fields: Sequence[str]) -> Table:
-    curves = success_by_turn(records, fields)
+def success_turns(run: Source, fields: Sequence[str]) -> Table:
+    run = totals_of(run)
+    curves = success_by_turn(run, fields)
     max_turn = len(curves[0].solved_by) if curves else 0
     header = label_columns(fields) + ["n"] + [f"K={k}" for k in range(1, max_turn + 1)]
     rows = [label_cells(fields, c.key) + [str(c.n)] + [pct(r) for r in c.rates] for c in curves]
-    full = full_values(records, fields)
+    full = full_values(run, fields)
     csv_rows = [
         full[c.key] + [c.n, k, solved, frac(solved / c.n if c.n else None)]
         for c in curves
@@ -79,20 +83,21 @@ def success_turns(records: Sequence[GameRecord], fields: Sequence[str]) -> Table
     note = "Success % within K turns: games solved at turn K or earlier, over games that ended without a game error."
     return Table(
         "success_by_turn", "Success rate at turn K", header, rows, len(label_columns(fields)), note,
-        condition_columns(records) + ["n", "K", "solved", "success_rate"], csv_rows, thin_from=len(label_columns(fields)) + 1,
+        condition_columns(run) + ["n", "K", "solved", "success_rate"], csv_rows, thin_from=len(label_columns(fields)) + 1,
     )
 
 
-def scores_table(records: Sequence[GameRecord], fields: Sequence[str]) -> Table | None:
+def scores_table(run: Source, fields: Sequence[str]) -> Table | None:
     """Every score the games give, per condition; None when no game gives any."""
-    kinds = score_keys(records)
+    run = totals_of(run)
+    kinds = score_keys(run)
     if not kinds:
         return None
-    labels = score_labels(records)
-    data = scores_per_condition(records, fields)
+    labels = score_labels(run)
+    data = scores_per_condition(run, fields)
     header = label_columns(fields) + ["n"] + [labels[k] + (" %" if kinds[k] == "rate" else "") for k in kinds]
     rows = [label_cells(fields, r.key) + [str(r.n)] + [score_cell(r.scores.get(k), r.n) for k in kinds] for r in data]
-    full = full_values(records, fields)
+    full = full_values(run, fields)
     csv_rows = [
         full[r.key] + [key, labels[key], s.kind, s.n, frac(s.value), frac(s.low), frac(s.high)]
         for r in data
@@ -106,14 +111,15 @@ def scores_table(records: Sequence[GameRecord], fields: Sequence[str]) -> Table 
     )
     return Table(
         "scores", "Scores, per condition", header, rows, len(label_columns(fields)), note,
-        condition_columns(records) + ["score", "label", "kind", "n", "value", "low", "high"], csv_rows,
+        condition_columns(run) + ["score", "label", "kind", "n", "value", "low", "high"], csv_rows,
     )
 
 
-def sizes_table(records: Sequence[GameRecord], fields: Sequence[str], unit: str) -> Table:
-    roles = roles_of(records)
+def sizes_table(run: Source, fields: Sequence[str], unit: str) -> Table:
+    run = totals_of(run)
+    roles = roles_of(run)
     name = UNIT_NAMES.get(unit, unit)
-    data = sizes_per_turn(records, fields, unit)
+    data = sizes_per_turn(run, fields, unit)
     header = label_columns(fields) + ["n"]
     for role in roles:
         header += [f"{role} reply {unit}", f"{role} message {unit}", f"{role} message/reply %"]
@@ -124,7 +130,7 @@ def sizes_table(records: Sequence[GameRecord], fields: Sequence[str], unit: str)
             s = r.roles[role]
             cells += [num(s.reply, 1), num(s.message, 1), pct(s.share)]
         rows.append(cells)
-    full = full_values(records, fields)
+    full = full_values(run, fields)
     csv_rows = [
         full[r.key] + [r.n, role, r.roles[role].turns, frac(r.roles[role].reply), frac(r.roles[role].message), frac(r.roles[role].share)]
         for r in data
@@ -136,14 +142,15 @@ def sizes_table(records: Sequence[GameRecord], fields: Sequence[str], unit: str)
     )
     return Table(
         f"{unit}_per_turn", f"Output per turn, in {name}", header, rows, len(label_columns(fields)), note,
-        condition_columns(records) + ["n", "role", "turns", f"mean_reply_{unit}", f"mean_message_{unit}", "message_share"],
+        condition_columns(run) + ["n", "role", "turns", f"mean_reply_{unit}", f"mean_message_{unit}", "message_share"],
         csv_rows,
     )
 
 
-def errors_table(records: Sequence[GameRecord], fields: Sequence[str]) -> Table:
-    roles = roles_of(records)
-    data = error_counts(records, fields)
+def errors_table(run: Source, fields: Sequence[str]) -> Table:
+    run = totals_of(run)
+    roles = roles_of(run)
+    data = error_counts(run, fields)
     header = (
         label_columns(fields) + ["games"] + [f"format errors {role}" for role in roles]
         + [f"invalid actions {role}" for role in roles] + ["infra errors", "other errors"]
@@ -156,7 +163,7 @@ def errors_table(records: Sequence[GameRecord], fields: Sequence[str]) -> Table:
             + [str(r.format_errors[role]) for role in roles] + [str(r.invalid_actions[role]) for role in roles]
             + [str(r.infra_errors), f"{r.other_errors} ({kinds})" if kinds else str(r.other_errors)]
         )
-    full = full_values(records, fields)
+    full = full_values(run, fields)
     csv_rows = [
         full[r.key] + [r.games] + [r.format_errors[role] for role in roles] + [r.invalid_actions[role] for role in roles]
         + [r.infra_errors, r.other_errors, ";".join(f"{k}:{v}" for k, v in r.other_kinds.items())]
@@ -168,14 +175,15 @@ def errors_table(records: Sequence[GameRecord], fields: Sequence[str]) -> Table:
     )
     return Table(
         "errors", "Errors", header, rows, len(label_columns(fields)), note,
-        condition_columns(records) + ["games"] + [f"format_errors_{role}" for role in roles]
+        condition_columns(run) + ["games"] + [f"format_errors_{role}" for role in roles]
         + [f"invalid_actions_{role}" for role in roles] + ["infra_errors", "other_errors", "other_error_kinds"],
         csv_rows,
     )
 
 
-def usage_table(records: Sequence[GameRecord], fields: Sequence[str]) -> Table | None:
-    data = usage_per_condition(records, fields)
+def usage_table(run: Source, fields: Sequence[str]) -> Table | None:
+    run = totals_of(run)
+    data = usage_per_condition(run, fields)
     if not data:
         return None
     money = lambda x: "-" if x is None else f"{x:.2f}"  # noqa: E731
@@ -187,7 +195,7 @@ def usage_table(records: Sequence[GameRecord], fields: Sequence[str]) -> Table |
         ]
         for r in data
     ]
-    full = full_values(records, fields)
+    full = full_values(run, fields)
     csv_rows = [
         full[r.key] + [r.games, r.calls, r.prompt_tokens, r.completion_tokens, "" if r.cost is None else round(r.cost, 6)]
         for r in data
@@ -195,7 +203,7 @@ def usage_table(records: Sequence[GameRecord], fields: Sequence[str]) -> Table |
     note = "Every game's model calls, games that ended in an error included (they were paid for). Cost: - when a model has no price."
     return Table(
         "usage", "Model calls and cost", header, rows, len(label_columns(fields)), note,
-        condition_columns(records) + ["games", "calls", "prompt_tokens", "completion_tokens", "cost_usd"], csv_rows,
+        condition_columns(run) + ["games", "calls", "prompt_tokens", "completion_tokens", "cost_usd"], csv_rows,
     )
 
 
@@ -203,8 +211,9 @@ def signed_pp(x: float) -> str:
     return f"{100 * x:+.1f}"
 
 
-def paired_table(records: Sequence[GameRecord], compare_field: str, a: str, b: str) -> Table:
-    comparison = paired_comparison(records, compare_field, a, b)
+def paired_table(run: Source, compare_field: str, a: str, b: str) -> Table:
+    run = totals_of(run, compare=(compare_field, a, b))
+    comparison = paired_comparison(run, compare_field, a, b)
     fields = comparison.fields
     label_a, label_b = f"{compare_field}={a}", f"{compare_field}={b}"
     header = label_columns(fields) + [
@@ -242,20 +251,21 @@ def paired_table(records: Sequence[GameRecord], compare_field: str, a: str, b: s
     )
 
 
-def build_tables(records: Sequence[GameRecord], rows: Sequence[str], compare: tuple[str, str, str] | None) -> list[Table]:
-    fields = condition_fields(records)
-    tables = [success_main(records, rows), success_turns(records, fields)]
-    scores = scores_table(records, fields)
+def build_tables(run: Source, rows: Sequence[str], compare: tuple[str, str, str] | None) -> list[Table]:
+    run = totals_of(run, compare=compare)
+    fields = condition_fields(run)
+    tables = [success_main(run, rows), success_turns(run, fields)]
+    scores = scores_table(run, fields)
     if scores is not None:
         tables.append(scores)
-    people = humans_table(records, rows)
+    people = humans_table(run, rows)
     if people is not None:
         tables.append(people)
-    tables += [sizes_table(records, fields, unit) for unit in size_units(records)]
-    tables.append(errors_table(records, fields))
-    usage = usage_table(records, fields)
+    tables += [sizes_table(run, fields, unit) for unit in size_units(run)]
+    tables.append(errors_table(run, fields))
+    usage = usage_table(run, fields)
     if usage is not None:
         tables.append(usage)
     if compare is not None:
-        tables.append(paired_table(records, *compare))
+        tables.append(paired_table(run, *compare))
     return tables

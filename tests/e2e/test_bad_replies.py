@@ -13,6 +13,7 @@ from runners.concurrent import main as run_main
 from runners.replay import main as replay_main
 from runners.report import main as report_main
 from tests.e2e.test_model_runs import server_process
+from tests.helpers import transcript_lines
 
 
 def _run(tmp_path, name, *server_flags, games="6"):
@@ -36,8 +37,7 @@ def test_broken_unicode_and_control_characters_are_stored_and_the_games_go_on(tm
     assert code == 0
     records = _records(run)
     assert len(records) == 6 and {r["outcome"] for r in records} == {"success"}
-    transcript = (run / "transcripts.jsonl").read_text(encoding="utf-8")
-    turn = json.loads(transcript.splitlines()[0])["turns"][0]
+    turn = transcript_lines(run)[0]["turns"][0]
     assert turn["reply"].startswith("\x00\x07\x1b[2J\x7f \ufffd ")  # control characters kept; the raw half pair replaced
     assert turn["message"].startswith("\x00\x1b\ufffd")  # the half pair escaped in the reply's JSON, replaced
     capsys.readouterr()

@@ -10,6 +10,7 @@ from pathlib import Path
 from runners.concurrent import main as run_main
 
 from tests.e2e.test_model_runs import server_process
+from tests.helpers import transcript_lines
 
 
 def _requests(url: str) -> int:
@@ -19,7 +20,7 @@ def _requests(url: str) -> int:
 
 def _games(run: Path, name: str = "results.jsonl") -> list[dict]:
     """The run's lines by game id, less what only the model calls give (usage and its times)."""
-    games = [json.loads(line) for line in (run / name).read_text().splitlines()]
+    games = [json.loads(line) for line in (run / name).read_text().splitlines()] if name == "results.jsonl" else transcript_lines(run)
     for game in games:
         game.pop("usage", None)
         for turn in game["turn_log"] if name == "results.jsonl" else game["turns"]:
@@ -44,13 +45,13 @@ def test_a_cached_run_played_again_makes_no_call_and_records_the_same_games(tmp_
         assert made > 0 and all(u["cost_usd"] > 0 and "cache_hits" not in u for u in _usage(first))
         assert run_main([*flags, "--openai-url", url + "/v1", "--out", str(again)]) == 0
         assert _requests(url) == made  # not one call reached the server
-        games, transcripts = _games(first), _games(first, "transcripts.jsonl")
+        games, transcripts = _games(first), _games(first, "transcripts")
         lines = (first / "results.jsonl").read_text().splitlines(keepends=True)
         (first / "results.jsonl").write_text("".join(lines[:2]))  # four games to play again
         assert run_main(["--resume", str(first)]) == 0  # the cache is saved with the run
         assert _requests(url) == made
     assert len(games) == 6 and _games(again) == games and _games(first) == games
-    assert _games(again, "transcripts.jsonl") == transcripts
+    assert _games(again, "transcripts") == transcripts
     for usage in _usage(again):
         assert usage["cache_hits"] == usage["calls"] > 0 and usage["cost_usd"] == 0 and "prompt_tokens" not in usage
     totals = json.loads((again / "usage.json").read_text())["models"]

@@ -28,6 +28,7 @@ from runners.view.__main__ import main as view_main
 from runners.view.index import RunIndex
 from runners.view.serve import make_server
 from tests.e2e.test_model_runs import ROOT, server_process
+from tests.helpers import transcript_lines
 
 KEY = "sk-test-hostile-0000"
 # Each game with a strategy the local server plays, through OpenAI's SDK or Anthropic's.
@@ -52,19 +53,20 @@ def model_flags(url: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def runs(server, tmp_path_factory) -> dict[str, Path]:
-    os.environ.setdefault("OPENAI_API_KEY", KEY)
-    os.environ.setdefault("ANTHROPIC_API_KEY", KEY)
     found = {}
-    for game, agents in GAMES.items():
-        out = tmp_path_factory.mktemp("hostile") / game
-        assert run_main(["--game", game, "--games", "3", *agents, *model_flags(server), "--out", str(out),
-                         "--transcripts", "--no-dashboard"]) == 0
-        found[game] = out
+    with pytest.MonkeyPatch.context() as patch:  # the keys for these runs only: later tests see none
+        patch.setenv("OPENAI_API_KEY", KEY)
+        patch.setenv("ANTHROPIC_API_KEY", KEY)
+        for game, agents in GAMES.items():
+            out = tmp_path_factory.mktemp("hostile") / game
+            assert run_main(["--game", game, "--games", "3", *agents, *model_flags(server), "--out", str(out),
+                             "--transcripts", "--no-dashboard"]) == 0
+            found[game] = out
     return found
 
 
 def reached_the_records(run: Path) -> bool:
-    return "pwned" in (run / "transcripts.jsonl").read_text(encoding="utf-8")
+    return "pwned" in json.dumps(transcript_lines(run), ensure_ascii=False)
 
 
 @pytest.mark.parametrize("game", GAMES)
@@ -197,9 +199,12 @@ def in_a_terminal(args: list[str], until: bytes, *, typed: bytes = b"") -> bytes
         os.close(master)
 
 
-def test_the_live_dashboard_shows_model_text_escaped(server, tmp_path):
-    out = in_a_terminal(["--games", "6", "--model", "openai:one_piece", *model_flags(server), "--out", str(tmp_path / "run"),
-                         "--concurrency", "2"], until=b"Results:")
+def test_the_live_dashboard_shows_model_text_escaped(tmp_path):
+    # Calls that take a while, so that the dashboard draws its running games with their last messages
+    # many times over (it redraws a few times a second) before the run ends.
+    with server_process("--latency", "0.3", "--bad-reply", "hostile=1") as slow:
+        out = in_a_terminal(["--games", "4", "--model", "openai:one_piece", *model_flags(slow), "--out", str(tmp_path / "run"),
+                             "--concurrency", "2"], until=b"Results:")
     assert b"Results:" in out, out[-2000:]
     assert b"\\x1b]0;pwned" in out  # the live messages show it, as visible escapes
     for raw in RAW:

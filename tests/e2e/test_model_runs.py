@@ -3,6 +3,7 @@ reach a file, games lost to the infrastructure are played again by --resume, bad
 
 from __future__ import annotations
 
+import gzip
 import json
 import shlex
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from runners.concurrent import main as run_main
+from tests.helpers import transcript_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 CANARY = "sk-canary-7f3a9c2e5b1d4860"
@@ -87,10 +89,11 @@ def test_the_api_key_never_reaches_a_file(tmp_path, monkeypatch, capsys):
     assert "2 games in" in printed.out and "0 scored, 2 lost to the infrastructure, 0 ended in other errors" in printed.out
     assert "n/a" in printed.out and f"--resume {refused}" in printed.out  # no rate where nothing was scored
     files = _files(ok) + _files(refused)
-    assert {p.name for p in files} >= {"results.jsonl", "run.log", "transcripts.jsonl", "usage.json", "summary.json"}
+    assert {p.name for p in files} >= {"results.jsonl", "run.log", "transcripts.jsonl.gz", "usage.json", "summary.json"}
     for fragment in (CANARY, CANARY[:8], CANARY[-8:]):
         for path in files:
-            assert fragment not in path.read_text(errors="replace"), f"{fragment!r} in {path.name}"
+            data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+            assert fragment not in data.decode(errors="replace"), f"{fragment!r} in {path.name}"
         assert fragment not in printed.out + printed.err
 
 
@@ -230,7 +233,7 @@ def test_the_printed_resume_command_is_complete_and_on_one_line(tmp_path, monkey
         assert run_main(words[3:]) == 0
     final = _records(run)
     assert len(final) == 60 and all(r["outcome"] == "success" and r["sampling"]["temperature"] == 0.3 for r in final)
-    assert len((run / "transcripts.jsonl").read_text().splitlines()) >= 60
+    assert len(transcript_lines(run)) >= 60
 
 
 def test_a_run_that_fails_in_different_ways_is_not_stopped_early():

@@ -20,6 +20,7 @@ from engine.serving import ServeError, Servers, ServedModel, find_executable
 from engine.serving.install import bundled_model
 from puzzles import GAMES
 from runners.concurrent import main as run_main
+from tests.helpers import transcript_lines
 
 pytestmark = pytest.mark.real_model
 
@@ -82,7 +83,7 @@ def test_streamed_replies_are_read_with_their_usage(tmp_path):
 def test_the_records_token_counts_are_the_servers_tokenizer_on_the_prompt_sent(tmp_path):
     run = tmp_path / "run"
     found = play(run, "asympuzl", "--structured", "--transcripts", games=1)
-    turns = json.loads((run / "transcripts.jsonl").read_text().splitlines()[0])["turns"]
+    turns = transcript_lines(run)[0]["turns"]
     logged = [t for t in found[0]["turn_log"]]
 
     async def count() -> list[tuple[int, int]]:

@@ -17,7 +17,7 @@ import pytest
 from bus import Usage
 from engine import Grid, PolicyFactory, RunDir, play_game
 from engine.policies.factory import TextPolicy, is_import, is_model
-from engine.records.transcripts import TranscriptMaker
+from engine.records.transcribe import TranscriptMaker
 from examples.custom_policy import HalfSharer
 from puzzles import GAMES, Answer
 from puzzles.asympuzl.scripted import ShareEverything

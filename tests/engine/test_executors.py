@@ -18,7 +18,7 @@ from tests.engine.backends.helpers import FAST, KEYS, fake_server
 from runners.concurrent import main as run_main
 from tests.e2e.test_model_runs import _records, server_process
 from tests.e2e.test_spending import AGENTS, PRICES
-from tests.helpers import grid
+from tests.helpers import grid, transcript_lines
 
 ray = pytest.importorskip("ray")
 
@@ -110,13 +110,13 @@ def test_transcripts_made_by_the_workers_are_those_made_in_this_process(tmp_path
     plan = grid(120, alice="noisy", bob="one_piece", feedback="both")
     _play(tmp_path / "local", plan, make_executor("local"), transcripts=detail)
     _play(tmp_path / "ray", plan, make_executor("ray", workers=2), transcripts=detail)
-    local, remote = (_transcripts(tmp_path / where / "transcripts.jsonl") for where in ("local", "ray"))
+    local, remote = (_transcripts(tmp_path / where) for where in ("local", "ray"))
     assert len(local) == 120 and remote == local
 
 
-def _transcripts(path) -> list[dict]:
+def _transcripts(run) -> list[dict]:
     """The transcripts by game, less the time each policy took."""
-    found = [json.loads(line) for line in path.read_bytes().splitlines()]
+    found = transcript_lines(run)
     for transcript in found:
         for turn in transcript["turns"]:
             turn.pop("latency", None)

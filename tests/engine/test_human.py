@@ -14,7 +14,7 @@ from engine.play.game import play_game
 from engine.policies.seat import ChosenAction, HumanPolicy, SeatAnswer, SeatTurn, participant_id
 from engine.records.record import decode_record, encode_record
 from engine.plan.spec import GameSpec, Options
-from engine.records.transcripts import TranscriptMaker
+from engine.records.transcribe import TranscriptMaker
 from puzzles import GAMES, TurnContext, get_game
 from puzzles.seat import seat_of
 

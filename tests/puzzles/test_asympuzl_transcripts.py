@@ -12,6 +12,7 @@ from rich.console import Console
 
 from runners.concurrent import main as run_main
 from runners.replay import main as replay_main
+from tests.helpers import transcript_lines
 
 
 def _run(tmp_path: Path) -> Path:
@@ -28,7 +29,7 @@ def _lines(path: Path) -> list[dict]:
 def test_a_game_is_checked_from_its_transcript_alone(tmp_path):
     run = _run(tmp_path)
     records = {r["game_id"]: r for r in _lines(run / "results.jsonl")}
-    transcripts = _lines(run / "transcripts.jsonl")
+    transcripts = transcript_lines(run)
     assert len(transcripts) == 6
     for transcript in transcripts:
         truth = [tuple(piece) for piece in transcript["instance"]["truth"]]
@@ -56,8 +57,9 @@ def test_a_game_is_checked_from_its_transcript_alone(tmp_path):
 
 def test_a_transcript_without_an_instance_still_replays_and_a_wrong_one_is_pointed_out(tmp_path):
     run = _run(tmp_path)
-    path = run / "transcripts.jsonl"
-    lines = _lines(path)
+    lines = transcript_lines(run)
+    (run / "transcripts.jsonl.gz").unlink()
+    path = run / "transcripts.jsonl"  # as older runs kept them
 
     def replay(transcript: dict) -> str:
         path.write_text(json.dumps(transcript, separators=(",", ":")) + "\n")

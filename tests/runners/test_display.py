@@ -1,5 +1,6 @@
 """The live dashboard, transcripts, logs and replay, rendered through rich's recording console."""
 
+import gzip
 import io
 import json
 
@@ -10,7 +11,8 @@ from rich.console import Console
 
 from engine import PolicyFactory, RunProgress, run_games, summarize
 from engine.plan.grid import Grid
-from engine.records.transcripts import TranscriptWriter, read_transcript
+from engine.records.transcribe import TranscriptWriter
+from engine.records.transcripts import read_transcript
 from runners.dashboard import render_dashboard, status_line
 from runners.concurrent import main as run_main
 from runners.replay import main as replay_main
@@ -165,16 +167,18 @@ def test_resumed_run_counts_what_was_recorded_before(tmp_path):
     assert labels == ["none", "own_detailed"] and text.split("by condition")[1].split()[0] == "feedback"  # from the plan
 
 
-def test_a_transcript_line_cut_short_is_dropped_and_skipped(tmp_path):
+def test_a_transcript_block_cut_short_is_dropped_and_a_damaged_line_skipped(tmp_path):
     out = tmp_path / "run"
     assert run_main(["--games", "4", "--transcripts", "--out", str(out), "--no-dashboard"]) == 0
-    path = out / "transcripts.jsonl"
+    path = out / "transcripts.jsonl.gz"
     data = path.read_bytes()
-    path.write_bytes(data + data.splitlines(keepends=True)[0][:50])  # a kill mid-write
+    path.write_bytes(data + data[:50])  # a kill mid-write
     writer = TranscriptWriter(out)
     writer.close()
     assert path.read_bytes() == data
-    path.write_bytes(b'{"game_id":1,"spec":' + b"broken\n" + data)
+    lines = gzip.decompress(data)
+    path.unlink()
+    (out / "transcripts.jsonl").write_bytes(b'{"game_id":1,"spec":' + b"broken\n" + lines)  # as older runs kept them
     assert read_transcript(out, 1) is not None  # the damaged copy is skipped
 
 

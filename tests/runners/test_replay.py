@@ -2,6 +2,7 @@
 game's, each turn's state is rebuilt from the actions and matches the record."""
 
 import dataclasses
+import gzip
 import io
 import re
 from pathlib import Path
@@ -12,7 +13,8 @@ import pytest
 from rich.console import Console
 
 from engine import Grid, PolicyFactory, RunDir, play_game
-from engine.records.transcripts import Transcript, TranscriptMaker, TranscriptTurn, read_transcript
+from engine.records.transcribe import TranscriptMaker
+from engine.records.transcripts import Transcript, TranscriptTurn, read_transcript
 from puzzles import GAMES
 from puzzles.common.replay import BoardReplay
 from puzzles.contract import check_contract
@@ -214,7 +216,7 @@ def test_messages_only_transcripts_replay_as_the_full_ones_do(tmp_path):
              "--agent", "carol=one_piece", "--topology", "directed", "--no-dashboard"]
     assert run_main([*flags, "--out", str(tmp_path / "messages")]) == 0
     assert run_main([*flags, "--transcripts", "--out", str(tmp_path / "full")]) == 0
-    small, big = (tmp_path / "messages" / "transcripts.jsonl").stat().st_size, (tmp_path / "full" / "transcripts.jsonl").stat().st_size
+    small, big = (len(gzip.decompress((tmp_path / kept / "transcripts.jsonl.gz").read_bytes())) for kept in ("messages", "full"))
     assert small < big / 2
     for game_id in range(3):
         assert replay_text(tmp_path / "messages", game_id) == replay_text(tmp_path / "full", game_id)

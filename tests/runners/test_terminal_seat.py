@@ -28,6 +28,7 @@ from puzzles import ChatLine, TurnContext
 from puzzles.common.replay import Board, Span
 from puzzles.seat import ActionForm, Field, Section
 from runners.seats.terminal import Form, Left, TerminalSeats
+from tests.helpers import transcript_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -295,7 +296,7 @@ def test_a_person_types_a_message_and_an_action_in_a_terminal(tmp_path):
     assert record["humans"]["bob"]["turns"] == 3 and record["humans"]["bob"].get("timeouts", 0) == 0
     played = [t for t in record["turn_log"] if t["role"] == "bob"]
     assert played and all(t["human"]["seconds"] >= 0 and not t["human"].get("timed_out") for t in played)
-    transcript = json.loads((out / "transcripts.jsonl").read_text().splitlines()[0])
+    transcript = transcript_lines(out)[0]
     assert [t.get("message", "") for t in transcript["turns"] if t["role"] == "bob"] == ["hello from the keyboard", "", ""]
 
 

@@ -3,12 +3,12 @@ what a model wrote stays text in each format."""
 
 from __future__ import annotations
 
-import json
 from html.parser import HTMLParser
 
 import pytest
 
 from engine import RunDir
+from engine.records.transcripts import read_transcript
 from puzzles import GAMES
 from runners.concurrent import main as run_main
 from runners.transcript import main
@@ -26,8 +26,7 @@ def runs(tmp_path_factory):
 
 
 def messages(run, game_id: int) -> list[str]:
-    line = (run / "transcripts.jsonl").read_text().splitlines()[game_id]
-    return [t["message"] for t in json.loads(line)["turns"] if t.get("message")]
+    return [t.message for t in read_transcript(run, game_id).turns if t.message]
 
 
 @pytest.mark.parametrize("name", list(GAMES))

@@ -10,7 +10,8 @@ import pytest
 
 from engine import Grid
 from engine.analysis.played import played_game
-from engine.records.transcripts import Transcript, TranscriptMaker
+from engine.records.transcribe import TranscriptMaker
+from engine.records.transcripts import Transcript
 from puzzles import PlayedGame, PlayedTurn
 from puzzles.tsp.analyses import SuggestLengths
 from puzzles.tsp.game import GAME

@@ -1,0 +1,79 @@
+"""What keeping transcripts costs. Prints figures and ratios; asserts nothing.
+
+    .venv/bin/python benchmarks/bench_transcripts.py                  # 20,000 games, 5 rounds
+    .venv/bin/python benchmarks/bench_transcripts.py --games 100000 --rounds 1
+
+Runs the main job, ``python -m runners.concurrent --games N --no-dashboard --out DIR`` (scripted
+AsymPuzl games, N=5), in a fresh interpreter with transcripts at the default (messages) and with
+``--no-messages``, alternated A B B A so that neither is always second; each run's CPU time is the
+child's user + sys (``resource.getrusage(RUSAGE_CHILDREN)``). Reports the median of the paired CPU
+ratios (default / --no-messages), and the size of the run directory and of the transcripts file of
+each. ``--full`` measures ``--transcripts`` too. The machine is shared: absolute times swing with
+its load, paired ratios much less.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VARIANTS = {"none": ["--no-messages"], "messages": [], "full": ["--transcripts"]}
+
+
+def one_run(games: int, variant: str, extra: list[str]) -> tuple[float, int, int]:
+    """CPU seconds of one run in a fresh interpreter, the run directory's size and the transcripts'."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "run"
+        command = [sys.executable, "-m", "runners.concurrent", "--games", str(games), "--no-dashboard",
+                   "--out", str(out), *VARIANTS[variant], *extra]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        files = [p for p in out.iterdir() if p.is_file()]
+        size = sum(p.stat().st_size for p in files)
+        kept = sum(p.stat().st_size for p in files if p.name.startswith("transcripts"))
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, size, kept
+
+
+def measure(games: int, rounds: int, variants: list[str], extra: list[str] = (), echo: bool = False) -> dict[str, list[tuple[float, int, int]]]:
+    """(CPU seconds, run directory bytes, transcripts bytes) of each run of each variant, alternated."""
+    found: dict[str, list[tuple[float, int, int]]] = {v: [] for v in variants}
+    for i in range(rounds):
+        for variant in (variants if i % 2 == 0 else variants[::-1]):
+            found[variant].append(one_run(games, variant, list(extra)))
+            if echo:
+                cpu, size, kept = found[variant][-1]
+                print(f"  round {i + 1} {variant:<8} {cpu:7.2f} s CPU, run {size / 2**20:7.1f} MiB, transcripts {kept / 2**20:7.1f} MiB",
+                      file=sys.stderr, flush=True)
+    return found
+
+
+def ratio(found: dict[str, list[tuple[float, int, int]]], variant: str) -> float:
+    """The median of the paired CPU ratios of ``variant`` to ``--no-messages``."""
+    return statistics.median(r[0] / b[0] for r, b in zip(found[variant], found["none"]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=5, help="pairs of runs (default 5)")
+    parser.add_argument("--full", action="store_true", help="also full transcripts (--transcripts)")
+    parser.add_argument("extra", nargs="*", help="more flags for every run (after --)")
+    args = parser.parse_args()
+    variants = ["none", "messages"] + (["full"] if args.full else [])
+    found = measure(args.games, args.rounds, variants, args.extra, echo=True)
+    print(f"{args.games} scripted games, {args.rounds} alternated rounds, median CPU and paired ratio to --no-messages:")
+    for variant in variants:
+        runs = found[variant]
+        print(f"  {variant:<8}: {statistics.median(r[0] for r in runs):7.2f} s CPU ({ratio(found, variant):.3f} x), "
+              f"run directory {runs[-1][1] / 2**20:.1f} MiB, transcripts {runs[-1][2] / 2**20:.1f} MiB")
+
+
+if __name__ == "__main__":
+    main()
