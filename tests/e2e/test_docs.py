@@ -12,6 +12,8 @@ import re
 import shlex
 import subprocess
 import sys
+import textwrap
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -217,7 +219,7 @@ def test_every_documented_command_line_parses(run_dir, tmp_path, monkeypatch):
 # a server that runs until stopped, a build of several minutes. Such commands are parsed above only.
 NOT_OFFLINE_COMMANDS = {"fake-llm", "play", "setup-llamacpp", "study"}
 NOT_OFFLINE_FLAGS = {"--serve", "--executor", "--ray-address", "--vllm-url", "--endpoint", "--endpoints"}
-PLAYED_HERE = re.compile(r"^(openai|anthropic):")  # through the local server, which plays these as scripts
+PLAYED_HERE = re.compile(r"^(openai|anthropic|vllm):")  # through the local server, which plays any model name
 LIMIT = "30"  # games a documented run or sweep plays here: every command runs, none for minutes
 
 
@@ -228,10 +230,7 @@ def offline(argv: list[str]) -> bool:
     if "--dry-run" in argv or argv[0] == "forecast":
         return True  # no call is made
     models = [p for p in policies if re.match(r"^[\w.-]+:", p) and not p.startswith("examples.")]
-    return all(PLAYED_HERE.match(p) and p.split(":", 1)[1] in SCRIPTS for p in models) and "human" not in argv
-
-
-SCRIPTS = {"share_everything", "one_piece", "ignore", "noisy", "full_share", "joint_greedy", "optimal"}
+    return all(PLAYED_HERE.match(p) for p in models) and "human" not in argv
 
 
 def runnable(argv: list[str], fake_url: str) -> list[str]:
@@ -241,10 +240,13 @@ def runnable(argv: list[str], fake_url: str) -> list[str]:
     return argv
 
 
-def test_the_documented_commands_that_need_no_provider_run_offline(run_dir, tmp_path, monkeypatch):
+def test_the_documented_commands_run_offline(run_dir, tmp_path, monkeypatch):
     """Each page's commands in order (a later one reads the run an earlier one wrote), in a fresh
-    working directory beside the project's ``examples/``; a provider model the local server can play
-    goes there; runs and sweeps play their first ``LIMIT`` games (``--limit``)."""
+    working directory beside the project's ``examples/``; every OpenAI, Anthropic and vLLM model goes
+    to the local server (the providers' base URLs in the environment, as a reader would point them),
+    which plays any model name as the game's default strategy; runs and sweeps play their first
+    ``LIMIT`` games (``--limit``). A command that needs a cluster, a person, a server that runs until
+    stopped, a named endpoint elsewhere or a long build is parsed only (above)."""
     from asymgames import cli
     from tests.e2e.test_model_runs import server_process
 
@@ -252,6 +254,8 @@ def test_the_documented_commands_that_need_no_provider_run_offline(run_dir, tmp_
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-docs-0000")
     ran, failures = [], []
     with server_process("--latency", "0") as url:
+        for variable, base in (("OPENAI_BASE_URL", url + "/v1"), ("ANTHROPIC_BASE_URL", url), ("VLLM_BASE_URL", url + "/v1")):
+            monkeypatch.setenv(variable, base)
         for page in PAGES:
             work = tmp_path / page.relative_to(ROOT).as_posix().replace("/", "_")
             work.mkdir()
@@ -281,3 +285,51 @@ def test_the_documented_commands_that_need_no_provider_run_offline(run_dir, tmp_
                                         f"    exit {status}: {(err.getvalue() or out.getvalue())[-600:]}")
     assert len(ran) >= 30 and {a[0] for a in ran} >= {"run", "sweep", "report", "replay", "transcript", "view", "forecast"}
     assert not failures, "documented commands that fail offline:\n" + "\n".join(failures)
+
+
+# --- the other code blocks --------------------------------------------------------------------------
+
+
+def code_blocks(language: str) -> list[tuple[str, str]]:
+    """(where, text) of every fenced block in ``language`` in the README and the pages."""
+    found = []
+    for page in PAGES:
+        text = page.read_text()
+        for block in FENCE.finditer(text):
+            if block.group("lang") == language:
+                line = text.count("\n", 0, block.start("body")) + 1
+                found.append((f"{page.relative_to(ROOT)}:{line}", textwrap.dedent(block.group("body"))))
+    return found
+
+
+def test_every_python_block_runs():
+    """Each Python block, executed as it is; a name it leaves to the reader (``my_model``: your model)
+    is given a stand-in that answers with text no game reads."""
+    blocks = code_blocks("python")
+    assert blocks
+    for where, code in blocks:
+        namespace = {"__name__": "docs_block", "my_model": lambda system, user: "a reply in no game's format"}
+        try:
+            exec(compile(code, where, "exec"), namespace)  # noqa: S102 - the docs' own code
+        except Exception as exc:  # noqa: BLE001 - named in the failure
+            pytest.fail(f"{where}: {type(exc).__name__}: {exc}")
+        for value in list(namespace.values()):  # a policy class the block itself defines answers a turn
+            if isinstance(value, type) and value.__module__ == "docs_block" and "reply" in vars(value):
+                import anyio
+
+                from puzzles import Answer
+
+                answer = anyio.run(value("alice", None).reply, None)
+                assert isinstance(answer, Answer), where
+
+
+def test_every_toml_block_is_a_grid_the_sweep_reads():
+    from engine.plan.grid import grid_from_dict
+
+    blocks = code_blocks("toml")
+    assert blocks
+    for where, text in blocks:
+        try:
+            grid_from_dict(tomllib.loads(text)).validate()
+        except (ValueError, tomllib.TOMLDecodeError) as exc:
+            pytest.fail(f"{where}: {exc}")
