@@ -202,8 +202,8 @@ def in_a_terminal(args: list[str], until: bytes, *, typed: bytes = b"") -> bytes
 def test_the_live_dashboard_shows_model_text_escaped(tmp_path):
     # Calls that take a while, so that the dashboard draws its running games with their last messages
     # many times over (it redraws a few times a second) before the run ends.
-    with server_process("--latency", "0.3", "--bad-reply", "hostile=1") as slow:
-        out = in_a_terminal(["--games", "4", "--model", "openai:one_piece", *model_flags(slow), "--out", str(tmp_path / "run"),
+    with server_process("--latency", "0.2", "--bad-reply", "hostile=1") as slow:
+        out = in_a_terminal(["--games", "2", "--model", "openai:one_piece", *model_flags(slow), "--out", str(tmp_path / "run"),
                              "--concurrency", "2"], until=b"Results:")
     assert b"Results:" in out, out[-2000:]
     assert b"\\x1b]0;pwned" in out  # the live messages show it, as visible escapes

@@ -43,7 +43,8 @@ if _missing():
     pytest.skip(_missing(), allow_module_level=True)
 
 # Small games, so that a 135M model on two cores plays each in seconds: two turns of each agent, and
-# replies of at most 256 tokens (a reply cut there is the model's format error, as any).
+# replies of at most 256 tokens with a reply schema, 128 without (a 135M model's prose runs to the
+# limit either way; a reply cut there is the model's format error, as any).
 SMALL = {"asympuzl": ["--size", "3"], "chain": ["--size", "3"], "tsp": [], "einstein": ["--blocks", "4"]}
 SCHEMA_GAMES = ("asympuzl", "chain")  # games whose replies have a JSON schema (the server's grammar)
 
@@ -53,7 +54,8 @@ def records(run: Path) -> list[dict]:
 
 
 def play(run: Path, game: str, *flags: str, games: int = 2) -> list[dict]:
-    code = run_main(["--game", game, "--games", str(games), *SMALL[game], "--max-turns", "2", "--max-tokens", "256", "--model", "llamacpp:smollm2",
+    limit = "256" if "--structured" in flags else "128"
+    code = run_main(["--game", game, "--games", str(games), *SMALL[game], "--max-turns", "2", "--max-tokens", limit, "--model", "llamacpp:smollm2",
                      "--serve-slots", "2", "--concurrency", "2", "--no-dashboard", "--out", str(run), *flags])
     assert code == 0  # every game recorded, none lost to the infrastructure
     return records(run)
