@@ -207,15 +207,20 @@ class BatchService:
         return web.json_response({"data": data, "has_more": self._more, "first_id": data[0]["id"] if data else None,
                                   "last_id": data[-1]["id"] if data else None})
 
-    async def get_anthropic(self, request: web.Request) -> web.Response:
+    def _anthropic_batch(self, request: web.Request) -> FakeBatch | None:
+        """The message batch the path names, or None (no such batch, or an OpenAI one)."""
         batch = self.batches.get(request.match_info["id"])
-        if batch is None or not batch.anthropic:
+        return batch if batch is not None and batch.anthropic else None
+
+    async def get_anthropic(self, request: web.Request) -> web.Response:
+        batch = self._anthropic_batch(request)
+        if batch is None:
             return _not_found("message batch", True)
         return web.json_response(batch.message_batch(str(request.url.origin())))
 
     async def results_anthropic(self, request: web.Request) -> web.Response:
-        batch = self.batches.get(request.match_info["id"])
-        if batch is None or not batch.anthropic:
+        batch = self._anthropic_batch(request)
+        if batch is None:
             return _not_found("message batch", True)
         if batch.status != "ended":
             return error_reply(Refused(400, "invalid_request_error", "The batch has not ended: no results yet."), True)
@@ -224,8 +229,8 @@ class BatchService:
         return web.Response(body=data, content_type="application/binary")
 
     async def cancel_anthropic(self, request: web.Request) -> web.Response:
-        batch = self.batches.get(request.match_info["id"])
-        if batch is None or not batch.anthropic:
+        batch = self._anthropic_batch(request)
+        if batch is None:
             return _not_found("message batch", True)
         if batch.status == "in_progress":
             batch.status, batch.cancel = "canceling", True
@@ -234,8 +239,8 @@ class BatchService:
         return web.json_response(batch.message_batch(str(request.url.origin())))
 
     async def delete_anthropic(self, request: web.Request) -> web.Response:
-        batch = self.batches.get(request.match_info["id"])
-        if batch is None or not batch.anthropic:
+        batch = self._anthropic_batch(request)
+        if batch is None:
             return _not_found("message batch", True)
         if batch.status != "ended":
             return error_reply(Refused(400, "invalid_request_error", "Only an ended batch can be deleted."), True)

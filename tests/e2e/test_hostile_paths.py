@@ -28,7 +28,7 @@ from runners.view.__main__ import main as view_main
 from runners.view.index import RunIndex
 from runners.view.serve import make_server
 from tests.e2e.test_model_runs import ROOT, server_process
-from tests.helpers import transcript_lines
+from tests.helpers import chromium, transcript_lines
 
 KEY = "sk-test-hostile-0000"
 # Each game with a strategy the local server plays, through OpenAI's SDK or Anthropic's.
@@ -102,13 +102,8 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 @pytest.fixture(scope="module")
 def browser(runs):
-    playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
-    if not Path(CHROMIUM).exists():
-        pytest.skip("no Chromium (apt-get install chromium)")
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True)
+    with chromium() as browser:
         yield browser
-        browser.close()
 
 
 def open_every_game(browser, url: str) -> str:

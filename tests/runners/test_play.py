@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from puzzles import GAMES
+from tests.helpers import chromium
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
@@ -76,10 +77,8 @@ def served(tmp_path):
 
 @pytest.fixture(scope="module")
 def browser():
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True)
+    with chromium() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture

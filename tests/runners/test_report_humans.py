@@ -25,6 +25,7 @@ from runners.report import main as report_main
 from runners.view.__main__ import main as view_main
 from runners.view.detail import game_detail
 from runners.view.index import RunIndex, people_of
+from tests.helpers import chromium
 
 GAME = get_game("asympuzl")
 PARTNER = "share_everything"
@@ -177,26 +178,20 @@ def test_the_viewer_shows_the_person_in_the_list_and_in_the_game(person_run):
     assert bob[:2] == [{"seconds": 12.4, "timed_out": False}, {"seconds": 60.0, "timed_out": True}]
     assert all(s["human"] is None for s in steps if s["name"] == "Alice")
 
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
-    if not Path(CHROMIUM).exists():
-        pytest.skip("no Chromium")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True)
-        try:
-            page = browser.new_page()
-            errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto((person_run / "view.html").as_uri())
-            assert page.locator("#games td.person").all_inner_texts() == ["", "P07"]
-            page.select_option("#f-person", "yes")
-            assert page.locator("#games tbody a").all_inner_texts() == ["1"]
-            page.select_option("#f-person", "no")
-            assert page.locator("#games tbody a").all_inner_texts() == ["0"]
-            page.goto((person_run / "view.html").as_uri() + "#game=1")
-            page.wait_for_selector("#game .turn")
-            assert "Bob · person P07 · browser · 1 timeout" in page.inner_text("#game .seats")
-            shown = page.locator("#game .turn .human").all_inner_texts()
-            assert shown[:2] == ["person: 12.4 s", "person: timed out after 60.0 s"]
-            assert errors == []
-        finally:
-            browser.close()
+    with chromium() as browser:
+        page = browser.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto((person_run / "view.html").as_uri())
+        assert page.locator("#games td.person").all_inner_texts() == ["", "P07"]
+        page.select_option("#f-person", "yes")
+        assert page.locator("#games tbody a").all_inner_texts() == ["1"]
+        page.select_option("#f-person", "no")
+        assert page.locator("#games tbody a").all_inner_texts() == ["0"]
+        page.goto((person_run / "view.html").as_uri() + "#game=1")
+        page.wait_for_selector("#game .turn")
+        assert "Bob · person P07 · browser · 1 timeout" in page.inner_text("#game .seats")
+        shown = page.locator("#game .turn .human").all_inner_texts()
+        assert shown[:2] == ["person: 12.4 s", "person: timed out after 60.0 s"]
+        assert errors == []
+

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from .study_driver import Participant, Server, by_api, drive
+from tests.helpers import chromium
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
@@ -65,10 +66,8 @@ def _get(url: str) -> dict:
 
 @pytest.fixture(scope="module")
 def browser():
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True)
+    with chromium() as browser:
         yield browser
-        browser.close()
 
 
 def test_twenty_people_at_once_through_one_link_and_a_restart(tmp_path, browser):

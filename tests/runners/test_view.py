@@ -20,6 +20,7 @@ from runners.sweep import main as sweep_main
 from runners.view.__main__ import main as view_main
 from runners.view.index import RunIndex
 from runners.view.serve import make_server
+from tests.helpers import chromium
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
@@ -46,10 +47,8 @@ def game_runs(tmp_path_factory) -> dict:
 @pytest.fixture(scope="module")
 def browser(mixed_run, game_runs, hostile_run):
     # Set up after the runs: Playwright's synchronous API keeps an event loop running on this thread.
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True)
+    with chromium() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture
