@@ -3,8 +3,9 @@ turns (strategies, failure signatures, how actions are used), as tables.
 
 A game gives ``Records.analyses``: a function that makes an empty ``Analysis``. The report feeds it
 every game that ended without error, as a ``PlayedGame`` (plain data read from the run's records and
-transcripts), then prints the tables it returns. An analysis folds games one at a time, so that
-memory does not grow with the run. The game never sees the engine's records or files: actions
+transcripts), one at a time in game-id order, then prints the tables it returns. An analysis folds
+each game into what it keeps per condition (counts and sums, never the games, nor a list of values
+per game), so that memory is set by the conditions and does not grow with the run. The game never sees the engine's records or files: actions
 arrive as the transcript holds them (``msgspec.to_builtins`` of the game's action structs).
 """
 

@@ -2,23 +2,30 @@
 read from its record and its transcript as a ``puzzles.PlayedGame``, folded into its game's
 analysis, which returns the tables of the game's papers that scores do not give.
 
-Transcripts are read through ``engine.records.transcripts.TranscriptIndex``: each game's last
-copy (a resumed run may have written a game twice), one block in memory at a time, so memory holds
-a few bytes per game rather than the transcripts. A damaged copy (a line, or a block of the
-compressed file) is skipped; its games count as without a transcript.
+The records go by one at a time in game-id order (``recorded_games``: ``engine.records.ordered``),
+each with its transcript, and each game's analysis keeps what it counts per condition, so memory
+is set by the conditions, not the games: neither records nor transcripts are kept. Games are
+folded in game-id order, so the tables are the same whatever order the games finished in. The one
+cost per game is the transcripts' index (``engine.records.transcripts.TranscriptIndex``: where
+each game's last copy lies, 8 bytes a game); a transcript is read from its block, the last block
+read kept. A damaged copy (a line, or a block of the compressed file) is skipped; its games count
+as without a transcript. Conditions are named by the fields that vary in the run, read from the
+run's totals (``engine.analysis.totals.RunTotals``: a few per condition) or from the records.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-
 import msgspec
 
 from engine.analysis.conditions import condition_fields, field_values
+from engine.analysis.totals import Source
+from engine.records.ordered import read_in_order
 from engine.records.record import GameRecord
+from engine.records.rundir import decode_any_record
 from engine.records.transcripts import Transcript, TranscriptIndex, has_transcripts
-from puzzles import AnalysisTable, InvalidParameter, PlayedGame, PlayedTurn, get_game
+from puzzles import Analysis, AnalysisTable, InvalidParameter, PlayedGame, PlayedTurn, get_game
 
 
 class GameAnalyses(msgspec.Struct):
@@ -37,14 +44,43 @@ class RunAnalyses(msgspec.Struct):
     transcripts: bool  # the run directory has a transcripts file (either format)
 
 
+def condition_label(record: GameRecord, fields: Sequence[str]) -> str:
+    """A game's condition, named by ``fields`` (the fields that vary in the run; "all" when none does)."""
+    values = field_values(record)
+    return ", ".join(f"{f}={values.get(f, '')}" for f in fields) or "all"
+
+
 def condition_labels(records: Sequence[GameRecord]) -> dict[int, str]:
     """Each game's condition, named by the fields that vary in the run ("all" when none does)."""
     fields = condition_fields(records)
-    labels = {}
-    for record in records:
-        values = field_values(record)
-        labels[record.spec.game_id] = ", ".join(f"{f}={values.get(f, '')}" for f in fields) or "all"
-    return labels
+    return {record.spec.game_id: condition_label(record, fields) for record in records}
+
+
+class _GameId(msgspec.Struct):
+    game_id: int
+
+
+_decode_id = msgspec.json.Decoder(_GameId).decode
+
+
+def _line_id(number: int, line: bytes) -> int | None:
+    try:
+        return _decode_id(line).game_id
+    except msgspec.DecodeError:  # a ValidationError too
+        return None
+
+
+def recorded_games(results_path: Path | str) -> Iterator[GameRecord]:
+    """The last record that reads of each game of a results file, one at a time, in game-id order
+    (as the report reads them: ``engine.analysis.reading``); damaged lines are skipped."""
+    _, games = read_in_order(results_path, _line_id)
+    for _, lines in games:
+        for _, line in reversed(lines):
+            try:
+                yield decode_any_record(line)
+                break
+            except (ValueError, KeyError, TypeError, AttributeError):  # what a damaged line raises
+                continue
 
 
 def played_game(record: GameRecord, transcript: Transcript, condition: str) -> PlayedGame:
@@ -62,32 +98,52 @@ def played_game(record: GameRecord, transcript: Transcript, condition: str) -> P
     )
 
 
-def run_analyses(records: Sequence[GameRecord], run_path: Path) -> RunAnalyses:
-    """Every game's analyses over ``records``, reading their transcripts from ``run_path``."""
-    by_game: dict[str, list[GameRecord]] = {}
-    for record in records:
-        by_game.setdefault(record.spec.game, []).append(record)
+class _Counts:
+    """One game's analysis over a run, and what it read."""
+
+    def __init__(self, analysis: Analysis) -> None:
+        self.analysis = analysis
+        self.games = self.without_transcript = self.errors = 0
+
+
+def run_analyses(records: Iterable[GameRecord], run_path: Path, conditions: Source | None = None) -> RunAnalyses:
+    """Every game's analyses over ``records`` (folded one at a time, in their order), reading their
+    transcripts from ``run_path``. ``conditions``: the run's totals, or its records, whose varying
+    fields name the conditions; by default ``records`` themselves (which are then kept)."""
+    if conditions is None:
+        records = conditions = list(records)
+    fields = condition_fields(conditions)
     kept = has_transcripts(run_path)
     index = TranscriptIndex(run_path)
     if kept:
         index.refresh()  # where each game's last copy lies: a few bytes a game
-    labels = condition_labels(records)
-    found, without = [], []
-    for name, game_records in by_game.items():
-        try:
-            make = get_game(name).records.analyses
-        except InvalidParameter:
-            make = None
-        if make is None:
-            without.append(name)
+    found: dict[str, _Counts | None] = {}  # each game of the run, first seen first; None: it has no analyses
+    for record in records:
+        name = record.spec.game
+        if name not in found:
+            found[name] = _analysis(name)
+        counts = found[name]
+        if counts is None:
             continue
-        analysis = make()
-        scored = {r.spec.game_id: r for r in game_records if r.outcome != "error"}
-        games = 0
-        if kept and scored:
-            for game_id, transcript in index.transcripts(scored):
-                analysis.add(played_game(scored[game_id], transcript, labels[game_id]))
-                games += 1
-        found.append(GameAnalyses(game=name, tables=analysis.tables(), games=games,
-                                  without_transcript=len(scored) - games, errors=len(game_records) - len(scored)))
-    return RunAnalyses(games=found, without_analyses=without, transcripts=kept)
+        if record.outcome == "error":
+            counts.errors += 1
+            continue
+        transcript = index.get(record.game_id) if kept else None
+        if transcript is None or transcript.game_id != record.game_id:
+            counts.without_transcript += 1
+            continue
+        counts.analysis.add(played_game(record, transcript, condition_label(record, fields)))
+        counts.games += 1
+    games = [
+        GameAnalyses(game=name, tables=c.analysis.tables(), games=c.games, without_transcript=c.without_transcript, errors=c.errors)
+        for name, c in found.items() if c is not None
+    ]
+    return RunAnalyses(games=games, without_analyses=[name for name, c in found.items() if c is None], transcripts=kept)
+
+
+def _analysis(name: str) -> _Counts | None:
+    try:
+        make = get_game(name).records.analyses
+    except InvalidParameter:
+        make = None
+    return None if make is None else _Counts(make())

@@ -68,7 +68,12 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
         return rosters
 
     def parameter_sets(self, games: Mapping[str, Game] = GAMES) -> list[Any]:
-        """Every combination of the parameter axes, in the order of the game's fields."""
+        """Every combination of the parameter axes, in the order of the game's fields, each in its
+        one spelling (``normal()``)."""
+        return [params.normal() for params in self._given_sets(games)]
+
+    def _given_sets(self, games: Mapping[str, Game]) -> list[Any]:
+        """Every combination of the parameter axes as given (a value ``normal()`` drops is checked too)."""
         Params = self.the_game(games).rules.Params
         unknown = [name for name in self.params if name not in Params.__struct_fields__]
         if unknown:
@@ -80,7 +85,7 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
                 params = msgspec.convert(dict(zip(names, values)), Params)
             except msgspec.ValidationError as exc:
                 raise InvalidParameter(_path_field(exc, names), f"{self.game} parameters: {exc}") from None
-            sets.append(params.normal())
+            sets.append(params)
         return sets
 
     def conditions(self, games: Mapping[str, Game] = GAMES) -> list[tuple[Any, dict[str, str], Options]]:
@@ -123,7 +128,7 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
                 raise InvalidParameter(name, f"{name} must list at least one value")
         for names in self.agents:
             game.roster(len(names))
-        for params in self.parameter_sets(games):
+        for params in self._given_sets(games):
             params.check()
         for mode in self.feedback:
             if mode not in game.rules.feedback:

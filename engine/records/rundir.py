@@ -22,6 +22,7 @@ import msgspec
 from engine.backends import BackendSettings
 from engine.records.ids import IdCounts
 from engine.records.ordered import Game, Survey, read_in_order, sort_results
+from engine.records.planned import PlanCheck
 from engine.records.record import GameRecord, RecordKey, decode_key, decode_record, encode_record, encode_storable
 from engine.plan.grid import Grid
 from engine.records.upgrade import is_format_1, upgrade_current, upgrade_plan, upgrade_record, upgrade_saved_plan
@@ -35,23 +36,6 @@ RESULTS_FILE = "results.jsonl"
 LOG_FILE = "run.log"
 LOCK_FILE = ".lock"
 DAMAGED_FILE = "results.damaged.jsonl"  # lines moved aside by a repair
-
-
-class _PlacedSpec(msgspec.Struct):
-    seed: int
-    agents: dict[str, str]
-
-
-class _Placed(msgspec.Struct):
-    """The part of a record that says which game it is: its id, its seed and who played it."""
-
-    game_id: int
-    spec: _PlacedSpec
-
-
-_decode_placed = msgspec.json.Decoder(_Placed).decode
-PLACING_FIELDS = ("seed", "agents")  # what a record must share with the plan's spec of its game
-OTHER = {"seed": "another seed", "agents": "other agents"}
 
 
 class RunDirError(Exception):
@@ -242,40 +226,37 @@ class RunDir:
                 raise self._damaged(number, exc) from None
 
     def contradictions(self, plan: Plan, *, skip_damaged: bool = False):
-        """(line number, game id, the field) of each record whose seed or agents are not those
-        ``plan`` gives its game: a record changed by hand, or of another run pasted in. (Parameters
-        and options are not compared: records saved before a field existed read with its default.)
-        Records of games the plan does not have are left to ``recorded_games``."""
-        total = plan.total
+        """(line number, game id, what differs, in words) of each record whose seed, game,
+        parameters, options or agents are not those ``plan`` gives its game: a record changed by
+        hand, or of another run pasted in (``engine.records.planned``). Records of games the plan
+        does not have are left to ``recorded_games``."""
+        check = PlanCheck(plan)
         for number, _, line in self._lines():
             try:
-                placed = _decode_placed(line)
-            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                game_id, what = check.differs(line)
+            except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
                 if skip_damaged:  # a reader that tolerates damage (the report) counts it elsewhere
                     continue
                 raise self._damaged(number, exc) from None
-            if 0 <= placed.game_id < total:
-                planned = plan.spec(placed.game_id)
-                for field in PLACING_FIELDS:
-                    if getattr(placed.spec, field) != getattr(planned, field):
-                        yield number, placed.game_id, field
-                        break
+            if what is not None:
+                yield number, game_id, what
 
     def contradiction_error(self, plan: Plan) -> RunDirError | None:
         """A RunDirError naming the first record that contradicts ``plan``, or None."""
-        for number, game_id, field in self.contradictions(plan):
+        for number, game_id, what in self.contradictions(plan):
             return RunDirError(
-                f"{self.results_path} line {number} holds game {game_id} with {OTHER[field]} than the run's plan "
+                f"{self.results_path} line {number} holds game {game_id} with {what} than the run's plan "
                 f"gives it (a record changed by hand or of another run); move it aside with --resume {self.path} --repair"
             )
         return None
 
     def repair(self, total: int, plan: Plan | None = None) -> tuple[int, Path]:
         """Move aside every line that is not a whole record of a game of the plan (``total`` games),
-        and, given the ``plan``, every record whose spec is not the plan's for its game: appended to
+        and, given the ``plan``, every record that contradicts it (``contradictions``): appended to
         ``results.damaged.jsonl`` beside the results, which are rewritten without them. Returns how
         many lines were moved, and where."""
         drop_partial_tail(self.results_path)
+        check = PlanCheck(plan) if plan is not None else None
         aside = self.results_path.with_name(DAMAGED_FILE)
         tmp = self.results_path.with_suffix(".jsonl.tmp")
         moved = 0
@@ -283,10 +264,7 @@ class RunDir:
             for _, _, line in self._lines():
                 try:
                     record = decode_any_record(line)
-                    whole = 0 <= record.game_id < total
-                    if whole and plan is not None:
-                        planned = plan.spec(record.game_id)
-                        whole = all(getattr(record.spec, f) == getattr(planned, f) for f in PLACING_FIELDS)
+                    whole = 0 <= record.game_id < total and (check is None or check.differs(line)[1] is None)
                 except (msgspec.DecodeError, msgspec.ValidationError, ValueError):
                     whole = False
                 if whole:

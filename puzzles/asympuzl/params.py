@@ -8,7 +8,7 @@ from typing import ClassVar
 import msgspec
 
 from ..base import InvalidParameter
-from .rules import ALICE, PROMPTS, DistractorSide, PromptStyle, check_params
+from .rules import ALICE, MAX_DISTRACTORS, MAX_PIECES, MIN_SIZE, PROMPTS, DistractorSide, PromptStyle, check_params
 
 
 class AsymPuzlParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, tag_field="game", tag="asympuzl"):
@@ -22,8 +22,8 @@ class AsymPuzlParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     prompt: PromptStyle = "paper"
 
     HELP: ClassVar[dict[str, str]] = {
-        "size": "puzzle size N, 2 to 40 (N + D at most 40)",
-        "distractors": "distractor pieces D, 0 to 10",
+        "size": f"puzzle size N, {MIN_SIZE} to {MAX_PIECES} (N + D at most {MAX_PIECES})",
+        "distractors": f"distractor pieces D, 0 to {MAX_DISTRACTORS}",
         "distractors_in": "whose clues get the distractors",
         "prompt": "paper (the long paper's appendix G) or guided (with our additions: the turn, what the clues mean, an appeal to share)",
     }

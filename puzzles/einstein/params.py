@@ -16,6 +16,7 @@ from .validity import MODES
 VERIFIERS = ("none", "affordance", "communication", "reasoning")
 PROMPTS = ("llama", "gpt")
 DEFAULT_BUDGET = 2_000_000
+MAX_BUDGET = 20_000_000  # states the planner may expand: ten times the default
 MAX_CANDIDATES = 16
 
 
@@ -53,7 +54,7 @@ class EinsteinParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
             "false: the reference code's rule, a failure"
         ),
         "notices": "tell the agent why its last action failed (the reference only marks it failed)",
-        "planner_budget": "most states the optimal planner expands per instance",
+        "planner_budget": f"most states the optimal planner expands per instance, 1 to {MAX_BUDGET:_}",
         "prompt": "llama (the paper's prompts for open models) or gpt (its GPT-4o prompt; share_ask with CoT only)",
         "cot": "ask for <THINK> reasoning before the <ACTION>",
         "seek_answers": "an ask-mode player may answer its partner's ask (false: the reference's mismatched-mode class)",
@@ -79,8 +80,8 @@ class EinsteinParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
             raise InvalidParameter("verifier", "the communication verifier does not apply to the none action mode")
         if not isinstance(self.candidates, int) or not 2 <= self.candidates <= MAX_CANDIDATES:
             raise InvalidParameter("candidates", f"candidates must be an integer from 2 to {MAX_CANDIDATES}, got {self.candidates!r}")
-        if not isinstance(self.planner_budget, int) or self.planner_budget < 1:
-            raise InvalidParameter("planner_budget", f"planner_budget must be a positive integer, got {self.planner_budget!r}")
+        if not isinstance(self.planner_budget, int) or not 1 <= self.planner_budget <= MAX_BUDGET:
+            raise InvalidParameter("planner_budget", f"planner_budget must be an integer from 1 to {MAX_BUDGET:_}, got {self.planner_budget!r}")
         if self.prompt not in PROMPTS:
             raise InvalidParameter("prompt", f"prompt must be llama or gpt, got {self.prompt!r}")
         if self.prompt == "gpt" and (self.modes != ("share_ask", "share_ask") or not self.cot):

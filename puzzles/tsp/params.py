@@ -12,6 +12,7 @@ from ..base import InvalidParameter
 VARIANTS = ("baseline", "grounding", "state_tracking", "problem_solving")
 PAPER_ROOMS = 6
 MIN_ROOMS, MAX_ROOMS = 3, 8
+MAX_DEVIATION = 10
 BOARD_CHOICES = ("paper", "balanced", "generated", "1", "2", "3", "4", "5", "6")
 
 
@@ -32,8 +33,8 @@ class TspParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
     HELP: ClassVar[dict[str, str]] = {
         "board": "paper (one of the paper's six, from the seed), balanced (the six in turn), 1..6 (one of them), "
         "or generated",
-        "rooms": "rooms of a generated board, 3 to 8 (other than 6 means generated)",
-        "deviation": "generated boards: how far a weight may stray from the running mean, 0 to 10",
+        "rooms": f"rooms of a generated board, {MIN_ROOMS} to {MAX_ROOMS} (other than {PAPER_ROOMS} means generated)",
+        "deviation": f"generated boards: how far a weight may stray from the running mean, 0 to {MAX_DEVIATION}",
         "filtered": "generated boards: only boards where neither player's own best tour is the joint best",
         "variant": "agent variant (prompt fields and visit bookkeeping): baseline, grounding, state_tracking, "
         "problem_solving",
@@ -50,8 +51,10 @@ class TspParams(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
             raise InvalidParameter("rooms", f"rooms must be an integer from {MIN_ROOMS} to {MAX_ROOMS}, got {self.rooms!r}")
         if self.generated and self.board not in ("paper", "generated"):
             raise InvalidParameter("rooms", f"the paper's boards have {PAPER_ROOMS} rooms; board {self.board} cannot have {self.rooms}")
-        if not isinstance(self.deviation, int) or not 0 <= self.deviation <= 10:
-            raise InvalidParameter("deviation", f"deviation must be an integer from 0 to 10, got {self.deviation!r}")
+        if not isinstance(self.deviation, int) or not 0 <= self.deviation <= MAX_DEVIATION:
+            raise InvalidParameter("deviation", f"deviation must be an integer from 0 to {MAX_DEVIATION}, got {self.deviation!r}")
+        if self.variant not in VARIANTS:
+            raise InvalidParameter("variant", f"variant must be one of {', '.join(VARIANTS)}, got {self.variant!r}")
 
     @property
     def generated(self) -> bool:

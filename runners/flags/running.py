@@ -32,7 +32,7 @@ def add_running_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--concurrency", type=integer(1), metavar="C", help=f"games in flight at once (default {DEFAULT_CONCURRENCY}; 1 when a person plays a seat)")
     run.add_argument("--out", type=Path, metavar="RUN_DIR", help="run directory (default runs/<UTC time>)")
     run.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR, skipping recorded games")
-    run.add_argument("--repair", action="store_true", help="with --resume: move damaged lines, records of games outside the plan and records that contradict it (another seed or agents) aside (results.damaged.jsonl) first")
+    run.add_argument("--repair", action="store_true", help="with --resume: move damaged lines, records of games outside the plan and records that contradict it (another seed, game, parameters, options or agents) aside (results.damaged.jsonl) first")
     run.add_argument("--no-dashboard", action="store_true", help="no live display: a summary line every few seconds")
     run.add_argument("--grace", type=bounded(float, 0, what="seconds >= 0"), default=DEFAULT_GRACE, metavar="SECONDS", help=f"on Ctrl-C or SIGTERM, start no game and give the games in flight SECONDS to finish and be recorded (default {DEFAULT_GRACE:g}; a second signal stops at once); those still playing then are played again by --resume")
     run.add_argument("--limit", type=integer(1), metavar="N", help="play at most N more games of the plan now (every condition fills at once), then stop; --resume plays the rest (not saved with the run)")

@@ -1,13 +1,12 @@
-"""The report's ``--analyses`` tables: each game's own analyses (``engine.analysis.played``) as
-report tables, with a line on what they read."""
+"""The report's ``--analyses`` tables: each game's own analyses (``engine.analysis.played``, in
+memory set by the run's conditions) as report tables, with a line on what they read."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from collections.abc import Sequence
 
-from engine.analysis.played import RunAnalyses, run_analyses
-from engine.records.record import GameRecord
+from engine.analysis.played import RunAnalyses, recorded_games, run_analyses
+from engine.analysis.totals import Source
 from puzzles import AnalysisTable
 
 from runners.printable import printable
@@ -56,8 +55,9 @@ def summary_lines(found: RunAnalyses) -> list[str]:
     return lines
 
 
-def analysis_tables(records: Sequence[GameRecord], run_path: Path) -> tuple[list[Table], list[str]]:
-    """The analyses' tables and the lines that say what they read."""
-    found = run_analyses(records, run_path)
+def analysis_tables(results_path: Path, conditions: Source) -> tuple[list[Table], list[str]]:
+    """The analyses' tables over the results at ``results_path`` (read one record at a time, the
+    conditions named from ``conditions``: the run's totals) and the lines that say what they read."""
+    found = run_analyses(recorded_games(results_path), results_path.parent, conditions)
     tables = [as_table(game.game, t) for game in found.games for t in game.tables]
     return tables, summary_lines(found)

@@ -7,7 +7,9 @@
 Only RUN_DIR/results.jsonl is read, so a run that is still going or was interrupted can be reported
 on; results files of every results format are read. The records are read one at a time into the
 run's totals per condition (``engine.analysis.read_totals``), so the report of a million games needs
-about the memory of a report of a thousand; ``--analyses`` alone reads every record into memory.
+about the memory of a report of a thousand; ``--analyses`` reads them again, one at a time, with
+their transcripts (``engine.analysis.played``: memory set by the conditions, and the transcripts'
+index, 8 bytes a game).
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from engine.analysis import AGENTS, ReadCounts, ReportError, RunTotals, group_by, layout, read_results, read_totals
+from engine.analysis import AGENTS, ReadCounts, ReportError, RunTotals, group_by, layout, read_totals
 from puzzles import InvalidParameter, get_game
-from engine.records.rundir import OTHER, RESULTS_FILE, RunDir, RunDirError
+from engine.records.rundir import RESULTS_FILE, RunDir, RunDirError
 from engine.records.record import INFRA_ERROR
 from runners.args import OneLineParser, key_value
 
@@ -81,16 +83,16 @@ def locate(path: Path) -> Path:
 
 
 def first_contradiction(results_path: Path) -> str | None:
-    """Where the run directory's results hold a record whose seed or agents are not the plan's for
-    its game (a record changed by hand, or of another run), in one line; None if none does or the
-    results have no run directory around them."""
+    """Where the run directory's results hold a record whose seed, game, parameters, options or
+    agents are not the plan's for its game (a record changed by hand, or of another run), in one
+    line; None if none does or the results have no run directory around them."""
     try:
         run = RunDir.open(results_path.parent)
         plan = run.config()
     except (RunDirError, OSError, ValueError):
         return None
-    for number, game_id, field in run.contradictions(plan, skip_damaged=True):
-        return (f"{results_path} line {number} holds game {game_id} with {OTHER[field]} than the run's plan gives it "
+    for number, game_id, what in run.contradictions(plan, skip_damaged=True):
+        return (f"{results_path} line {number} holds game {game_id} with {what} than the run's plan gives it "
                 f"(a record changed by hand or of another run); move it aside with asymgames run --resume {run.path} --repair")
     return None
 
@@ -209,8 +211,8 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     if not console.is_terminal:
         console = Console(width=max(console.width, 160))
     intro = intro_lines(run, counts, results_path)
-    if args.analyses:  # the games' own analyses take the records themselves
-        analyses, lines = analysis_tables(read_results(results_path).records, results_path.parent)
+    if args.analyses:  # the games' own analyses, in a second pass over the records
+        analyses, lines = analysis_tables(results_path, run)
         tables = [*tables, *analyses]
         intro += lines
 
