@@ -2,10 +2,14 @@
 AssertionError naming the first broken promise: what the seat shows and its forms have the right
 types, nothing private to another role is shown, a filled-in form becomes an action the game's reply
 format carries, a value that is not a choice is refused, and no choice list tells the hidden solution.
+``check_offers_taken(game, params)`` checks, for rules that refuse what they do not take, that no
+choice on offer is refused.
 """
 
 from __future__ import annotations
 
+import copy
+import random
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -58,6 +62,42 @@ def check_seat(game: Game, params: Any = None, seeds: Iterable[int] = (0, 1, 2))
                 choices[role].append((lists, f"{rules}\n{shown}".lower()))
         for role, seen in choices.items():
             _check_choices_follow_the_view(seen, f"{game.name} seat of {role}")
+
+
+def check_offers_taken(game: Game, params: Any = None, seeds: Iterable[int] = (0, 1, 2), steps: int = 40) -> None:
+    """Raise AssertionError if a choice the seat of ``game`` offers becomes an action the game refuses
+    (``Step.rejected``): through whole games (the roles in turn, each playing one of its offers at
+    random), every choice of every form with choices, the form's other fields at their first value,
+    is tried on a copy of the state. For games whose rules refuse what they do not take (no guesses);
+    a form without choices (a pass) is not tried."""
+    params = params if params is not None else game.rules.Params()
+    seat = seat_of(game)
+    feedback = game.rules.feedback[game.rules.default_feedback]
+    for roles in game.rules.rosters:
+        turns = game.rules.default_max_turns(params, roles)
+        for seed in seeds:
+            rng = random.Random(seed)
+            state = game.rules.new(params, seed, roles, turns)
+            for number in range(steps):
+                if state.done():
+                    break
+                role = roles[number % len(roles)]
+                context = TurnContext(
+                    game_id=0, role=role, turn=number // len(roles) + 1, max_turns=turns, view=state.view(role),
+                    feedback=feedback(state, role), conversation=(), partners=tuple(r for r in roles if r != role),
+                )
+                where = f"{game.name} seat of {role} (seed {seed}, step {number + 1})"
+                offers = []
+                for form in seat.forms(context):
+                    base = {field.name: _filled(field) for field in form.fields}
+                    for field in form.fields:
+                        for choice in field.choices if field.kind == "choice" else ():
+                            values = {**base, field.name: choice}
+                            action = seat.action(context, form.kind, values)
+                            step = copy.deepcopy(state).step(role, (action,))
+                            assert not step.rejected, f"{where}: {form.kind} {values} is offered but refused: {step.rejected[0].reason}"
+                            offers.append(action)
+                state.step(role, (rng.choice(offers),) if offers else ())
 
 
 def _check_sections(sections: tuple[Section, ...], where: str) -> None:

@@ -191,7 +191,11 @@ def _check_read_back(game: Game, params: Any, roles: tuple[str, ...], seed: int)
         assert shown.role == role, f"{game.name}: the prompt of {role} read back as {shown.role}"
         if shown.turn != 0:
             assert (shown.turn, shown.max_turns) == (1, state.max_turns), f"{game.name}: prompt read back as turn {shown.turn} of {shown.max_turns}"
-        assert shown.view == context.view, f"{game.name}: the prompt of {role} reads back another view"
+        view = context.view  # less the rules a view holds that its prompt does not show (``unprompted``)
+        unprompted = getattr(type(view), "unprompted", ())
+        if unprompted:
+            view = msgspec.structs.replace(view, **{name: getattr(shown.view, name) for name in unprompted})
+        assert shown.view == view, f"{game.name}: the prompt of {role} reads back another view"
         assert shown.partners == context.partners, f"{game.name}: the prompt of {role} reads back other partners"
         if context.partners and not chat:  # with nobody to talk to, a prompt shows no conversation
             expected = context.conversation

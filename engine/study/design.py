@@ -15,6 +15,11 @@ gives the participant the seat they have had least; ties go by a hash of the stu
 cell, so the same history always gives the same cell. The slot (``slot``) is the first seed of the
 cell's grid condition not yet used and not yet played by any of the game's participants in this
 block, so nobody meets the same instance twice.
+
+With ``block_order = "balanced"`` each participant plays the blocks in an order of a balanced Latin
+square (Williams': every block comes at every place, and after every other block, equally often; an
+odd number of blocks takes the square and its mirror), the order given least so far (``block_order``)
+with ties by a hash of the study's seed and the order.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import msgspec
 from engine.plan.grid import Grid
 from engine.policies.seat import HUMAN
 
-from engine.study.spec import MODEL, PERSON, Study
+from engine.study.spec import BALANCED, MODEL, PERSON, Study
 
 SLOT_ROOM = 4  # seeds per grid condition, as a multiple of the largest cell: room for games not counted
 
@@ -163,6 +168,37 @@ def choose(
 
     found = open_cells(study, block, counts)
     return min(found, key=key) if found else None
+
+
+def block_orders(n: int) -> list[tuple[int, ...]]:
+    """The orders of ``n`` blocks of a balanced Latin square (Williams design)."""
+    if n < 2:
+        return [tuple(range(n))]
+    first = [0]
+    low, high = 1, n - 1
+    while len(first) < n:  # 0, 1, n-1, 2, n-2, ...
+        first.append(low)
+        low += 1
+        if len(first) < n:
+            first.append(high)
+            high -= 1
+    orders = [tuple((b + shift) % n for b in first) for shift in range(n)]
+    if n % 2:
+        orders += [order[::-1] for order in orders]
+    return orders
+
+
+def block_order(study: Study, given: Mapping[tuple[int, ...], int]) -> tuple[int, ...]:
+    """The block order of the next participant: the study's own unless ``block_order`` is
+    "balanced", else the square's order given least (``given``: participants per order)."""
+    n = len(study.blocks)
+    if study.block_order != BALANCED or n < 2:
+        return tuple(range(n))
+
+    def tie(order: tuple[int, ...]) -> int:
+        return int.from_bytes(hashlib.blake2b(f"{study.seed}:{order}".encode(), digest_size=8).digest(), "big")
+
+    return min(block_orders(n), key=lambda order: (given.get(order, 0), tie(order)))
 
 
 def slot(used: Iterable[int], had: Iterable[int], seeds: int) -> int | None:

@@ -30,6 +30,7 @@ class Joined(msgspec.Struct, tag="joined", frozen=True):
     token: str  # sha256 of the token, hex
     code: str  # the completion code shown at the end
     at: float
+    order: tuple[int, ...] = ()  # the blocks in the order they play them (empty: the study file's order)
 
 
 class Started(msgspec.Struct, tag="started", frozen=True):
@@ -112,6 +113,10 @@ class Person:
     def id(self) -> str:
         return self.joined.participant
 
+    def order(self, blocks: int) -> tuple[int, ...]:
+        """The blocks in the order they play them."""
+        return self.joined.order or tuple(range(blocks))
+
     def played(self, block: int) -> list[Game]:
         return [g for g in self.games if g.started.block == block]
 
@@ -164,6 +169,10 @@ class Ledger:
             self.people[event.participant].left = event
         elif isinstance(event, Done):
             self.people[event.participant].done = event
+
+    def orders(self) -> Counter[tuple[int, ...]]:
+        """Participants per block order given (the study file's order: not counted)."""
+        return Counter(p.joined.order for p in self.people.values() if p.joined.order)
 
     def person(self, token: str) -> Person | None:
         return self.by_token.get(token_hash(token))

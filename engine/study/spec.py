@@ -5,19 +5,23 @@ they read. TOML, read with ``tomllib`` into typed structs; every mistake is one 
     seed = 0
     model = "openai:gpt-4o"      # the partner "model" plays with
     completion_code = ""         # one code for everyone (a recruiting platform's); empty: one per participant
+    trust_proxy = false          # behind a reverse proxy: read the joiner's address from X-Forwarded-For
 
     [time]                       # seconds
     turn = 300                   # a person's turn (its clock starts when their page shows it)
     absent_after = 2             # turns in a row without an answer that end the game as human_absent
     pair_wait = 60               # in the waiting room for a person partner; then a model partner
     gone_after = 45              # without the page open before a person counts as having left
+    session_limit = 0            # a participant's whole session (0: no limit); then their game in play ends, unfinished
 
     [texts]
     welcome = "..."
     consent = "..."
     end = "Thank you! Your completion code is {code}."
 
-    [[blocks]]                   # every participant plays the blocks in this order
+    block_order = "fixed"        # "fixed": everyone plays the blocks in this order; "balanced": orders counterbalanced
+
+    [[blocks]]
     game = "NAME"
     rounds = 2                   # games each participant plays of this block
     seats = ["ROLE1", "ROLE2"]   # the roles a person takes, counterbalanced (default: every role)
@@ -47,6 +51,8 @@ import msgspec
 
 from puzzles import GAMES, Game, InvalidParameter
 
+BALANCED = "balanced"  # block_order: each participant's order of blocks from a balanced Latin square
+FIXED = "fixed"  # block_order: the blocks in the study file's order
 MODEL = "model"  # a condition's partner: the study's model
 PERSON = "person"  # a condition's partner: another participant
 CODE = re.compile(r"[A-Za-z0-9_-]{1,40}")
@@ -58,6 +64,7 @@ class Time(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     absent_after: int = 2
     pair_wait: float = 60.0
     gone_after: float = 45.0
+    session_limit: float = 0.0  # seconds from joining to the end of a participant's session; 0: none
 
 
 class Texts(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -68,6 +75,7 @@ class Texts(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     end: str = "Thank you for taking part. Your completion code is {code}."
     left: str = "You left the study. Thank you for your time."
     full: str = "The study has all the participants it needs. Thank you for your interest."
+    time_up: str = "The time for your session is up; a game you were playing was stopped and is recorded as unfinished."
 
 
 class Join(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -104,6 +112,8 @@ class Study(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     model: str = ""
     allow_scripted: bool = False
     completion_code: str = ""
+    block_order: str = FIXED
+    trust_proxy: bool = False  # the join rate limit reads the address from X-Forwarded-For (set by a reverse proxy)
     time: Time = Time()
     texts: Texts = Texts()
     join: Join = Join()
@@ -173,12 +183,16 @@ def check(study: Study, games: Mapping[str, Game] = GAMES) -> None:
         _fail("name", f"{study.name!r} is not a name for a run directory (letters, digits, '_.-', at most 40)")
     if study.completion_code and not CODE.fullmatch(study.completion_code):
         _fail("completion_code", "letters, digits, '_' and '-' only, at most 40")
+    if study.block_order not in (FIXED, BALANCED):
+        _fail("block_order", f"{FIXED!r} or {BALANCED!r}, got {study.block_order!r}")
     if "{code}" not in study.texts.end:
         _fail("texts.end", "the end page must show the completion code: put {code} in it")
     t = study.time
     for key, value in (("turn", t.turn), ("pair_wait", t.pair_wait), ("gone_after", t.gone_after)):
         if not value > 0:
             _fail(f"time.{key}", f"give seconds > 0, got {value}")
+    if not t.session_limit >= 0:
+        _fail("time.session_limit", f"give seconds >= 0 (0: no limit), got {t.session_limit}")
     if t.absent_after < 1:
         _fail("time.absent_after", f"give 1 or more, got {t.absent_after}")
     if study.join.per_minute < 1 or study.join.all_per_minute < 1:

@@ -71,6 +71,7 @@ class EinsteinGame:
             reach=tuple(BIN_NAMES[b] for b in REACH[role]),
             history=tuple(HistoryEntry(who == role, action_text(action), failed) for who, action, failed in self.history),
             answers=self.params.seek_answers,
+            guesses=self.params.random_guess,
         )
 
     def private(self, role: str) -> tuple:

@@ -7,8 +7,11 @@ the seat says ``messages = False`` and ``max_actions = 1``; a person who lets th
 passes. The forms offer what a person at the real table could do: move a block within reach (its
 bin is where the table shows it, so only the block and the target are chosen), share one of their
 own constraints not yet shared (in the ask mode, only to answer the partner's ask, and only where the
-game accepts answers: ``EinsteinView.answers``), ask about a block whose bin they cannot tell, or pass. Everything
-shown comes from the seat's own view: the partner's constraints are never in it.
+game accepts answers: ``EinsteinView.answers``), ask about a block whose bin they cannot tell, or pass. Where
+the game refuses every move outside the valid set (``random_guess = false``: ``EinsteinView.guesses``),
+the move form offers only the valid moves, listed under "Your moves", as one choice each: no choice
+on offer is one the game refuses. Everything shown comes from the seat's own view: the partner's
+constraints are never in it.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from .actions import Action, Ask, Grounding, Item, Move, Pass, Share, action_tex
 from .board import BIN_NAMES, BOARD_ORDER, COMMON, OWN, REACH, SIDE, START
 from .knowledge import compact
 from .validity import ASKS, SHARES, mentions, open_shares, to_item, unknown_blocks
-from .view import EinsteinView, history_line, inferred, marks, partner_asked
+from .view import EinsteinView, history_line, inferred, marks, my_valid_actions, partner_asked
 
 _PLACES = {
     "top_left_bin": "top left", "bottom_left_bin": "bottom left", "top_right_bin": "top right",
@@ -49,6 +52,12 @@ def _shareable(view: EinsteinView) -> list[Item]:
     if view.mode == "ask" and asked is not None and view.answers:
         return [to_item(i) for i in items if mentions(i, asked)]
     return []
+
+
+def _valid_moves(view: EinsteinView, role: str) -> dict[str, Move]:
+    """The moves of the valid set (the only ones the game takes without guesses), by their choice text."""
+    moves = [a for a in my_valid_actions(view, role, answers=view.answers) if isinstance(a, Move)]
+    return {f"block{m.block} to {m.target}": m for m in moves}
 
 
 class EinsteinSeat:
@@ -80,7 +89,11 @@ class EinsteinSeat:
             "are in the same row but different bins (likewise column and diagonal); '(blockX, blockY, same, bin)' "
             "says they share a bin. (X and Y stand for block numbers.) The table refuses a block put into a wrong corner bin, so a block in a corner "
             "bin is where it belongs.\n"
-            f"You take turns, one action a turn: {actions}. There are no messages: you tell each other things only "
+            + ("" if view.guesses else (
+                "You move only a block whose bin you can tell from what you know: into its bin if you reach it, else "
+                "into the common bin for your partner; your moves are listed.\n"
+            ))
+            + f"You take turns, one action a turn: {actions}. There are no messages: you tell each other things only "
             f"by sharing and asking. You win together when every block is in its bin, within {2 * context.max_turns} "
             "steps in all (each turn of either player is a step); the fewer steps, the better."
         )
@@ -113,7 +126,12 @@ class EinsteinSeat:
         if asked is not None:
             lines.append(f"Your partner has just asked about block{asked}.")
         lines += [history_line(e) for e in view.history] or ["This is the first turn."]
-        return table, known, Section("History", tuple(lines))
+        if view.guesses:
+            return table, known, Section("History", tuple(lines))
+        moves = Section(
+            "Your moves", tuple(_valid_moves(view, context.role)) or ("No move: you cannot tell yet where a block within reach goes.",),
+        )
+        return table, known, moves, Section("History", tuple(lines))
 
     def forms(self, context: TurnContext) -> tuple[ActionForm, ...]:
         view: EinsteinView = context.view
@@ -121,7 +139,14 @@ class EinsteinSeat:
         forms = []
         # Blocks in a corner bin are where they belong: the ones to move are in the start or common bin.
         blocks = sorted(x for b in (START[role], COMMON) for x in view.bins[b])
-        if blocks:
+        if not view.guesses:
+            valid = tuple(_valid_moves(view, role))
+            if valid:
+                forms.append(ActionForm(
+                    "move", "Move a block", (Field("move", "Move", "choice", valid),),
+                    help="a block whose bin you can tell, towards it: into its bin if you reach it, else into the common bin",
+                ))
+        elif blocks:
             targets = tuple(BIN_NAMES[b] for b in (*OWN[role], COMMON))
             forms.append(ActionForm(
                 "move", "Move a block",
@@ -153,6 +178,8 @@ class EinsteinSeat:
             return Pass()
         if kind == "share":
             return Share(next(i for i in _shareable(view) if item_text(i) == checked["item"]))
+        if kind == "move" and not view.guesses:
+            return _valid_moves(view, context.role)[checked["move"]]
         block = int(checked["block"][len("block"):])
         if kind == "ask":
             return Ask(block)

@@ -8,9 +8,13 @@ of steps (whose, the action as the history writes it, failed or not), and the se
 depends on (the player's action mode, the prompt family, CoT, whether notices are shown). One rule is
 in the view but not in the prompt (the reference does not tell it): whether an ask-mode player's
 answer to its partner's ask is accepted (``answers``); a person's seat offers answers only then.
+Likewise whether a move outside the valid set still reaches the board (``guesses``); without it a
+person's seat offers only the valid moves.
 """
 
 from __future__ import annotations
+
+from typing import ClassVar
 
 import msgspec
 
@@ -38,6 +42,8 @@ class EinsteinView(msgspec.Struct, frozen=True, gc=False):
     reach: tuple[str, ...]
     history: tuple[HistoryEntry, ...]
     answers: bool = True  # an ask-mode player may answer its partner's ask (``seek_answers``; not in the prompt)
+    guesses: bool = True  # a move outside the valid set still reaches the board (``random_guess``; not in the prompt)
+    unprompted: ClassVar[tuple[str, ...]] = ("answers", "guesses")  # the rules above, which the prompt does not show
 
     @property
     def blocks(self) -> int:

@@ -32,6 +32,8 @@ from runners.report.analyses import PREFIX as ANALYSIS_PREFIX, analysis_tables
 from runners.report.formats import to_csv, to_html, to_latex, to_markdown, to_rich
 from runners.report.plots import PLOT_FILES, PLOT_FORMATS, PLOTS_INSTALL, make_plots
 from runners.report.cells import UNIT_NAMES, Table, condition_columns
+from runners.report.participants import participants_table, read_participants
+from runners.report.seats import human_fields
 from runners.report.tables import build_tables
 
 PROG = "python -m runners.report"
@@ -151,7 +153,7 @@ def write_report(out: Path, tables: Sequence[Table], intro: Sequence[str], image
 def remove_stale(out: Path, tables: Sequence[Table], images: Sequence[Path]) -> None:
     """Remove files an earlier report wrote here that this one does not write (such as paired.csv)."""
     keep = {f"{t.name}.csv" for t in tables} | {p.name for p in images}
-    known = {"success.csv", "success_by_turn.csv", "scores.csv", "humans.csv", "errors.csv", "paired.csv", "usage.csv"}
+    known = {"success.csv", "success_by_turn.csv", "scores.csv", "humans.csv", "participants.csv", "errors.csv", "paired.csv", "usage.csv"}
     known |= {f"{unit}_per_turn.csv" for unit in UNIT_NAMES} | set(PLOT_FILES)
     known |= {p.name for p in out.glob(f"{ANALYSIS_PREFIX}*.csv")}
     for name in known - keep:
@@ -206,6 +208,11 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         tables = build_tables(run, rows, compare)
     except ReportError as exc:
         parser.error(f"argument --compare: {exc}")
+    if run.people:  # a person played: one row each, read in a second pass over the records
+        people = participants_table(read_participants(results_path, human_fields(run, rows)))
+        if people is not None:
+            at = next((i + 1 for i, t in enumerate(tables) if t.name == "humans"), len(tables))
+            tables.insert(at, people)
 
     console = Console()
     if not console.is_terminal:

@@ -1,6 +1,7 @@
 """What the study's researcher sees: live status (who is waiting, playing, done, left; games per
 condition against their targets) and one row per participant (their conditions, time on task, the
-games they left unfinished), as JSON for the admin page and as ``participants.csv`` in the study's
+games they left unfinished, those lost to a fault such as the model partner down, their order of
+blocks), as JSON for the admin page and as ``participants.csv`` in the study's
 directory. Pseudonymous ids only; the completion codes are there so that a platform's submissions
 can be checked against them."""
 
@@ -19,7 +20,7 @@ from runners.study.host import StudyHost
 
 COLUMNS = (
     "participant", "status", "code", "joined", "seconds_on_task", "games_played", "games_unfinished", "walked_away",
-    "conditions", "seats",
+    "conditions", "seats", "block_order", "faults",
 )
 
 
@@ -45,6 +46,8 @@ def participant_row(host: StudyHost, person: Person) -> dict[str, Any]:
         "games_unfinished": person.unfinished(), "walked_away": person.walked_away(),
         "conditions": " ".join(f"{host.study.blocks[g.started.block].game}:{g.started.condition}" for g in person.games),
         "seats": " ".join(r for g in person.games for r, p in g.started.people.items() if p == person.id),
+        "block_order": " ".join(str(b) for b in person.order(len(host.study.blocks))),
+        "faults": sum(isinstance(g.ended, Ended) and g.ended.error is not None and g.ended.absent is None for g in person.games),
     }
 
 

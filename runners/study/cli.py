@@ -6,7 +6,8 @@
 The study's directory (``--out``, default ``runs/study-NAME``) holds a copy of the study file, the
 journal, ``participants.csv`` and a run directory per block; starting the command again on it (after
 a stop, a crash, a kill -9) goes on where it was: the same study file is required. The join link
-and the admin page's link (a new admin token each start) are printed at the start.
+and the admin page's link (a new admin token each start) are printed at the start, once each model
+partner has answered one tiny call (a study whose model is down does not start).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import anyio
 import msgspec
 
 from engine.backends import BackendSettings
-from engine.policies.factory import PolicyFactory
+from engine.policies.factory import PolicyFactory, is_model
 from engine.records.rundir import RunDir, RunDirError
 from engine.study.design import partner_policy
 from engine.study.spec import PERSON, Study, StudyError, load_study
@@ -38,6 +39,7 @@ DEFAULT_PORT = 8770
 STUDY_FILE = "study.toml"
 MODELS_FILE = "models.json"
 SUMMARY_EVERY = 2.0  # seconds between rewrites of participants.csv while the study changes
+CHECK_SECONDS = 60.0  # the start-up call to each model partner, retries included
 
 
 def build_parser(prog: str = PROG) -> OneLineParser:
@@ -85,10 +87,43 @@ def _factory(parser: OneLineParser, args: argparse.Namespace, study: Study, out:
     return factory
 
 
+class StartError(Exception):
+    """The study cannot start (its model partner does not answer); the message says why in one line."""
+
+
+async def check_models(study: Study, factory: PolicyFactory) -> None:
+    """One tiny call to each model partner of the study; StartError naming the first that fails."""
+    names = dict.fromkeys(
+        partner_policy(study, b, c.name) for b, block in enumerate(study.blocks) for c in block.conditions if c.partner != PERSON
+    )
+    for name in (n for n in names if is_model(n)):
+        try:
+            with anyio.fail_after(CHECK_SECONDS):
+                await factory.hub.backend(factory.canonical(name)).complete("Answer in one word.", "Say OK.")
+        except TimeoutError:
+            raise StartError(f"the model partner {name} did not answer within {CHECK_SECONDS:g} s; start it, or check --endpoint/--openai-url") from None
+        except Exception as exc:  # noqa: BLE001 - said in one line: whatever it is, the study cannot start
+            text = " ".join(str(exc).split()) or type(exc).__name__
+            raise StartError(f"the model partner {name} does not answer: {text}") from None
+
+
 async def serve(host: StudyHost, factory: PolicyFactory, args: argparse.Namespace) -> None:
     admin_token = secrets.token_urlsafe(18)
     hosts: set[str] = set()
-    async with factory, anyio.create_task_group() as group:
+    failed: StartError | None = None
+    async with factory:
+        try:
+            await check_models(host.study, factory)
+        except StartError as exc:  # raised outside: the factory's task group would wrap it
+            failed = exc
+        else:
+            await _serve(host, factory, args, admin_token, hosts)
+    if failed is not None:
+        raise failed
+
+
+async def _serve(host: StudyHost, factory: PolicyFactory, args: argparse.Namespace, admin_token: str, hosts: set[str]) -> None:
+    async with anyio.create_task_group() as group:
         host.group = group
         signals = Interrupt(group.cancel_scope)
         group.start_soon(signals.watch)
@@ -135,6 +170,8 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
             anyio.run(serve, host, factory, args)
         except KeyboardInterrupt:
             pass
+        except StartError as exc:
+            parser.error(str(exc))
     print("The study's server stopped; start the same command again to go on.", flush=True)
     return 0
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from engine.policies.seat import HumanAbsent
 from engine.study.spec import Texts
 
 from runners.seats.browser.seats import BrowserFront
@@ -35,6 +36,7 @@ class StudyFront(BrowserFront):
         self.seen_at = time.monotonic()
         self.instructed: set[int] = set()  # blocks whose instructions were shown
         self.skipped: set[int] = set()  # blocks that had no game left for them
+        self.why = ""  # why the person (or their partner) left, put in the game's error: the time limit, say
 
     # ---- the page's side ----
 
@@ -73,11 +75,20 @@ class StudyFront(BrowserFront):
 
     # ---- the games ----
 
+    async def play(self, turn: Any) -> Any:
+        try:
+            return await super().play(turn)
+        except HumanAbsent as exc:
+            if not self.why:
+                raise
+            raise HumanAbsent(f"{exc}: {self.why}", role=exc.role) from None
+
     def seat(self, role: str) -> None:
         """A game starts with the person in ``role``."""
         self.role = role
         self.number += 1
         self.screen = None
+        self.why = ""
 
     def game_over(self, record: Any, game: Any) -> None:
         super().game_over(record, game)
@@ -87,6 +98,11 @@ class StudyFront(BrowserFront):
 
 def end_screen(texts: Texts, code: str) -> Screen:
     return Screen(kind="done", title="Thank you", text=texts.end.replace("{code}", code), code=code)
+
+
+def time_up_screen(texts: Texts, code: str) -> Screen:
+    """The end of a session that reached the study's time limit: why, then the end with the code."""
+    return Screen(kind="done", title="Time is up", text=texts.time_up + "\n\n" + texts.end.replace("{code}", code), code=code)
 
 
 def left_screen(texts: Texts) -> Screen:

@@ -4,7 +4,9 @@ Each block of the study is an ordinary run directory (``engine.study.design.bloc
 plan), so ``asymgames report``, ``view`` and ``replay`` read it as any run. A game is played with
 ``engine.play.game.play_game`` on the study's event loop; its people's pages are its human seats
 (through a factory that seats this game's people, the rest as the run's factory makes them); its
-record is appended to the block's results before the study's journal says it ended.
+record is appended to the block's results before the study's journal says it ended, and its full
+transcript to the block's ``transcripts.jsonl.gz`` before that, as an ordinary run writes them
+(``asymgames transcript`` and the viewer read them).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from engine.policies.factory import PolicyFactory, is_human
 from engine.policies.seat import HumanAbsent, HumanPolicy
 from engine.records.record import GameRecord
 from engine.records.rundir import RunDir, RunDirError
+from engine.records.transcribe import TranscriptWriter
 from engine.study.design import block_grid
 from engine.study.spec import Study
 from puzzles import Game, Policy
@@ -32,6 +35,7 @@ class Block:
         self.conditions = self.grid.conditions()
         self.run = self._open(out / f"block-{index}-{study.blocks[index].game}")
         self.writer: Any = None
+        self.transcripts: TranscriptWriter | None = None
 
     def _open(self, path: Path) -> RunDir:
         if not (path / "config.json").exists():
@@ -43,10 +47,13 @@ class Block:
 
     def open(self) -> None:
         self.writer = self.run.writer()
+        self.transcripts = TranscriptWriter(self.run.path, full=True, at_once=True)  # a game's transcript as it ends
 
     def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
+        if self.transcripts is not None:
+            self.transcripts.close()
 
     def records(self, ids: set[int]) -> dict[int, GameRecord]:
         """The records of the games ``ids`` found in the results (the last of each)."""

@@ -7,7 +7,10 @@ for every change, and a limited rate of joins.
   ``Content-Type: application/json`` (a form or ``text/plain`` request from another site, which a
   browser sends without asking, is refused; a JSON one needs a preflight this server never grants).
 - **Joins** are limited per address and in all (token buckets): a script cannot make participants
-  faster than a study fills.
+  faster than a study fills. The address is the connection's, or behind a reverse proxy, when the
+  study file says ``trust_proxy = true``, the last one in ``X-Forwarded-For`` (the one the proxy
+  saw; those before it are the client's to write). Without that key the header is never read, so a
+  client cannot pick its own address.
 """
 
 from __future__ import annotations
@@ -44,6 +47,15 @@ def refusal(method: str, headers, hosts: frozenset[str]) -> str | None:
         if kind != "application/json":
             return "send JSON (Content-Type: application/json)"
     return None
+
+
+def client_address(headers, remote: str | None, trust_proxy: bool) -> str:
+    """The joiner's address for the rate limit (the module's docstring says which)."""
+    if trust_proxy:
+        forwarded = [part.strip() for part in ",".join(headers.getall("X-Forwarded-For", [])).split(",") if part.strip()]
+        if forwarded:
+            return forwarded[-1]
+    return remote or "?"
 
 
 class Bucket:

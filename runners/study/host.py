@@ -4,13 +4,18 @@ their condition has one, play, and leave or finish; all on one event loop, every
 
 - **Joining** makes a participant: a random pseudonymous id, a random token (its hash is kept), and
   a completion code (the study's, or their own).
-- **Their next game** (``go``) is in the first block they have rounds left in: with a person waiting
-  for a partner there if there is one (people are paired first), else in the cell ``design.choose``
+- **Their next game** (``go``) is in the first block they have rounds left in, in their order of
+  blocks (given when they join: the study file's, or a counterbalanced one, ``design.block_order``):
+  with a person waiting for a partner there if there is one (people are paired first), else in the cell ``design.choose``
   gives. A cell with a person partner puts them in the waiting room; after ``time.pair_wait`` they
   play the condition's fallback (a model partner) instead.
 - **Leaving**: a person who says so, or whose page has been away ``time.gone_after`` seconds while
   they play or wait, has left; their game ends (human_absent, on their account) and their partner
   is told and goes on to their next game.
+- **The time limit** (``time.session_limit``): a session that reaches it ends as leaving does, the
+  game in play recorded as unfinished with the reason in its error; the end page says so and gives the code.
+- **A game lost to a fault** (the model partner down: an infrastructure error) does not count: its
+  people are told so and go on to another game, up to ``EXTRA_TRIES`` more than the block's rounds.
 - **A restart** reads the journal back: games that were in play end from their records if those were
   written, and are otherwise marked interrupted; their people go on to another game.
 """
@@ -27,18 +32,22 @@ import anyio
 
 from engine.play.game import play_game
 from engine.policies.factory import PolicyFactory
-from engine.study.design import Cell, choose, fallback, grid_condition, open_cells, slot
+from engine.records.record import is_infra_error
+from engine.study.design import Cell, block_order, choose, fallback, grid_condition, open_cells, slot
 from engine.study.ledger import Done, Ended, Event, Interrupted, Joined, Journal, Left, Person, Started, token_hash
 from engine.study.spec import Study
 from puzzles import GAMES
 
 from runners.study.front import (
-    StudyFront, between_screen, end_screen, full_screen, instructions_screen, left_screen, ready_screen, waiting_screen,
+    StudyFront, between_screen, end_screen, full_screen, instructions_screen, left_screen, ready_screen, time_up_screen,
+    waiting_screen,
 )
 from runners.study.games import Block, SeatedFactory, absent_one
 
 TICK = 0.25  # seconds between the waiting room's and the pages' checks
 EXTRA_TRIES = 2  # games a participant may start in a block beyond its rounds, for games that did not count
+TIME_UP = "time"  # a Left reason: the session reached the study's time limit
+FAULT_NOTE = "Your last game stopped because of a technical problem on our side; it does not count, and you will play another."
 
 
 class Wait(NamedTuple):
@@ -112,7 +121,9 @@ class StudyHost:
         while participant in self.ledger.people:
             participant = "p" + secrets.token_hex(5)
         code = self.study.completion_code or secrets.token_hex(4).upper()
-        self.add(Joined(participant, token_hash(token), code, time.time()))
+        order = block_order(self.study, self.ledger.orders())
+        fixed = order == tuple(range(len(self.blocks)))  # the file's order: not recorded
+        self.add(Joined(participant, token_hash(token), code, time.time(), () if fixed else order))
         self.go(self._front(self.ledger.people[participant]))
         return token
 
@@ -128,8 +139,11 @@ class StudyHost:
                 front.show(end_screen(self.study.texts, person.joined.code), final=True)
             elif person.left is not None:
                 front.gone = True
-                texts = self.study.texts
-                front.show(full_screen(texts) if person.left.reason == "full" else left_screen(texts), final=True)
+                texts, reason = self.study.texts, person.left.reason
+                if reason == TIME_UP:
+                    front.show(time_up_screen(texts, person.joined.code), final=True)
+                else:
+                    front.show(full_screen(texts) if reason == "full" else left_screen(texts), final=True)
         return front
 
     def go(self, front: StudyFront) -> None:
@@ -149,7 +163,8 @@ class StudyHost:
         text = self.study.blocks[block].instructions
         if text and block not in front.instructed:
             front.instructed.add(block)
-            front.show(instructions_screen(f"Part {block + 1} of {len(self.blocks)}", text))
+            part = person.order(len(self.blocks)).index(block) + 1
+            front.show(instructions_screen(f"Part {part} of {len(self.blocks)}", text))
             return
         if self._pair(person, block):
             return
@@ -165,7 +180,8 @@ class StudyHost:
             self.go(front)
 
     def _block_of(self, person: Person, front: StudyFront) -> int | None:
-        for b, block in enumerate(self.study.blocks):
+        for b in person.order(len(self.blocks)):
+            block = self.study.blocks[b]
             tries = len(person.played(b))
             if b not in front.skipped and person.rounds(b) < block.rounds and tries < block.rounds + EXTRA_TRIES:
                 return b
@@ -200,12 +216,16 @@ class StudyHost:
         self.add(Left(person.id, reason, time.time()))
         self.waiting = [w for w in self.waiting if w.participant != person.id]
         game = person.playing()
+        why = "the session's time limit was reached" if reason == TIME_UP else ""
+        front.why = why
         front.leave()
         if game is not None:  # the partner's turn ends the game too, on this person's account
             role = next(r for r, p in game.started.people.items() if p == person.id)
             for other in set(game.started.people.values()) - {person.id}:
+                self.fronts[other].why = why
                 self.fronts[other].leave(partner=role)
-        front.show(left_screen(self.study.texts), final=True)
+        texts = self.study.texts
+        front.show(time_up_screen(texts, person.joined.code) if reason == TIME_UP else left_screen(texts), final=True)
 
     # ---- games ----
 
@@ -238,14 +258,18 @@ class StudyHost:
             for front in fronts.values():
                 front.heard(address, message)
 
-        record = await play_game(block.grid.spec(started.game_id), seated, [tap])
+        spec = block.grid.spec(started.game_id)
+        transcript = block.transcripts.game_started(spec)
+        record = await play_game(spec, seated, [transcript, tap])
+        block.transcripts.game_finished(spec, record)
         block.writer.write(record)
         self.add(self._ended(block.index, started, record))
         game = GAMES[record.spec.game]
         for front in fronts.values():
             front.game_over(record, game)
+        fault = is_infra_error(record)
         for participant in dict.fromkeys(started.people.values()):
-            self._after(self.ledger.people[participant])
+            self._after(self.ledger.people[participant], FAULT_NOTE if fault else "")
 
     def _after(self, person: Person, note: str = "") -> None:
         """Between games: the outcome and a button to go on, or the end."""
@@ -272,7 +296,12 @@ class StudyHost:
                 elif now - wait.since > t.pair_wait:
                     self.waiting.remove(wait)
                     self._fall_back(wait)
-            for person in self.ledger.people.values():
+            for person in list(self.ledger.people.values()):
+                if person.left or person.done:
+                    continue
+                if t.session_limit and time.time() - person.joined.at > t.session_limit:
+                    self.leave(self._front(person), TIME_UP)
+                    continue
                 front = self.fronts.get(person.id)
                 if front is not None and person.playing() is not None and not front.gone and front.away() > t.gone_after:
                     self.leave(front, "gone")

@@ -30,7 +30,7 @@ from aiohttp import web
 from runners.seats.browser.server import MAX_BODY, json_response, read_json, seat_routes
 from runners.study.admin import ADMIN_PAGE, participants_csv, status
 from runners.study.front import StudyFront
-from runners.study.guard import JoinLimit, refusal
+from runners.study.guard import JoinLimit, client_address, refusal
 from runners.study.host import StudyHost
 
 HEADERS = {
@@ -81,7 +81,7 @@ def make_app(host: StudyHost, admin_token: str, hosts: set[str]) -> web.Applicat
         return web.Response(text=welcome_page(host), content_type="text/html")
 
     async def join(request: web.Request) -> web.Response:
-        if not limit.allow(request.remote or "?"):
+        if not limit.allow(client_address(request.headers, request.remote, host.study.trust_proxy)):
             return json_response({"error": "Too many people are joining just now; please try again in a minute."}, 429)
         token = host.join()
         if token is None:

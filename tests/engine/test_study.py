@@ -10,7 +10,9 @@ from collections import Counter
 import pytest
 
 from engine.records.record import decode_key
-from engine.study.design import Cell, NOTHING, agents, block_grid, cells, choose, grid_condition, slot, target
+from engine.study.design import (
+    Cell, NOTHING, agents, block_grid, block_order, block_orders, cells, choose, grid_condition, slot, target,
+)
 from engine.study.ledger import Done, Ended, Interrupted, Joined, Journal, Left, Started, token_hash
 from engine.study.spec import StudyError, load_study, study_from_dict
 from puzzles import GAMES
@@ -38,6 +40,7 @@ def _study(**changes):
     ({"texts": {"end": "Thanks!"}}, "texts.end: the end page must show the completion code"),
     ({"name": "my study"}, "name: 'my study' is not a name"),
     ({"completion_code": "C 1"}, "completion_code"),
+    ({"block_order": "random"}, "block_order: 'fixed' or 'balanced'"),
     ({"model": ""}, "model: blocks[0].conditions[0] plays with the model"),
     ({"blocks": []}, "blocks: list at least one block"),
     ({"blocks": [{"game": "chess", "conditions": [{"name": "a"}]}]}, "blocks[0].game: unknown game 'chess'"),
@@ -117,6 +120,27 @@ def test_the_rule_fills_every_cell_to_its_target_and_spreads_conditions_and_orde
     assert _simulate(study, 12)[2] == sequences  # deterministic
     other = _study(blocks=[{"game": "tsp", "rounds": 3, "conditions": [{"name": n, "games": 12} for n in "abc"]}], model="m:x", seed=4)
     assert _simulate(other, 12)[2] != sequences  # ties go by the seed
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_block_orders_are_a_balanced_latin_square(n):
+    orders = block_orders(n)
+    assert all(sorted(o) == list(range(n)) for o in orders)
+    for place in range(n):  # every block at every place equally often
+        assert len(set(Counter(o[place] for o in orders).values())) == 1 and len({o[place] for o in orders}) == n
+    follows = Counter((o[i], o[i + 1]) for o in orders for i in range(n - 1))
+    assert len(follows) == n * (n - 1) and len(set(follows.values())) == 1  # every block after every other equally often
+
+
+def test_each_participant_gets_the_block_order_given_least():
+    blocks = [{"game": "tsp", "conditions": [{"name": "m", "games": 4}]}] * 3
+    study = _study(blocks=blocks, block_order="balanced")
+    given: Counter = Counter()
+    for _ in range(12):
+        given[block_order(study, given)] += 1
+    assert set(given) == set(block_orders(3)) and set(given.values()) == {2}
+    assert block_order(_study(blocks=blocks), Counter()) == (0, 1, 2)  # "fixed", the default: the file's order
+    assert block_order(_study(blocks=blocks, block_order="balanced", seed=4), Counter()) in block_orders(3)
 
 
 def test_a_full_block_gives_no_cell_and_a_slot_is_never_a_seed_played_before():
