@@ -10,12 +10,15 @@ are played and come back with their records; the driver writes both. A spending 
 each game is put in a batch, with the games in flight counted at the expected cost of a game.
 
 Model limits are the cluster's: every worker draws on one budget per limit, held by a ledger actor
-(``leases``), which learns what any worker learns from the rate-limit headers and 429s.
+(``leases``), which learns what any worker learns from the rate-limit headers and 429s. The same
+actor, on the driver's node, keeps the usage each worker reports as its calls end (``tally``), so
+the calls of a worker that dies still count, once, in ``usage.json``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import math
 import time
@@ -27,12 +30,13 @@ import msgspec
 
 from engine.backends.settings import BackendSettings
 from engine.session.collector import tune_collector
-from engine.policies.factory import PolicyFactory
+from engine.policies.factory import PolicyFactory, is_model
 from engine.records.record import GameRecord, decode_record, encode_record
 from engine.records.rundir import Plan
 from engine.play.run import run_games
 from engine.records.transcribe import TranscriptMaker, TranscriptWriter
 from engine.executors.leases import Leases, LimitLedger
+from engine.executors.tally import UsageTally, keep_reporting
 
 BATCHES_PER_WORKER = 2  # outstanding, so that a worker has the next batch when one ends
 MAX_BATCH = 256
@@ -51,7 +55,10 @@ class GameWorker:
     """A Ray actor (made remote by ``RayExecutor``): plays the batches it is given, ``concurrency``
     games at a time, with one model hub for its life."""
 
-    def __init__(self, plan: bytes, settings: bytes, concurrency: int, ledger: Any = None, transcripts: str | None = None) -> None:
+    def __init__(
+        self, plan: bytes, settings: bytes, concurrency: int, ledger: Any = None, transcripts: str | None = None, worker: int = 0,
+    ) -> None:
+        self.worker = worker
         self.plan = msgspec.json.decode(plan, type=Plan)
         self.factory = PolicyFactory(msgspec.json.decode(settings, type=BackendSettings))
         self.ledger = ledger
@@ -68,6 +75,7 @@ class GameWorker:
             async with anyio.create_task_group() as leasing:
                 if self.ledger is not None:
                     self.factory.hub.leases = Leases(self.ledger, self.factory.hub.settings, leasing)
+                    leasing.start_soon(keep_reporting, self.factory.hub, self.ledger, self.worker)
                 async with self.factory:
                     await run_games(
                         self._receive, factory=self.factory, concurrency=self.concurrency, on_record=self._record,
@@ -104,6 +112,12 @@ class GameWorker:
     def ping(self) -> bool:
         return True
 
+    def node(self) -> tuple[str, str]:
+        """(id, address) of the node this worker runs on."""
+        import ray
+
+        return ray.get_runtime_context().get_node_id(), ray.util.get_node_ip_address()
+
     def snapshot(self) -> dict[str, Any]:
         """What the driver's dashboard shows of this worker: games in flight and each model's limiter."""
         now = time.monotonic()
@@ -123,6 +137,14 @@ class GameWorker:
         return hub.summary() if hub.backends() else None
 
 
+class Ledger(LimitLedger, UsageTally):
+    """The run's one actor beside the workers: the cluster's limits and the workers' usage."""
+
+    def __init__(self, settings: bytes) -> None:
+        LimitLedger.__init__(self, settings)
+        UsageTally.__init__(self)
+
+
 class RayExecutor:
     name = "ray"
 
@@ -138,6 +160,7 @@ class RayExecutor:
         self.usage: list[dict[str, Any]] = []  # each worker's ``ModelHub.summary``, after ``play``
         self.snapshots: dict[int, dict[str, Any]] = {}  # worker -> its last ``GameWorker.snapshot``
         self.dead: set[int] = set()
+        self.nodes: dict[int, tuple[str, str]] = {}  # worker -> (node id, address), once it played a batch
 
     def _ray(self):
         try:
@@ -155,12 +178,17 @@ class RayExecutor:
     async def play(self, plan, ids, *, factory, concurrency, on_record, progress, observers, starts, games) -> None:
         ray = self._ray()
         from ray.exceptions import RayActorError
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         per_call = max(1, math.ceil(concurrency / (self.workers * BATCHES_PER_WORKER)))
         batch_size = min(MAX_BATCH, 2 * per_call)
         actor_class = ray.remote(num_cpus=1, max_restarts=0)(GameWorker)
         plan_bytes, settings_bytes = msgspec.json.encode(plan), msgspec.json.encode(factory.hub.settings)
-        ledger = self.ledger = ray.remote(num_cpus=0)(LimitLedger).remote(settings_bytes)
+        ledger = self.ledger = None
+        if any(is_model(name) for names in plan.agents for name in names):  # scripted games need none: one process less to start
+            # On the driver's node: it outlives any worker's node, and the run ends with the driver anyway.
+            here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=True)
+            ledger = self.ledger = ray.remote(num_cpus=0, scheduling_strategy=here)(Ledger).remote(settings_bytes)
         watchers = ([progress] if progress is not None else []) + list(observers)
         # Transcripts are made by the workers, which see the games' buses; the driver writes them.
         writer = next((w for w in watchers if isinstance(w, TranscriptWriter)), None)
@@ -233,9 +261,13 @@ class RayExecutor:
                     if transcript is not None and writer is not None:
                         writer.write(transcript)  # before its record, as in one process
                     on_record(record)
+                if worker not in self.nodes:
+                    self.nodes[worker] = ("", "-")  # asked once
+                    with contextlib.suppress(RayActorError):  # a worker gone now is found out by its next batch
+                        self.nodes[worker] = await actor.node.remote()
 
         actors = self.actors = [
-            actor_class.remote(plan_bytes, settings_bytes, per_call, ledger, transcripts) for _ in range(self.workers)
+            actor_class.remote(plan_bytes, settings_bytes, per_call, ledger, transcripts, worker) for worker in range(self.workers)
         ]
         try:
             async with anyio.create_task_group() as watching:
@@ -249,10 +281,11 @@ class RayExecutor:
                 raise RuntimeError(f"every worker stopped; {sum(map(len, retry))} games were not played")
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(USAGE_WAIT):
-                self.usage = await _usage(actors)
+                self.usage = await _usage(actors, ledger)
             for actor in actors:
                 ray.kill(actor)
-            ray.kill(ledger)
+            if ledger is not None:
+                ray.kill(ledger)
 
     def summaries(self, factory) -> list[dict[str, Any]]:
         return self.usage
@@ -276,7 +309,8 @@ class RayExecutor:
             snapshot = self.snapshots.get(worker, {})
             models = snapshot.get("models", {}).values()
             rows.append((f"worker {worker}", {
-                "state": "lost" if worker in self.dead else "up", "batches": batches, "games": games,
+                "state": "lost" if worker in self.dead else "up", "node": self.nodes.get(worker, ("", "-"))[1],
+                "batches": batches, "games": games,
                 "in flight": snapshot.get("in flight", 0), "calls": sum(m["calls"] for m in models),
                 "rpm": sum(m["rpm"] for m in models), "429": sum(m["429"] for m in models),
             }))
@@ -295,7 +329,13 @@ class RayExecutor:
         return sorted(totals.items())
 
 
-async def _usage(actors: list[Any]) -> list[dict[str, Any]]:
-    """The model usage of every worker still alive (a dead worker's calls are in its games' records)."""
+async def _usage(actors: list[Any], ledger: Any) -> list[dict[str, Any]]:
+    """The model usage of every worker that called a model: a live worker's from itself, a dead one's
+    as it last reported it to the ledger (``tally``)."""
     found = await asyncio.gather(*(actor.usage.remote() for actor in actors), return_exceptions=True)
-    return [summary for summary in found if isinstance(summary, dict)]
+    reported: dict[int, dict[str, Any]] = {}
+    if ledger is not None and any(isinstance(answer, BaseException) for answer in found):
+        (answer,) = await asyncio.gather(ledger.usage.remote(), return_exceptions=True)
+        reported = answer if isinstance(answer, dict) else {}  # a ledger gone too took the reports with it
+    summaries = [reported.get(worker) if isinstance(answer, BaseException) else answer for worker, answer in enumerate(found)]
+    return [summary for summary in summaries if summary is not None]

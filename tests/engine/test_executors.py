@@ -5,6 +5,9 @@ rate limit, learned from the headers, not on a copy each."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import time
 
 import anyio
 import pytest
@@ -13,7 +16,8 @@ from engine import PolicyFactory, RunDir
 from engine.executors import make_executor
 from engine.records.ids import IdSet
 from engine.session.playing import finish, play_plan
-from engine.backends import BackendSettings
+from engine.backends import BackendSettings, ModelOptions
+from runners.fake_llm.server import FakeConfig, FakeServer
 from tests.engine.backends.helpers import FAST, KEYS, fake_server
 from runners.concurrent import main as run_main
 from tests.e2e.test_model_runs import _records, server_process
@@ -102,6 +106,55 @@ def test_workers_draw_on_one_limit_learned_from_the_headers(tmp_path):
     assert sum(executor.worker_stats[w][1] for w in (0, 1)) == 200 and min(executor.worker_stats[w][1] for w in (0, 1)) > 0
     usage = json.loads((run.path / "usage.json").read_text())
     assert len(usage["processes"]) == 2  # each worker's calls
+    assert sum(m["calls"] for m in usage["models"].values()) == stats.served
+
+
+def test_the_calls_of_a_worker_killed_mid_run_count_once_in_the_usage(tmp_path):
+    """Worker 0 is killed with ``kill -9`` mid-run: its lost games are played again by worker 1, and
+    usage.json counts every call the server answered, the dead worker's included, once. The kill
+    falls when no call is in flight (the server refuses every call with a 429 meanwhile, and the
+    workers have reported what it answered), so that the count is exact to the call."""
+    plan = grid(300, alice="openai:share_everything", bob="openai:share_everything")
+    run = RunDir.create(tmp_path / "run", plan)
+    executor = make_executor("ray", workers=2)
+    patient = ModelOptions(timeout=5.0, max_attempts=100, backoff_base=0.01, backoff_max=0.05)  # through the refusals
+
+    async def reported_calls() -> int:
+        return sum(m["calls"] for summary in (await executor.ledger.usage.remote()).values() for m in summary["models"].values())
+
+    async def kill_worker_0(server: FakeServer) -> None:
+        while server.stats.served < 200:
+            await anyio.sleep(0.01)
+        server.config.storms = [(time.monotonic() - server.started, 3600.0)]  # every call refused from now on
+        while server.stats.running:
+            await anyio.sleep(0.01)
+        while await reported_calls() != server.stats.served:  # the answered calls, each worker's reported
+            await anyio.sleep(0.01)
+        pid = await executor.actors[0].__ray_call__.remote(lambda worker: os.getpid())
+        os.kill(pid, signal.SIGKILL)
+        while 0 not in executor.dead:
+            await anyio.sleep(0.01)
+        server.config.storms = []
+
+    async def main():
+        server = FakeServer(FakeConfig(latency=0.01))
+        await server.start()
+        try:
+            settings = BackendSettings(options=patient, urls={"openai": server.url + "/v1"}, clients={"openai": "lean"})
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(kill_worker_0, server)
+                await play_plan(run, plan, PolicyFactory(settings, environ=KEYS), recorded=IdSet(), concurrency=16, executor=executor)
+                tg.cancel_scope.cancel()
+            return server.stats
+        finally:
+            await server.stop()
+
+    stats = anyio.run(main)
+    finish(run, plan, complete=True)
+    assert sorted(r.game_id for r in run.records()) == list(range(300))
+    assert 0 in executor.dead and 0 < executor.worker_stats[0][1] < executor.worker_stats[1][1]
+    usage = json.loads((run.path / "usage.json").read_text())
+    assert len(usage["processes"]) == 2 and all(p["models"]["openai:share_everything"]["calls"] for p in usage["processes"])
     assert sum(m["calls"] for m in usage["models"].values()) == stats.served
 
 
