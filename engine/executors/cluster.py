@@ -36,6 +36,7 @@ from engine.records.rundir import Plan
 from engine.play.run import run_games
 from engine.records.transcribe import TranscriptMaker, TranscriptWriter
 from engine.executors.leases import Leases, LimitLedger
+from engine.executors.startup import Startup
 from engine.executors.tally import UsageTally, keep_reporting
 
 BATCHES_PER_WORKER = 2  # outstanding, so that a worker has the next batch when one ends
@@ -153,7 +154,7 @@ class RayExecutor:
             raise ValueError(f"workers must be at least 1, got {workers}")
         self.workers = workers
         self.address = address
-        self.started_cluster = False
+        self.startup = Startup(workers, address)  # under way while the driver gets ready
         self.worker_stats: dict[int, list[int]] = {}  # worker -> [batches, games]
         self.actors: list[Any] = []
         self.ledger: Any = None
@@ -162,21 +163,13 @@ class RayExecutor:
         self.dead: set[int] = set()
         self.nodes: dict[int, tuple[str, str]] = {}  # worker -> (node id, address), once it played a batch
 
-    def _ray(self):
-        try:
-            import ray
-        except ImportError:
-            raise ValueError("--executor ray needs Ray: pip install -e '.[ray]'") from None
-        if not ray.is_initialized():
-            if self.address is None:
-                ray.init(num_cpus=self.workers, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
-                self.started_cluster = True
-            else:
-                ray.init(address=self.address, logging_level="ERROR", log_to_driver=False)
-        return ray
+    @property
+    def started_cluster(self) -> bool:
+        return self.startup.started_cluster
 
     async def play(self, plan, ids, *, factory, concurrency, on_record, progress, observers, starts, games) -> None:
-        ray = self._ray()
+        # The event loop (dashboard, signals) runs on meanwhile; Ctrl-C leaves the start to the exit.
+        ray = await anyio.to_thread.run_sync(self.startup.wait, abandon_on_cancel=True)
         from ray.exceptions import RayActorError
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 

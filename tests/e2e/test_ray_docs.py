@@ -42,15 +42,18 @@ def free_port() -> int:
 
 
 def processes_of(folder: Path) -> list[int]:
-    """The ids of the processes started with ``RAY_TMPDIR`` set to ``folder`` (this cluster's)."""
-    mark = f"RAY_TMPDIR={folder}".encode()
+    """The ids of this cluster's live processes: started with ``RAY_TMPDIR`` set to ``folder``, or
+    naming it in their command line (Ray's agents get its session folder there, not the variable)."""
+    mark, path = f"RAY_TMPDIR={folder}".encode(), str(folder).encode()
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit() and int(entry.name) != os.getpid():
             try:
-                if mark in (entry / "environ").read_bytes().split(b"\0"):
+                if (entry / "stat").read_text().split(")")[-1].split()[0] == "Z":
+                    continue  # already ended, waiting for its parent to read its status
+                if mark in (entry / "environ").read_bytes().split(b"\0") or path in (entry / "cmdline").read_bytes():
                     found.append(int(entry.name))
-            except OSError:
+            except (OSError, IndexError):
                 continue
     return found
 

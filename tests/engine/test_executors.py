@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import anyio
 import pytest
@@ -194,3 +197,77 @@ def test_a_cost_cap_stops_the_cluster_and_the_workers_usage_is_the_runs(tmp_path
         assert round(sum(m["cost_usd"] for m in usage["models"].values()), 6) == round(spent, 6)
         assert run_main([*flags, "--resume", str(run), "--max-cost", "100"]) == 0
     assert sorted(r["game_id"] for r in _records(run)) == list(range(40))
+
+
+OWN_CLUSTER = """
+import json, os, sys
+from pathlib import Path
+
+import anyio
+
+from engine import PolicyFactory, RunDir
+from engine.executors import make_executor
+from engine.records.ids import IdSet
+from engine.session.playing import play_plan
+from tests.helpers import grid
+
+
+def descendants(root):
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents.setdefault(int(stat[stat.rindex(")") + 2:].split()[1]), []).append(int(entry.name))
+    found, todo = {}, [root]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            try:
+                found[child] = (Path("/proc") / str(child) / "cmdline").read_bytes().replace(b"\\0", b" ").decode()
+            except OSError:
+                continue
+            todo.append(child)
+    return found
+
+
+plan = grid(60, alice="noisy", bob="one_piece")
+run = RunDir.create(Path(sys.argv[1]), plan)
+executor = make_executor("ray", workers=2)
+anyio.run(lambda: play_plan(run, plan, PolicyFactory(), recorded=IdSet(), concurrency=16, executor=executor))
+print(json.dumps({"records": len(run.records()), "started": executor.started_cluster, "processes": descendants(os.getpid())}))
+"""
+
+
+def test_the_cluster_a_run_starts_has_none_of_the_unused_processes_and_ends_with_the_run(tmp_path):
+    """A run's own local cluster (in a process of its own: this module's is started by the fixture):
+    the games are played; Ray's autoscaler monitor, log monitor and API server are not started; and
+    the cluster's processes end with the run."""
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", OWN_CLUSTER, str(tmp_path / "run")], cwd=root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.splitlines()[-1])
+    processes = {int(pid): command for pid, command in found["processes"].items()}
+    try:
+        assert found["records"] == 60 and found["started"]
+        assert any("gcs_server" in command for command in processes.values())
+        assert not [command for command in processes.values() if "monitor.py" in command or "dashboard.py" in command], processes
+        for _ in range(600):  # Ray stops its processes as the driver exits (a bound against a hang)
+            if not [pid for pid, command in processes.items() if _running(pid, command)]:
+                break
+            time.sleep(0.1)
+        left = [pid for pid, command in processes.items() if _running(pid, command)]
+        assert not left, {pid: processes[pid] for pid in left}
+    finally:
+        for pid, command in processes.items():  # none should be left; any that is is ended here, by its id
+            if _running(pid, command):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _running(pid: int, command: str) -> bool:
+    """Whether process ``pid`` still runs ``command`` (not ended, not a zombie, not a new process of that id)."""
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode() == command
+    except OSError:
+        return False
