@@ -171,9 +171,9 @@ class Backend:
         turn: where the run fixes a seed, sample i is sent seed + i so that the samples differ.
         With ``--cache`` the hub puts the response cache in front of this (``cache.CachedCalls``)."""
         limiter, options, stats = self.limiter, self.options, self.limiter.stats
-        # Only a token limit (given, or to be learned from the headers) needs the call's tokens up front.
-        counted = limiter.tokens.per_minute is not None or limiter.learn_tokens
-        estimate = self.estimate(system, user, history) if counted else 0
+        # Only a token limit (given, or learned from the headers) needs the call's tokens up front. Until
+        # one is learned nothing is counted before the call: its tokens are taken when it returns.
+        estimate = self.estimate(system, user, history) if limiter.tokens.per_minute is not None else 0
         waited = 0.0
         failure: Failure | None = None
         CALL_ID.set(f"{next(self._call_ids)}")  # every attempt of this call carries it; this task's own context

@@ -11,7 +11,6 @@ o200k_base. Provider-reported usage never goes through this: it is taken as repo
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 import re
 import tempfile
@@ -19,6 +18,7 @@ import tempfile
 ENCODING = "o200k_base"
 _ENCODING_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 _PIECE = re.compile(r"[A-Za-z]+|\d{1,3}|[^\sA-Za-z\d]")
+_LONG_WORD = re.compile(r"[A-Za-z]{7,}")  # only words run past 6 characters (numbers are cut at 3)
 
 
 def _cached_encoding_file() -> str | None:
@@ -29,10 +29,10 @@ def _cached_encoding_file() -> str | None:
 
 
 def estimate_tokens(text: str) -> int:
-    count = 0
-    for piece in _PIECE.findall(text):
-        count += 1 + max(0, math.ceil((len(piece) - 6) / 6))
-    return count
+    """One token per piece, and one more per 6 characters of a word past its first 6
+    (ceil((n - 6) / 6) == (n - 1) // 6 for n > 6), counted by two scans in C instead of a loop over
+    every piece (``subn`` counts the pieces without making a string of each)."""
+    return _PIECE.subn("", text)[1] + sum((len(word) - 1) // 6 for word in _LONG_WORD.findall(text))
 
 
 class Tokenizer:
