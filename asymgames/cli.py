@@ -40,6 +40,8 @@ COMMANDS = {
     "transcript": ("runners.transcript", "main", "one game as a transcript for an appendix: md, html or tex (python -m runners.transcript)"),
     "fake-llm": ("runners.fake_llm.cli", "main", "a local server that speaks the model APIs and plays scripted (python -m runners.fake_llm)"),
     "forecast": ("runners.concurrent", "main", "calls, tokens, cost and time of a run, before spending (run or sweep with --dry-run)"),
+    "batches": ("runners.batches", "main", "a run's batches (--batch) at the provider; --cancel cleans up after a stopped run (python -m runners.batches)"),
+    "cache": ("runners.cache", "main", "the response cache (--cache): stats, and prune old entries (python -m runners.cache)"),
     "merge": ("runners.merge", "main", "merge runs of one plan into a new run directory (python -m runners.merge)"),
     "setup-llamacpp": ("runners.setup_llamacpp", "main", "build llama.cpp's server and fetch a small chat model, for real models offline"),
 }
@@ -56,6 +58,7 @@ examples:
   asymgames sweep examples/table1_feedback.toml
   asymgames run --resume runs/20261121-101500
   asymgames report runs/20261121-101500
+  asymgames batches runs/20261121-101500 --cancel              cancel a stopped run's batches
   asymgames replay runs/20261121-101500 7
   asymgames transcript runs/20261121-101500 7 --format tex   one game for a paper's appendix
   asymgames run --game tsp --agent ghost=human                a person plays a seat at this terminal

@@ -4,8 +4,9 @@ half the price. A turn-based game waits for each reply anyway, so a run advances
 flight one turn per batch: a slower run, a smaller bill, the same games.
 
 **Where it sits.** ``ModelHub.backend`` puts ``BatchedCalls`` in front of the backend of each model
-whose provider has a batch API (``openai:`` and ``anthropic:`` proper; other models, vLLM's and named
-endpoints', are called as usual), as the response cache is put in front (the cache, if on, comes
+whose provider has a batch API (``openai:`` and ``anthropic:`` proper, and a named endpoint of their
+kind that declares it: ``batches = true``; other models, vLLM's and the other named endpoints', are
+called as usual), as the response cache is put in front (the cache, if on, comes
 first: a hit makes no call at all). A call becomes one request of a batch (the body the backend
 would send, through ``batch_openai`` or ``batch_anthropic``: one module per provider); the model's
 ``batch_queue.BatchQueue`` sends a batch when it holds ``--batch-size`` calls or ``--batch-wait``
@@ -57,9 +58,43 @@ _GAME = re.compile(r"-(\d+);seed=(-?\d+)$")
 _encode = msgspec.json.Encoder().encode
 
 
-def batchable(provider: str, kind: str) -> bool:
-    """Whether the model's calls can go in batches: the providers proper (not named endpoints)."""
-    return provider in BATCH_PROVIDERS and kind == provider
+def batchable(provider: str, kind: str, declared: bool = False) -> bool:
+    """Whether the model's calls can go in batches: the providers proper, and a named endpoint of
+    either's kind that declares their batch API (``batches = true`` in its entry)."""
+    return kind in BATCH_PROVIDERS and (kind == provider or declared)
+
+
+def batch_client(hub: Any, provider: str) -> tuple[Any, Any]:
+    """The SDK client of the batch calls to ``provider`` and the SDK: the hub's, or (when the lean
+    client speaks to the provider) one of its own, closed with the hub's clients."""
+    from engine.backends.sdk import import_sdk, sdk_client
+
+    kind = hub.settings.endpoint(provider).kind
+    if hub.settings.client(provider) == "sdk":
+        return hub._client(provider), import_sdk(kind)
+    name = f"{provider}#batches"
+    if name not in hub._clients:
+        endpoint = hub.settings.endpoint(provider)
+        key = hub.environ.get(endpoint.key_env) if endpoint.key_env else None
+        hub._clients[name] = sdk_client(kind, key or ("EMPTY" if not endpoint.key_env else None), hub.base_url(provider), 16)
+    return hub._clients[name], import_sdk(kind)
+
+
+def batch_api(hub: Any, name: str) -> Any:
+    """The batch API (``batch_openai``, ``batch_anthropic``: by the endpoint's kind) of the model ``name``."""
+    from engine.backends.settings import split_name
+
+    provider, model = split_name(name)
+    client, sdk = batch_client(hub, provider)
+    options = hub.settings.options
+    if hub.settings.endpoint(provider).kind == "anthropic":
+        from engine.backends.batch_anthropic import AnthropicBatches
+
+        return AnthropicBatches(client, sdk, model, options)
+    from engine.backends.batch_openai import OpenAIBatches
+
+    # OpenAI's own API caps a reply with max_completion_tokens, the compatible servers with max_tokens
+    return OpenAIBatches(client, sdk, model, options, "max_completion_tokens" if provider == "openai" else "max_tokens")
 
 
 def call_base(token: str, game: str | None, digest: str, occurrence: int) -> str:
@@ -208,38 +243,16 @@ class Batches:
         from engine.backends.settings import split_name
 
         hub, settings = self.hub, self.hub.settings
-        provider, model = split_name(name)
-        if not batchable(provider, settings.endpoint(provider).kind) or name in hub.served:
+        provider, _ = split_name(name)
+        endpoint = settings.endpoint(provider)
+        if not batchable(provider, endpoint.kind, endpoint.batches) or name in hub.served:
             self.unbatched.append(name)
             return
-        client, sdk = self._client(provider)
-        if provider == "anthropic":
-            from engine.backends.batch_anthropic import AnthropicBatches
-
-            api: Any = AnthropicBatches(client, sdk, model, settings.options)
-        else:
-            from engine.backends.batch_openai import OpenAIBatches
-
-            api = OpenAIBatches(client, sdk, model, settings.options)
+        api = batch_api(hub, name)
         queue = self.queues[name] = BatchQueue(
             name, api, self.log, settings.batch, backend.limiter.stats, lambda: hub._task_group, backend.secrets.scrub,
         )
         BatchedCalls(backend, api, queue).install(backend)
-
-    def _client(self, provider: str) -> tuple[Any, Any]:
-        """The provider's SDK client: the hub's, or (when the lean client speaks to the provider) one of
-        its own for the batch calls, closed with the hub's clients."""
-        from engine.backends.sdk import import_sdk, sdk_client
-
-        hub = self.hub
-        if hub.settings.client(provider) == "sdk":
-            return hub._client(provider), import_sdk(provider)
-        name = f"{provider}#batches"
-        if name not in hub._clients:
-            endpoint = hub.settings.endpoint(provider)
-            key = hub.environ.get(endpoint.key_env) if endpoint.key_env else None
-            hub._clients[name] = sdk_client(provider, key, hub.base_url(provider), 16)
-        return hub._clients[name], import_sdk(provider)
 
     def summary(self) -> dict[str, Any]:
         """For ``usage.json``: the batch settings, the batches sent and collected, the models not batched."""
@@ -250,6 +263,12 @@ class Batches:
             "earlier_batches_collected": sum(q.resumed for q in self.queues.values()),
         }
 
+    def rows(self, now: float) -> list[tuple[str, dict[str, object]]]:
+        """For the dashboard: each batched model's batches (``BatchQueue.figures``)."""
+        return [(name, queue.figures(now)) for name, queue in self.queues.items()]
+
     def close(self) -> None:
         self.log.close()
-__all__ = ["BATCH_PROVIDERS", "BatchedCalls", "Batches", "batchable", "call_base", "game_of", "parse_custom_id"]
+
+
+__all__ = ["BATCH_PROVIDERS", "BatchedCalls", "Batches", "batch_api", "batch_client", "batchable", "call_base", "game_of", "parse_custom_id"]

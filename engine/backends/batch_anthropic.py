@@ -8,7 +8,8 @@ Each result line is ``{"custom_id", "result": {"type", ...}}``: ``succeeded`` ca
 read as a reply (``wire.anthropic_reply``); ``errored`` carries the API's error, sorted as the HTTP
 status of its type would be (``invalid_request_error`` is a 400, not sent again; ``api_error`` a 500,
 ``overloaded_error`` a 529); ``canceled`` and ``expired`` requests never ran and are sent again.
-A Message Batch takes no metadata, so one whose id was not recorded cannot be found (``batch_log``).
+A Message Batch takes no metadata: one whose id was not recorded is found by when it was made, its
+size and then its results' custom ids (``find``, ``batch_log``).
 """
 
 from __future__ import annotations
@@ -18,9 +19,13 @@ from typing import Any
 import msgspec
 
 from engine.backends.base import Failure, status_failure
+from engine.backends.batch_log import BatchState, Recorded
 from engine.backends.sdk import anthropic_params, sdk_failure
 from engine.backends.settings import History, ModelOptions
 from engine.backends.wire import MalformedReply, Reply, anthropic_reply, encode
+
+CLOCK_SLACK = 300.0  # seconds the provider's clock may be behind ours
+WINDOW = 900.0  # seconds after its intent a batch may have been made (sending it takes one request)
 
 # The HTTP status each error type of the API stands for.
 ERROR_STATUS = {
@@ -77,6 +82,7 @@ class AnthropicBatches:
 
     max_requests = 100_000  # per batch, as the API allows
     max_bytes = 240_000_000  # of the request (the API allows 256 MB)
+    verify = True  # a batch found by its time and size is checked by its custom ids
 
     def __init__(self, client: Any, sdk: Any, model: str, options: ModelOptions) -> None:
         self.client = client
@@ -104,8 +110,30 @@ class AnthropicBatches:
         reason = f"batch {batch_id} ended without a result for the request"
         return outcomes, Failure(reason, True, None, False, "malformed")
 
-    async def find(self, tag: str) -> str | None:
-        return None  # a Message Batch carries no metadata to find it by
+    async def find(self, tag: str, entry: Recorded, taken: set[str]) -> list[str]:
+        """The batches that may be the one ``entry`` records without its id (a Message Batch carries no
+        metadata): made from ``CLOCK_SLACK`` seconds before the intent to ``WINDOW`` after it, with as
+        many requests, not another batch of the log; the nearest in time first. Each is checked by its
+        results' custom ids before it is taken (``verify``)."""
+        if entry.at is None or not entry.requests:
+            return []
+        found: list[tuple[float, str]] = []
+        async for batch in self.reader.messages.batches.list(limit=100):  # newest first, page by page
+            made = batch.created_at.timestamp()
+            if made < entry.at - CLOCK_SLACK:
+                break
+            counts = batch.request_counts
+            total = counts.processing + counts.succeeded + counts.errored + counts.canceled + counts.expired
+            if made <= entry.at + WINDOW and total == entry.requests and batch.id not in taken:
+                found.append((abs(made - entry.at), batch.id))
+        return [batch_id for _, batch_id in sorted(found)]
+
+    async def state(self, batch_id: str) -> BatchState:
+        batch = await self.reader.messages.batches.retrieve(batch_id)
+        c = batch.request_counts
+        status = "canceled" if batch.processing_status == "ended" and c.canceled else batch.processing_status
+        return BatchState(status, batch.processing_status == "ended", c.processing + c.succeeded + c.errored + c.canceled + c.expired,
+                          c.succeeded, c.errored + c.canceled + c.expired)
 
     async def cancel(self, batch_id: str) -> None:
         await self.client.messages.batches.cancel(batch_id)

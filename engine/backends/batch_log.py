@@ -5,7 +5,8 @@ One JSON object a line, appended and forced to disk (``fsync``) before the run g
 
 - ``{"run": TOKEN, "v": 1}``, the first line: TOKEN begins every custom id of the run, in every
   process that plays it, so that the calls a resumed run makes again have the ids they had;
-- ``{"intent": TAG, "model": NAME, "ids": [CUSTOM_ID, ...]}``, before a batch is sent;
+- ``{"intent": TAG, "model": NAME, "ids": [CUSTOM_ID, ...], "at": SECONDS}``, before a batch is sent
+  (``at``: the time, Unix seconds);
 - ``{"sent": TAG, "batch": BATCH_ID}``, as soon as the provider has taken it;
 - ``{"collected": TAG}``, once its results were handed to its calls (and counted in this
   process's usage);
@@ -13,19 +14,22 @@ One JSON object a line, appended and forced to disk (``fsync``) before the run g
 
 **A kill between sending and recording.** The intent is on disk before the batch is sent, the batch
 id right after the provider answers. A process killed in between leaves an intent with no id: a
-resumed run looks the batch up by its tag (OpenAI's batches carry it as metadata; Anthropic's
-cannot carry any, so there its calls are sent again and that one batch is paid twice). The window is
-the provider's answer in transit plus one fsync; the other order (the id first) cannot be had, since
-the id is the provider's answer.
+resumed run looks the batch up: OpenAI's batches carry the tag as metadata; Anthropic's cannot
+carry any, so there the batches made from a little before ``at`` on with as many requests are the
+candidates, and the one whose results hold exactly the intent's custom ids (``digest``) is adopted
+(``batch_anthropic.AnthropicBatches.find``, ``BatchQueue``). The other order (the id first) cannot be
+had, since the id is the provider's answer.
 
 A line cut short by a kill is skipped. The file never holds a prompt, a reply or a key: ids only.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +47,28 @@ class Recorded(msgspec.Struct):
     batch_id: str | None = None
     collected: bool = False
     dropped: bool = False
+    requests: int = 0  # custom ids in the batch
+    at: float | None = None  # when it was about to be sent (Unix seconds), if the log says
+    digest: str = ""  # of its custom ids (``ids_digest``)
+
+
+class BatchState(msgspec.Struct, frozen=True):
+    """A batch as its provider describes it (``asymgames batches``): its status, whether it has
+    ended, its requests done and failed (of ``total``), and its files (OpenAI's: the input, then the
+    output and error files; none for Anthropic's)."""
+
+    status: str
+    ended: bool
+    total: int
+    done: int
+    failed: int
+    input_file: str | None = None
+    output_files: tuple[str, ...] = ()
+
+
+def ids_digest(ids: Iterable[str]) -> str:
+    """A batch's custom ids, in any order, as one short digest: a batch found again is known by it."""
+    return hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()[:16]
 
 
 class BatchLog:
@@ -78,8 +104,13 @@ class BatchLog:
                 self.token = str(entry["run"])
             elif "intent" in entry:
                 tag = str(entry["intent"])
-                self.batches[tag] = Recorded(str(entry.get("model", "")))
-                intents[tag] = [i for i in entry.get("ids", []) if isinstance(i, str) and keep(i)]
+                ids = [i for i in entry.get("ids", []) if isinstance(i, str)]
+                at = entry.get("at")
+                self.batches[tag] = Recorded(
+                    str(entry.get("model", "")), requests=len(ids), digest=ids_digest(ids),
+                    at=float(at) if isinstance(at, (int, float)) else None,
+                )
+                intents[tag] = [i for i in ids if keep(i)]
             elif (tag := entry.get("sent")) in self.batches:
                 self.batches[tag].batch_id = str(entry.get("batch"))
             elif (tag := entry.get("collected")) in self.batches:
@@ -113,7 +144,7 @@ class BatchLog:
 
     # Each of these writes one line (and waits for the disk): call them from a worker thread.
     def intent(self, tag: str, model: str, ids: list[str]) -> None:
-        self._write({"intent": tag, "model": model, "ids": ids})
+        self._write({"intent": tag, "model": model, "ids": ids, "at": round(time.time(), 3)})
 
     def sent(self, tag: str, batch_id: str) -> None:
         self._write({"sent": tag, "batch": batch_id})
@@ -131,4 +162,4 @@ class BatchLog:
                 self._file = None
 
 
-__all__ = ["BATCHES_FILE", "BatchLog", "Recorded"]
+__all__ = ["BATCHES_FILE", "BatchLog", "BatchState", "Recorded", "ids_digest"]

@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 
 from engine.backends.base import Failure, status_failure
+from engine.backends.batch_log import BatchState
 from engine.backends.sdk import openai_fixed, sdk_failure
 from engine.backends.settings import History, ModelOptions, chat_turns
 from engine.backends.wire import MalformedReply, Reply, encode, openai_body, openai_reply
@@ -84,6 +85,7 @@ class OpenAIBatches:
 
     max_requests = 50_000  # per batch, as the API allows
     max_bytes = 190_000_000  # of the input file (the API allows 200 MB)
+    verify = False  # a batch found by its tag is the one
 
     def __init__(self, client: Any, sdk: Any, model: str, options: ModelOptions, max_tokens_field: str = "max_completion_tokens") -> None:
         self.client = client
@@ -125,19 +127,37 @@ class OpenAIBatches:
         reason = f"batch {batch_id} ended {batch.status} without a result for the request"
         return outcomes, Failure(reason, True, None, False, "timeouts" if batch.status != "completed" else "malformed")
 
-    async def find(self, tag: str) -> str | None:
+    async def find(self, tag: str, entry: Any = None, taken: Any = ()) -> list[str]:
+        """The batch whose metadata carries ``tag`` (a list of one), or none."""
         page = await self.reader.batches.list(limit=100)
         for _ in range(FIND_PAGES):
             for batch in page.data:
                 if (batch.metadata or {}).get("asymgames") == tag:
-                    return batch.id
+                    return [batch.id]
             if not page.has_next_page():
-                return None
+                return []
             page = await page.get_next_page()
-        return None
+        return []
+
+    async def state(self, batch_id: str) -> BatchState:
+        batch = await self.reader.batches.retrieve(batch_id)
+        counts = batch.request_counts
+        return BatchState(
+            batch.status, batch.status in ENDED, counts.total if counts else 0, counts.completed if counts else 0,
+            counts.failed if counts else 0, batch.input_file_id,
+            tuple(f for f in (batch.output_file_id, batch.error_file_id) if f),
+        )
 
     async def cancel(self, batch_id: str) -> None:
         await self.client.batches.cancel(batch_id)
+
+    async def delete_file(self, file_id: str) -> bool:
+        """Delete an uploaded or output file; False if it was gone already."""
+        try:
+            await self.client.files.delete(file_id)
+        except self.sdk.NotFoundError:
+            return False
+        return True
 
     def failure(self, exc: Exception) -> Failure | None:
         return sdk_failure(self.sdk, exc)

@@ -24,7 +24,7 @@ import anyio
 import anyio.abc
 
 from engine.backends.base import Failure
-from engine.backends.batch_log import BatchLog
+from engine.backends.batch_log import BatchLog, Recorded, ids_digest
 from engine.backends.limiter import LimiterStats
 from engine.backends.settings import BatchSettings, History
 from engine.backends.wire import Reply
@@ -52,12 +52,13 @@ class BatchAPI(Protocol):
 
     max_requests: int
     max_bytes: int
+    verify: bool  # whether a batch ``find`` names must be checked by its results' custom ids
 
     def request(self, custom_id: str, system: str, user: str, schema: dict | None, history: History, sample: int) -> tuple[Any, int]: ...
     async def submit(self, requests: list[Any], tag: str) -> str: ...
     async def ended(self, batch_id: str) -> bool: ...
     async def results(self, batch_id: str) -> tuple[dict[str, Outcome], Failure]: ...
-    async def find(self, tag: str) -> str | None: ...
+    async def find(self, tag: str, entry: Recorded, taken: set[str]) -> list[str]: ...
     def failure(self, exc: Exception) -> Failure | None: ...
 
 
@@ -98,6 +99,7 @@ class BatchQueue:
         self.sent = 0  # batches this process sent
         self.in_flight = 0
         self.resumed = 0  # batches of earlier processes looked at
+        self.flying: dict[str, tuple[int, float]] = {}  # tag -> (requests, when sent) of each batch in flight
 
     # ---- calls ----
 
@@ -156,6 +158,7 @@ class BatchQueue:
             self.stats.attempts += 1
             self.stats.sent(now)
         self.in_flight += 1
+        self.flying[tag] = (len(chunk), now)
         try:
             try:
                 batch_id = await self.api.submit([w.request for w in chunk], tag)
@@ -164,13 +167,24 @@ class BatchQueue:
                 await anyio.to_thread.run_sync(self.log.dropped, tag, self.scrub(failure.reason))
                 self._hand(chunk, {}, failure, counted=True)
                 return
-            await anyio.to_thread.run_sync(self.log.sent, tag, batch_id)
             self.sent += 1
+            await anyio.to_thread.run_sync(self.log.sent, tag, batch_id)
             results, default = await self._collect(batch_id, self.settings.poll)
             self._hand(chunk, results, default, counted=True)
             await anyio.to_thread.run_sync(self.log.collected, tag)
         finally:
             self.in_flight -= 1
+            self.flying.pop(tag, None)
+
+    def figures(self, now: float) -> dict[str, object]:
+        """For the dashboard: the batches sent, those in flight (this process's and earlier ones being
+        collected) and the requests in them, the calls waiting for the next batch, the oldest batch's age
+        (an earlier process's batch: since this process took it up)."""
+        oldest = min((since for _, since in self.flying.values()), default=None)
+        return {
+            "sent": self.sent, "in flight": len(self.flying), "requests": sum(n for n, _ in self.flying.values()),
+            "queued": len(self._queue), "oldest": "-" if oldest is None else f"{now - oldest:.0f}s",
+        }
 
     def _hand(self, chunk: list[_Waiting], results: dict[str, Outcome], default: Failure, *, counted: bool) -> None:
         now = time.monotonic()
@@ -235,24 +249,42 @@ class BatchQueue:
             return Answer(outcome, 0.0, 0.0, counted)
         return outcome
 
+    async def _find(self, tag: str, entry: Recorded) -> tuple[str, dict[str, Outcome], Failure] | None:
+        """The batch an earlier process sent but did not record, with its results: the provider's
+        candidates (``BatchAPI.find``), each, if the API asks (``verify``), waited for and taken only if
+        its results hold exactly the batch's custom ids. None: not found, its calls are sent again."""
+        taken = {r.batch_id for r in self.log.batches.values() if r.batch_id is not None}
+        try:
+            candidates = await self.api.find(tag, entry, taken)
+        except Exception:  # noqa: BLE001 - not found: its calls are sent again
+            return None
+        for batch_id in candidates:
+            results, default = await self._collect(batch_id, 0.0)
+            if not getattr(self.api, "verify", False) or ids_digest(results) == entry.digest:
+                return batch_id, results, default
+        return None
+
     async def _fetch_earlier(self, tag: str) -> None:
         entry = self.log.batches[tag]
         batch_id = entry.batch_id
-        if batch_id is None:  # killed between sending and recording: looked up by its tag
-            try:
-                batch_id = await self.api.find(tag)
-            except Exception:  # noqa: BLE001 - not found: its calls are sent again
-                batch_id = None
-            if batch_id is None:
-                self._earlier[tag] = None
-                return
-            await anyio.to_thread.run_sync(self.log.sent, tag, batch_id)
         self.resumed += 1
         self.in_flight += 1
+        self.flying[tag] = (len(self.log.wanted.get(tag, ())), time.monotonic())
         try:
-            results, default = await self._collect(batch_id, 0.0)
+            if batch_id is None:  # killed between sending and recording: looked up
+                found = await self._find(tag, entry)
+                if found is None:
+                    self.resumed -= 1
+                    self._earlier[tag] = None
+                    return
+                batch_id, results, default = found
+                entry.batch_id = batch_id
+                await anyio.to_thread.run_sync(self.log.sent, tag, batch_id)
+            else:
+                results, default = await self._collect(batch_id, 0.0)
         finally:
             self.in_flight -= 1
+            self.flying.pop(tag, None)
         wanted = self.log.wanted.get(tag, set())
         self._earlier[tag] = ({cid: r for cid, r in results.items() if cid in wanted}, default, not entry.collected)
         if not entry.collected:

@@ -223,6 +223,56 @@ class ResponseStore:
         return {"file": str(self.path), "stored": self.stored, "damaged": self.damaged, "problem": self.problem}
 
 
+def _size(path: Path) -> int:
+    """The file's bytes on disk, with its write-ahead log."""
+    return sum(p.stat().st_size for p in (path, path.with_name(path.name + "-wal")) if p.exists())
+
+
+def store_figures(path: Path) -> dict[str, Any]:
+    """``asymgames cache stats``: the file, its entries, when the oldest and newest were kept (Unix
+    seconds, None without entries) and its bytes on disk."""
+    figures: dict[str, Any] = {"file": str(path), "entries": 0, "oldest": None, "newest": None, "bytes": 0}
+    if path.exists():
+        db = sqlite3.connect(path, timeout=BUSY_TIMEOUT)
+        try:
+            figures["entries"], figures["oldest"], figures["newest"] = db.execute(
+                "SELECT count(*), min(created), max(created) FROM replies").fetchone()
+        finally:
+            db.close()
+        figures["bytes"] = _size(path)
+    return figures
+
+
+def prune(path: Path, older_than: float | None = None, *, vacuum: bool = False) -> dict[str, Any]:
+    """``asymgames cache prune``: remove the entries kept more than ``older_than`` seconds ago and
+    those that do not decode (a miss anyway); ``vacuum`` gives the freed pages back to the disk (it
+    rewrites the file, and waits for every other process to finish writing). Other processes may use
+    the file meanwhile. (removed old, removed damaged, entries left, bytes before and after.)"""
+    before = _size(path)
+    db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        old = 0
+        if older_than is not None:
+            old = db.execute("DELETE FROM replies WHERE created < ?", (time.time() - older_than,)).rowcount
+        damaged = []
+        for key, crc, value in db.execute("SELECT key, crc, value FROM replies"):
+            try:
+                if not isinstance(value, bytes) or zlib.crc32(value) != crc:
+                    raise ValueError("checksum")
+                _decode_entry(value)
+            except (ValueError, TypeError):
+                damaged.append((key,))
+        db.executemany("DELETE FROM replies WHERE key = ?", damaged)
+        if vacuum:
+            db.execute("VACUUM")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        left = db.execute("SELECT count(*) FROM replies").fetchone()[0]
+    finally:
+        db.close()
+    return {"file": str(path), "old": old, "damaged": len(damaged), "entries": left, "bytes_before": before, "bytes_after": _size(path)}
+
+
 class CachedCalls:
     """One model's calls through the cache: a call it holds is answered from it, any other is made
     by the backend's own ``complete`` and kept. ``install`` puts it in front of the backend."""
@@ -273,4 +323,4 @@ class CachedCalls:
         return completion
 
 
-__all__ = ["CachedCalls", "Entry", "ResponseStore", "cache_file", "cache_root", "sampled", "server_identity"]
+__all__ = ["CachedCalls", "Entry", "ResponseStore", "cache_file", "cache_root", "prune", "sampled", "server_identity", "store_figures"]

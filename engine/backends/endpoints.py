@@ -37,6 +37,7 @@ class Endpoint(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     rpm: float | None = None
     tpm: float | None = None
     client: Literal["lean", "sdk"] | None = None
+    batches: bool = False  # it serves its kind's batch API (openai or anthropic): --batch sends its calls there
 
     def __post_init__(self) -> None:
         if self.url and not self.url.startswith(("http://", "https://")):
@@ -49,6 +50,8 @@ class Endpoint(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
             value = getattr(self, field)
             if value is not None and value <= 0:
                 raise ValueError(f"{field} must be above 0, got {value}")
+        if self.batches and self.kind == "vllm":
+            raise ValueError("batches = true needs kind openai or anthropic (the batch APIs the engine speaks)")
         if self.kind == "anthropic" and self.client == "lean":
             raise ValueError("the lean client speaks the OpenAI-compatible API only; an anthropic endpoint needs client = \"sdk\"")
 

@@ -249,7 +249,7 @@ def batched_models(settings: BackendSettings, names: Iterable[str]) -> set[str]:
     for name in names:
         if ":" in name:
             provider = split_name(name)[0]
-            if provider in known(settings.endpoints) and batchable(provider, settings.endpoint(provider).kind):
+            if provider in known(settings.endpoints) and batchable(provider, settings.endpoint(provider).kind, settings.endpoint(provider).batches):
                 found.add(name)
     return found
 

@@ -1,5 +1,5 @@
 """The live dashboard's content: the progress line, success so far, the scores, and the tables of
-models, conditions, running and recently finished games, each a section with a priority, each
+models, batches in flight (``--batch``), conditions, running and recently finished games, each a section with a priority, each
 frame from the engine's counters only. ``_dashboard_layout`` fits them to the terminal; a caller
 can add sections of its own (``extra``), such as a ``counters_section``, without relayout.
 """
@@ -195,6 +195,16 @@ def _models(frame: _Frame) -> Section | None:
     return Section("models", 2, build, rows=len(rows), least=min(len(rows), LEAST_ROWS))
 
 
+def _batches(frame: _Frame) -> Section | None:
+    """With ``--batch``: per model, the batches sent, those in flight, the requests in them, the calls
+    waiting for the next batch and the age of the oldest batch in flight."""
+    batches = frame.hub.batches if frame.hub is not None else None
+    rows = batches.rows(time.monotonic()) if batches is not None else []
+    if not rows:
+        return None
+    return counters_section("batched model", "batches", rows, priority=2)
+
+
 def _conditions(frame: _Frame) -> Section | None:
     p = frame.p
     if len(p.by_condition) < 2:
@@ -277,7 +287,7 @@ def _recent(frame: _Frame) -> Section | None:
 def dashboard_sections(progress: RunProgress, elapsed: float, hub=None, spending: Spending | None = None) -> list[Section]:
     """The dashboard's sections, in the order they are shown."""
     frame = _Frame(progress, hub)
-    sections = [_head(frame, elapsed), _success(frame), _scores(frame), _models(frame)]
+    sections = [_head(frame, elapsed), _success(frame), _scores(frame), _models(frame), _batches(frame)]
     if spending is not None:
         text = Text(spending_line(spending))
         sections.append(Section("spending", 2, lambda width, rows: text))

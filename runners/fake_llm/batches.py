@@ -20,7 +20,8 @@ file; Anthropic: an ``errored`` result), a ``timeout`` fault leaves the request 
 expires with only its first half run; ``failed=P``: an OpenAI batch fails as a whole, an Anthropic
 one is refused with a 500 when made. A batch cancelled before it ends runs none of its requests
 (OpenAI: ``cancelling`` then ``cancelled``; Anthropic: ``canceling`` then ``ended``, ``canceled``
-results). ``GET /fake/stats`` counts every custom id sent in a batch, and which were sent twice.
+results). ``GET /fake/stats`` counts every custom id sent in a batch, and which were sent twice, and the
+files kept (uploaded and written, less those deleted).
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ class BatchService:
         return {
             "batches": len(self.batches), "batch_requests": sum(self.sent.values()), "batch_custom_ids": len(self.sent),
             "batch_repeats": sorted(i for i, n in self.sent.items() if n > 1)[:100], "batches_ended": dict(self.ended),
-            "batch_result_downloads": self.downloads,
+            "batch_result_downloads": self.downloads, "files": len(self.files),
         }
 
     def _guarded(self, anthropic: bool):

@@ -175,9 +175,12 @@ async def _stopped_mid_batch(plan: Grid, server, run_dir, *, lose_the_id: bool =
             BatchLog.sent = original  # type: ignore[method-assign]
 
 
-@pytest.mark.parametrize("lose_the_id", [False, True], ids=["recorded", "id-lost"])
-async def test_a_run_stopped_mid_batch_collects_it_when_it_goes_on(tmp_path, lose_the_id):
-    plan = _plan("openai", "openai", seeds=4)
+@pytest.mark.parametrize(("provider", "lose_the_id"), [("openai", False), ("openai", True), ("anthropic", False), ("anthropic", True)],
+                         ids=["openai-recorded", "openai-id-lost", "anthropic-recorded", "anthropic-id-lost"])
+async def test_a_run_stopped_mid_batch_collects_it_when_it_goes_on(tmp_path, provider, lose_the_id):
+    # id-lost: stopped after the provider took the batch and before its id reached the log. OpenAI's
+    # batch is found by its tag; Anthropic's by when it was made, its size, then its custom ids.
+    plan = _plan(provider, provider, seeds=4)
     expected = await _plain(plan)
     async with fake_server(latency=0.0, batch_delay=3600) as server:
         await _stopped_mid_batch(plan, server, tmp_path, lose_the_id=lose_the_id)
@@ -199,5 +202,38 @@ async def test_a_run_stopped_mid_batch_collects_it_when_it_goes_on(tmp_path, los
     assert stats["batch_repeats"] == [] and stats["batch_requests"] == stats["batch_custom_ids"]
     assert factory.hub.summary()["options"]["batch"]["earlier_batches_collected"] == 1
     # The first turn's calls were answered from the batch sent before the stop: counted once, here.
-    made = sum(1 for r in records for turn in r.turn_log if turn.usage.model == "openai:one_piece")
-    assert factory.hub.backend("openai:one_piece").limiter.stats.calls == made
+    made = sum(1 for r in records for turn in r.turn_log if turn.usage.model == f"{provider}:one_piece")
+    assert factory.hub.backend(f"{provider}:one_piece").limiter.stats.calls == made
+
+
+async def test_named_endpoints_that_declare_a_batch_api_are_batched_and_the_others_are_not():
+    from engine.backends.endpoints import Endpoint
+
+    plan = Grid(game="asympuzl", seeds=3, seed=3, agents=[["mine:one_piece", "theirs:noisy"], ["plain:one_piece", "theirs:noisy"]])
+    async with fake_server(latency=0.0, batch_delay=0.02) as server:
+        endpoints = {
+            "mine": Endpoint(kind="openai", url=server.url + "/v1", key_env="OPENAI_API_KEY", batches=True),
+            "theirs": Endpoint(kind="anthropic", url=server.url, key_env="ANTHROPIC_API_KEY", batches=True),
+            "plain": Endpoint(kind="openai", url=server.url + "/v1", key_env="OPENAI_API_KEY"),
+        }
+        with anyio.fail_after(LIMIT):
+            records, factory = await play(plan, _batched(server, endpoints=endpoints))
+        stats = server.batches.stats()
+        bodies = [body for b in server.batches.batches.values() if not b.anthropic for _, body in b.requests]
+    assert all(r.outcome == "success" for r in records)
+    assert bodies and all("max_tokens" in b and "max_completion_tokens" not in b for b in bodies)  # a compatible server's field
+    assert stats["batch_repeats"] == [] and stats["batch_requests"] > 0
+    summary = factory.hub.summary()
+    assert summary["options"]["batch"]["unbatched_models"] == ["plain:one_piece"]
+    models = summary["models"]
+    assert models["mine:one_piece"]["batched"] == models["mine:one_piece"]["calls"] > 0
+    assert models["theirs:noisy"]["batched"] == models["theirs:noisy"]["calls"] > 0
+    assert models["plain:one_piece"]["batched"] == 0 < models["plain:one_piece"]["calls"]
+    assert stats["batch_requests"] == models["mine:one_piece"]["calls"] + models["theirs:noisy"]["calls"]
+
+
+def test_only_an_openai_or_anthropic_endpoint_declares_a_batch_api():
+    from engine.backends.endpoints import Endpoint
+
+    with pytest.raises(ValueError, match="batches = true needs kind openai or anthropic"):
+        Endpoint(kind="vllm", url="http://127.0.0.1:8000/v1", batches=True)
