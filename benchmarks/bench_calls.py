@@ -13,7 +13,13 @@ server's own work does not count. Variants, run in turn within each round, 64 ca
 - the engine's call path: ``Backend.complete`` of a ``vllm:`` model from the ``ModelHub`` (limiter,
   retries, usage, cost, the client), the same prompt, with the lean client and with the SDK;
 - whole games: AsymPuzl games of two ``vllm:`` agents through ``run_games``, CPU per call, which adds
-  the game's own work (prompt, reading the reply, rules, records) and the actors and bus.
+  the game's own work (prompt, reading the reply, rules, records) and the actors and bus;
+- the call path with a token limit that never binds (``--tpm``): the same calls, each counted
+  (``engine.backends.tokens``) before it is sent, as a token bucket needs;
+- the same games offline: the same seeds played by the scripted ``share_everything`` policy in
+  process (the policy the local server plays), CPU divided by the calls the whole games made. The
+  whole games' CPU less this, per call, is what a model call costs the engine beyond the game itself
+  (prompt, client, reading the reply): ``extra per call``, against the bare client.
 
 The ratios are taken within each round (every variant saw the same machine); the medians are printed.
 """
@@ -76,8 +82,9 @@ class Server:
         self.process.wait(timeout=10)
 
 
-def settings(url: str, client: str = "lean") -> BackendSettings:
-    return BackendSettings(options=ModelOptions(timeout=30), urls={"vllm": url + "/v1"}, clients={"vllm": client})
+def settings(url: str, client: str = "lean", tpm: float | None = None) -> BackendSettings:
+    limits = {"vllm": tpm} if tpm is not None else {}
+    return BackendSettings(options=ModelOptions(timeout=30), urls={"vllm": url + "/v1"}, clients={"vllm": client}, tpm=limits)
 
 
 async def capture_body(url: str) -> dict:
@@ -141,8 +148,8 @@ async def calls_sdk(url: str, body: dict, calls: int) -> int:
     return calls
 
 
-async def calls_backend(url: str, client: str, body: dict, calls: int) -> int:
-    factory = PolicyFactory(settings(url, client), environ=ENVIRON)
+async def calls_backend(url: str, client: str, body: dict, calls: int, tpm: float | None = None) -> int:
+    factory = PolicyFactory(settings(url, client, tpm), environ=ENVIRON)
     system, user = (m["content"] for m in body["messages"])
     queue = iter(range(calls))
     async with factory:
@@ -167,6 +174,16 @@ async def calls_games(url: str, client: str, games: int) -> int:
     return stats.attempts
 
 
+async def games_offline(games: int, calls: int) -> int:
+    """The games of ``calls_games`` played by the scripted policy in process; ``calls`` is what the
+    whole games made, so that the figure is CPU per call."""
+    factory = PolicyFactory()
+    config = Grid(seeds=games, agents=[["share_everything", "share_everything"]])
+    async with factory:
+        await run_games(config.specs_for(range(games)), factory=factory, concurrency=CONCURRENCY, on_record=lambda r: None)
+    return calls
+
+
 def cpu_per_call(run) -> float:
     """Microseconds of this process's CPU per call."""
     gc.collect()
@@ -176,6 +193,13 @@ def cpu_per_call(run) -> float:
 
 
 BARE, SDK = "bare aiohttp + msgspec", "openai SDK alone"
+OFFLINE = "same games offline"
+TOKEN_LIMIT = "call path, token limit"
+
+
+def extra_per_call(figures: dict[str, list[float]], client: str = "lean") -> list[float]:
+    """Per round: CPU per call of the whole games less the same games offline, in microseconds."""
+    return [w - o for w, o in zip(figures[f"whole games, {client} client"], figures[OFFLINE])]
 
 
 def measure(rounds: int, calls: int = 2000, games: int = 300, clients: tuple[str, ...] = ("lean", "sdk")) -> dict[str, list[float]]:
@@ -186,8 +210,17 @@ def measure(rounds: int, calls: int = 2000, games: int = 300, clients: tuple[str
         variants = {BARE: lambda: calls_bare(server.url, body, calls), SDK: lambda: calls_sdk(server.url, body, calls)}
         for client in clients:
             variants[f"call path, {client} client"] = lambda client=client: calls_backend(server.url, client, body, calls)
+        # a token limit that never binds: what counting each call's tokens up front costs
+        variants[TOKEN_LIMIT] = lambda: calls_backend(server.url, clients[0], body, calls, tpm=1e12)
+        made = {}  # the calls the whole games made, for the offline figure per call
+
+        async def whole(client: str) -> int:
+            made["calls"] = await calls_games(server.url, client, games)
+            return made["calls"]
+
         for client in clients:
-            variants[f"whole games, {client} client"] = lambda client=client: calls_games(server.url, client, games)
+            variants[f"whole games, {client} client"] = lambda client=client: whole(client)
+        variants[OFFLINE] = lambda: games_offline(games, made["calls"])
         for make in variants.values():  # warm up: imports, connections, caches
             asyncio.run(make())
         figures: dict[str, list[float]] = {name: [] for name in variants}
@@ -215,6 +248,14 @@ def main() -> None:
     for name, values in figures.items():
         print(f"  {name:<26} {statistics.median(values):7.0f} us (median)  {paired(figures, name, BARE):5.2f} x bare"
               f"  {paired(figures, name, SDK):5.2f} x SDK alone")
+    first = args.clients.split(",")[0]
+    counting = statistics.median(t / c - 1 for t, c in zip(figures[TOKEN_LIMIT], figures[f"call path, {first} client"]))
+    print(f"  counting tokens up front (a token limit set): {counting * 100:+.1f}% CPU per call (target <= 3%)")
+    for client in args.clients.split(","):
+        extra = extra_per_call(figures, client)
+        ratio = statistics.median(e / b for e, b in zip(extra, figures[BARE]))
+        print(f"  extra per call, {client} client (whole games less the same games offline): "
+              f"{statistics.median(extra):.0f} us, {ratio:.2f} x bare (target <= 2x)")
 
 
 if __name__ == "__main__":

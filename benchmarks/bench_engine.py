@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_engine.py                        # ring, games in flight, end to end
     .venv/bin/python benchmarks/bench_engine.py --ring --autogen-python /path/to/python
 
-1. The ring workload in the shape of a game (``ring.py``: 1000 games x 4 actors x 40 messages, a task
+1. The ring workload in the shape of a game (``ring.py``: 1000 games (``--ring-games``) x 4 actors x 40 messages, a task
    group per game, a new message per hop, all games at once) over bare ``asyncio.Queue`` mailboxes
    and over the project's bus and actors, alternated; rates in messages per second of CPU time, and
    the median of the paired ratios. With autogen-core importable here, or another interpreter that
@@ -41,7 +41,6 @@ sys.path.insert(0, str(BENCH))
 import ring  # noqa: E402
 
 GAMES = 1000
-TOTAL = GAMES * ring.ACTORS * ring.HOPS
 # Start the runner with Python's own collector settings (the runner's are in engine/session/collector.py).
 _DEFAULT_COLLECTOR = """
 import contextlib, runpy, sys
@@ -52,19 +51,19 @@ runpy.run_module("runners.concurrent", run_name="__main__", alter_sys=True)
 """
 
 
-def ring_rate(kind: str) -> float:
+def ring_rate(kind: str, games: int = GAMES) -> float:
     """Messages per second of CPU time."""
     gc.collect()
     started = time.process_time()
-    asyncio.run(ring.RINGS[kind](GAMES))
-    return TOTAL / (time.process_time() - started)
+    asyncio.run(ring.RINGS[kind](games))
+    return games * ring.ACTORS * ring.HOPS / (time.process_time() - started)
 
 
-def ring_rates(repeats: int) -> dict[str, list[float]]:
+def ring_rates(repeats: int, games: int = GAMES) -> dict[str, list[float]]:
     rates: dict[str, list[float]] = {"bare": [], "bus": []}
     for _ in range(repeats):
         for kind in rates:
-            rates[kind].append(ring_rate(kind))
+            rates[kind].append(ring_rate(kind, games))
     return rates
 
 
@@ -120,10 +119,10 @@ def paired(numerator: list[float], denominator: list[float]) -> float:
     return statistics.median(n / d for n, d in zip(numerator, denominator))
 
 
-def print_ring(repeats: int, autogen_python: str | None) -> None:
-    rates = ring_rates(repeats)
+def print_ring(repeats: int, autogen_python: str | None, games: int = GAMES) -> None:
+    rates = ring_rates(repeats, games)
     ratio = paired(rates["bus"], rates["bare"])
-    print(f"ring {GAMES} games x {ring.ACTORS} actors x {ring.HOPS} messages, a task group per game, {repeats} alternated runs:")
+    print(f"ring {games} games x {ring.ACTORS} actors x {ring.HOPS} messages, a task group per game, {repeats} alternated runs:")
     print(f"  bare asyncio.Queue : {statistics.median(rates['bare']):>9,.0f} msg/s of CPU (median)")
     print(f"  project bus        : {statistics.median(rates['bus']):>9,.0f} msg/s of CPU (median), {ratio:.2f} x bare (paired)")
     autogen, note = autogen_ratio(autogen_python, repeats)
@@ -147,6 +146,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7, help="alternated runs of the ring (default 7)")
     parser.add_argument("--ring", action="store_true", help="only the ring")
+    parser.add_argument("--ring-games", type=int, nargs="+", default=[GAMES], help="games of the ring, all in flight at once (default 1000)")
     parser.add_argument("--autogen-python", metavar="PYTHON", help="an interpreter with autogen-core installed")
     parser.add_argument("--in-flight", action="store_true", help="only CPU per game at 5000 in flight against 256")
     parser.add_argument("--collector", action="store_true", help="also with Python's own collector settings")
@@ -156,7 +156,8 @@ def main() -> None:
     args = parser.parse_args()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
     if not args.in_flight:
-        print_ring(args.repeats, args.autogen_python)
+        for games in args.ring_games:
+            print_ring(args.repeats, args.autogen_python, games)
     if not args.ring:
         print_in_flight(args.in_flight_repeats, args.in_flight_games, args.collector)
     if args.ring or args.in_flight:

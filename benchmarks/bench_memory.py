@@ -9,7 +9,10 @@
    growth of the resident set over a warmed-up interpreter, divided by the games. Bare
    ``asyncio.Queue`` mailboxes (the anchor) and the project's bus and actors, each in a fresh
    interpreter, alternated; the median of each and of the paired ratios.
-2. Against the size of the run: `python -m runners.concurrent --games G --no-dashboard` in a fresh
+2. Per real game in flight: ``runners.concurrent --games 20000`` (scripted AsymPuzl games, N=5, the
+   default transcripts) at ``--concurrency`` 256 and 5000 in fresh interpreters, alternated; the
+   difference of the children's peak resident sets divided by the 4744 more games in flight.
+3. Against the size of the run: `python -m runners.concurrent --games G --no-dashboard` in a fresh
    interpreter for several G, printing the child's max RSS and its ratio to the smallest run.
    Memory should be set by the games in flight (--concurrency), not by G.
 """
@@ -81,6 +84,29 @@ def per_game_in_flight(repeats: int, games: int = IN_FLIGHT) -> dict[str, list[f
     return found
 
 
+def peak_of(command: list[str]) -> int:
+    """Peak resident set of one child process, in KiB (its own, not the largest child's so far)."""
+    child = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise subprocess.CalledProcessError(child.returncode, command)
+    return usage.ru_maxrss
+
+
+def real_game_in_flight(repeats: int, games: int = 20_000, low: int = 256, high: int = IN_FLIGHT) -> list[float]:
+    """KiB per real game in flight, one figure per alternated pair of runs."""
+    found = []
+    for _ in range(repeats):
+        peaks = {}
+        for concurrency in (low, high):
+            with tempfile.TemporaryDirectory() as tmp:
+                peaks[concurrency] = peak_of([sys.executable, "-m", "runners.concurrent", "--games", str(games),
+                                              "--concurrency", str(concurrency), "--no-dashboard", "--out", str(Path(tmp) / "run")])
+        found.append((peaks[high] - peaks[low]) / (high - low))
+    return found
+
+
 def run(games: int, extra: list[str]) -> tuple[float, float, int]:
     """(wall seconds, peak MiB of the child, size of results.jsonl in bytes)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -119,6 +145,9 @@ def main() -> None:
         in_flight_child(args.in_flight_child[0], int(args.in_flight_child[1]))
         return
     print_in_flight(args.repeats)
+    real = real_game_in_flight(args.repeats)
+    print(f"memory per real AsymPuzl game in flight (runners.concurrent, 5000 against 256 in flight, {args.repeats} pairs): "
+          f"{statistics.median(real):.1f} KiB (median; each: {', '.join(f'{r:.1f}' for r in real)})")
     if args.in_flight:
         return
     base = None
