@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -76,6 +76,25 @@ def _sdk_backend(form: str) -> type[Backend]:
     return {"openai": OpenAIBackend, "anthropic": AnthropicBackend, "vllm": VLLMBackend}[form]
 
 
+def _awaiting(backend: Backend, after_call: Callable[[], Awaitable[None]]) -> None:
+    """Make each of ``backend``'s calls await ``after_call`` as it ends, answered or failed, before
+    returning; a cancelled call is left to stop."""
+    call = backend.complete
+
+    async def complete(*args: Any, **kwargs: Any) -> Completion:
+        try:
+            completion = await call(*args, **kwargs)
+        except anyio.get_cancelled_exc_class():
+            raise
+        except Exception:
+            await after_call()
+            raise
+        await after_call()
+        return completion
+
+    backend.complete = complete  # type: ignore[method-assign]
+
+
 class ModelHub:
     """The run's model clients and limiters: one client per provider, one limiter per model.
 
@@ -95,6 +114,9 @@ class ModelHub:
         # A worker of a cluster draws on the cluster's limits: limit key -> its buckets, and
         # ``leases.drawing(key, limiter)`` (``engine.executors.leases``); None in one process.
         self.leases: Any = None
+        # Awaited as each call ends, before its reply or failure is returned: a worker's report of its
+        # usage (``engine.executors.tally``). None, and nothing wraps the calls, in one process.
+        self.after_call: Callable[[], Awaitable[None]] | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
         # Models served by servers the engine starts (``engine.serving``): name -> what to serve, as
         # ``check`` found them; their URLs once started; where their logs go (the run directory).
@@ -204,6 +226,8 @@ class ModelHub:
                 self.batches.install(name, backend)
             if self.settings.cache.mode != "off":
                 self._cache_calls(name, backend)
+            if self.after_call is not None:  # around the cache: a hit is counted too
+                _awaiting(backend, self.after_call)
         return backend
 
     def _new_backend(self, name: str) -> Backend:

@@ -11,8 +11,9 @@ each game is put in a batch, with the games in flight counted at the expected co
 
 Model limits are the cluster's: every worker draws on one budget per limit, held by a ledger actor
 (``leases``), which learns what any worker learns from the rate-limit headers and 429s. The same
-actor, on the driver's node, keeps the usage each worker reports as its calls end (``tally``), so
-the calls of a worker that dies still count, once, in ``usage.json``.
+actor, on the driver's node, keeps the usage each worker reports as its calls end, before their
+replies reach the games (``tally``), so the calls of a worker that dies still count, once, in
+``usage.json``.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from engine.play.run import run_games
 from engine.records.transcribe import TranscriptMaker, TranscriptWriter
 from engine.executors.leases import Leases, LimitLedger
 from engine.executors.startup import Startup
-from engine.executors.tally import UsageTally, keep_reporting
+from engine.executors.tally import UsageReports, UsageTally
 
 BATCHES_PER_WORKER = 2  # outstanding, so that a worker has the next batch when one ends
 MAX_BATCH = 256
@@ -75,8 +76,11 @@ class GameWorker:
         try:
             async with anyio.create_task_group() as leasing:
                 if self.ledger is not None:
-                    self.factory.hub.leases = Leases(self.ledger, self.factory.hub.settings, leasing)
-                    leasing.start_soon(keep_reporting, self.factory.hub, self.ledger, self.worker)
+                    hub = self.factory.hub
+                    hub.leases = Leases(self.ledger, hub.settings, leasing)
+                    reports = UsageReports(hub, self.ledger, self.worker)
+                    hub.after_call = reports.after_call  # no reply reaches a game before the tally counts it
+                    leasing.start_soon(reports.keep_sending)
                 async with self.factory:
                     await run_games(
                         self._receive, factory=self.factory, concurrency=self.concurrency, on_record=self._record,

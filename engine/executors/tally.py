@@ -1,13 +1,19 @@
 """The model usage of a cluster's workers, kept outside them so that a worker killed mid-run
-(``kill -9``, a lost node) takes none of its calls with it.
+(``kill -9``, a lost node) takes none of its counted calls with it.
 
 A worker's model calls are billed whether or not its games come back; the games it lost are played
 again by the others, whose own calls count too. So each worker reports its usage
-(``ModelHub.summary``) to the ``UsageTally`` as its calls finish: ``keep_reporting`` looks every
-``REPORT_EVERY`` seconds and sends the summary when a counter moved, one report at a time. At the
-end of the run the driver takes each live worker's usage from the worker itself and a dead worker's
-from the tally: every call counted once. A worker killed loses only what finished in its last
-report's interval (a call still in flight then was never answered, and can be known to no one).
+(``ModelHub.summary``) to the ``UsageTally`` as its calls end, and no call's reply or final failure
+reaches a game before a report that counts it has landed: the hub awaits ``UsageReports.after_call``
+as each call ends (``ModelHub.after_call``, set only on a worker of a run with models). Reports are
+coalesced: one is in flight at a time, and the calls that end meanwhile wait for the next, which
+counts them all. At the end of the run the driver takes each live worker's usage from the worker
+itself and a dead worker's from the tally: every call counted once.
+
+What a dead worker's report leaves out is what no record shows: a call answered but whose worker
+died before the report counting it landed never reached its game, which is played again. The
+provider billed it all the same: such calls, like those cut off by the death, are missing from
+``usage.json``; only calls in flight at the death, as their games saw them, go uncounted.
 """
 
 from __future__ import annotations
@@ -15,10 +21,6 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-
-from engine.backends.limiter import COUNTERS
-
-REPORT_EVERY = 0.01  # seconds between looks at a worker's counters
 
 
 class UsageTally:
@@ -34,20 +36,34 @@ class UsageTally:
         return self.reports
 
 
-def counted(hub: Any) -> tuple[int, ...]:
-    """Every counter of every model of ``hub``: what moves when a call or an attempt ends."""
-    return tuple(getattr(b.limiter.stats, c) for b in hub.backends() for c in COUNTERS)
+class UsageReports:
+    """A worker's reports of ``hub``'s usage to ``tally`` (a Ray actor): ``keep_sending`` runs for
+    the worker's life, and the hub awaits ``after_call`` as each call ends."""
+
+    def __init__(self, hub: Any, tally: Any, worker: int) -> None:
+        self.hub, self.tally, self.worker = hub, tally, worker
+        self.taken = 0  # reports whose summary was taken
+        self.landed = 0  # the last of those the tally has
+        self.wanted = anyio.Event()  # a call ended since the last report was taken
+        self.arrived = anyio.Event()  # set, and replaced, as each report lands
+
+    async def after_call(self) -> None:
+        """Return once the tally has a report taken after now: it counts the call that just ended."""
+        due = self.taken + 1
+        self.wanted.set()
+        while self.landed < due:
+            await self.arrived.wait()
+
+    async def keep_sending(self) -> None:
+        """Send a report whenever a call ended since the last was taken, one at a time, until cancelled."""
+        while True:
+            await self.wanted.wait()
+            self.wanted = anyio.Event()
+            self.taken += 1
+            await self.tally.report.remote(self.worker, self.hub.summary())
+            self.landed = self.taken
+            self.arrived.set()
+            self.arrived = anyio.Event()
 
 
-async def keep_reporting(hub: Any, tally: Any, worker: int) -> None:
-    """Send ``hub``'s usage to ``tally`` (a Ray actor) whenever a counter moved, until cancelled."""
-    sent: tuple[int, ...] = ()
-    while True:
-        await anyio.sleep(REPORT_EVERY)
-        now = counted(hub)
-        if now != sent:
-            await tally.report.remote(worker, hub.summary())
-            sent = now
-
-
-__all__ = ["REPORT_EVERY", "UsageTally", "counted", "keep_reporting"]
+__all__ = ["UsageReports", "UsageTally"]

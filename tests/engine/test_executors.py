@@ -10,24 +10,31 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import anyio
 import pytest
+from anyio import wait_all_tasks_blocked
 
 from engine import PolicyFactory, RunDir
 from engine.executors import make_executor
 from engine.records.ids import IdSet
 from engine.session.playing import finish, play_plan
 from engine.backends import BackendSettings, ModelOptions
+from engine.backends.clients import InfraError, ModelHub
+from engine.executors.tally import UsageReports
 from runners.fake_llm.server import FakeConfig, FakeServer
-from tests.engine.backends.helpers import FAST, KEYS, fake_server
+from tests.engine.backends.helpers import FAST, KEYS, fake_server, settings_for
 from runners.concurrent import main as run_main
 from tests.e2e.test_model_runs import _records, server_process
 from tests.e2e.test_spending import AGENTS, PRICES
 from tests.helpers import grid, transcript_lines
 
 ray = pytest.importorskip("ray")
+
+SURE = ModelOptions(timeout=60.0, max_attempts=8, backoff_base=0.01, backoff_max=0.05)  # no call timed out on a loaded machine
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -113,37 +120,38 @@ def test_workers_draw_on_one_limit_learned_from_the_headers(tmp_path):
 
 
 def test_the_calls_of_a_worker_killed_mid_run_count_once_in_the_usage(tmp_path):
-    """Worker 0 is killed with ``kill -9`` mid-run: its lost games are played again by worker 1, and
-    usage.json counts every call the server answered, the dead worker's included, once. The kill
-    falls when no call is in flight (the server refuses every call with a 429 meanwhile, and the
-    workers have reported what it answered), so that the count is exact to the call."""
+    """Worker 0 is killed with ``kill -9`` mid-run, its calls running: its lost games are played again
+    by worker 1, and usage.json counts every call the server answered once, the dead worker's
+    included, but for calls whose reply reached no game: at most one per seat of each game worker 0
+    lost (a seat's calls are made one at a time), since no reply reaches a game before its call is
+    counted in the tally."""
     plan = grid(300, alice="openai:share_everything", bob="openai:share_everything")
+    seats = 2
     run = RunDir.create(tmp_path / "run", plan)
     executor = make_executor("ray", workers=2)
-    patient = ModelOptions(timeout=5.0, max_attempts=100, backoff_base=0.01, backoff_max=0.05)  # through the refusals
-
-    async def reported_calls() -> int:
-        return sum(m["calls"] for summary in (await executor.ledger.usage.remote()).values() for m in summary["models"].values())
+    answered: Counter[int] = Counter()  # game id -> calls the server answered for it
 
     async def kill_worker_0(server: FakeServer) -> None:
-        while server.stats.served < 200:
-            await anyio.sleep(0.01)
-        server.config.storms = [(time.monotonic() - server.started, 3600.0)]  # every call refused from now on
-        while server.stats.running:
-            await anyio.sleep(0.01)
-        while await reported_calls() != server.stats.served:  # the answered calls, each worker's reported
+        while not executor.actors:
             await anyio.sleep(0.01)
         pid = await executor.actors[0].__ray_call__.remote(lambda worker: os.getpid())
-        os.kill(pid, signal.SIGKILL)
-        while 0 not in executor.dead:
+        while server.stats.served < 200:
             await anyio.sleep(0.01)
-        server.config.storms = []
+        os.kill(pid, signal.SIGKILL)
 
     async def main():
         server = FakeServer(FakeConfig(latency=0.01))
+        play = server._play
+
+        async def counting(body, system, users, game, call):
+            text = await play(body, system, users, game, call)
+            answered[int(game.split(";")[0].split("-")[-1])] += 1  # the header: "<run token>-<game id>;seed=<seed>"
+            return text
+
+        server._play = counting
         await server.start()
         try:
-            settings = BackendSettings(options=patient, urls={"openai": server.url + "/v1"}, clients={"openai": "lean"})
+            settings = BackendSettings(options=SURE, urls={"openai": server.url + "/v1"}, clients={"openai": "lean"})
             async with anyio.create_task_group() as tg:
                 tg.start_soon(kill_worker_0, server)
                 await play_plan(run, plan, PolicyFactory(settings, environ=KEYS), recorded=IdSet(), concurrency=16, executor=executor)
@@ -154,11 +162,75 @@ def test_the_calls_of_a_worker_killed_mid_run_count_once_in_the_usage(tmp_path):
 
     stats = anyio.run(main)
     finish(run, plan, complete=True)
-    assert sorted(r.game_id for r in run.records()) == list(range(300))
+    records = run.records()
+    assert sorted(r.game_id for r in records) == list(range(300))
     assert 0 in executor.dead and 0 < executor.worker_stats[0][1] < executor.worker_stats[1][1]
     usage = json.loads((run.path / "usage.json").read_text())
     assert len(usage["processes"]) == 2 and all(p["models"]["openai:share_everything"]["calls"] for p in usage["processes"])
-    assert sum(m["calls"] for m in usage["models"].values()) == stats.served
+    used = {r.game_id: sum(u.calls for u in r.usage.values()) for r in records}  # the replies each record holds
+    lost = {game: answered[game] - used[game] for game in used}  # answered for worker 0 in games it lost
+    assert sum(answered.values()) == stats.served and min(lost.values()) >= 0 and max(lost.values()) > 0
+    counted = sum(m["calls"] for m in usage["models"].values())
+    assert 0 <= stats.served - counted <= sum(min(n, seats) for n in lost.values())
+
+
+def test_a_call_ends_once_a_report_taken_after_it_landed_one_report_in_flight():
+    """``UsageReports``: each call's end waits for a report taken after it; while one is in flight,
+    the calls that end wait for the next, which counts them all."""
+    calls, landed, gates, done = [0], [], [], []
+
+    async def remote(worker, summary):
+        gates.append(anyio.Event())
+        await gates[-1].wait()
+        landed.append(summary["calls"])
+
+    reports = UsageReports(SimpleNamespace(summary=lambda: {"calls": calls[0]}), SimpleNamespace(report=SimpleNamespace(remote=remote)), 0)
+
+    async def call(n):
+        calls[0] += 1
+        await reports.after_call()
+        done.append((n, list(landed)))  # what the tally had when the reply was returned
+
+    async def main():
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(reports.keep_sending)
+            tg.start_soon(call, 1)
+            await wait_all_tasks_blocked()
+            tg.start_soon(call, 2)
+            tg.start_soon(call, 3)
+            await wait_all_tasks_blocked()
+            assert len(gates) == 1 and not done  # the report of call 1 in flight; 2 and 3 wait for the next
+            gates[0].set()
+            await wait_all_tasks_blocked()
+            assert done == [(1, [1])] and len(gates) == 2
+            gates[1].set()
+            await wait_all_tasks_blocked()
+            assert sorted(done) == [(1, [1]), (2, [1, 3]), (3, [1, 3])] and len(gates) == 2
+            tg.cancel_scope.cancel()
+
+    anyio.run(main)
+
+
+def test_the_hub_awaits_its_hook_as_each_call_ends_answered_or_failed_and_has_none_in_one_process():
+    async def main():
+        async with fake_server(latency=0.0, models=["share_everything"], only_models=True) as server:
+            hub = ModelHub(settings_for(server, clients={"openai": "lean"}), environ=KEYS)
+            seen = []
+
+            async def after_call():
+                await anyio.sleep(0)  # a report on its way
+                seen.append(sum(b.limiter.stats.calls + b.limiter.stats.failed for b in hub.backends()))
+
+            hub.after_call = after_call
+            async with hub:
+                await hub.backend("openai:share_everything").complete("system", "user")
+                assert seen == [1]
+                with pytest.raises(InfraError):  # 404: given up at once
+                    await hub.backend("openai:unknown").complete("system", "user")
+                assert seen == [1, 2]
+            assert "complete" not in vars(ModelHub(settings_for(server), environ=KEYS).backend("openai:share_everything"))
+
+    anyio.run(main)
 
 
 @pytest.mark.parametrize("detail", [True, "messages"])
