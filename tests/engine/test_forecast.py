@@ -15,7 +15,7 @@ from tests.helpers import grid
 
 
 async def test_the_forecast_matches_a_run_through_the_local_server():
-    games, rpm = 40, 1200
+    games, rpm = 40, 6000
     plan = grid(games, alice="openai:share_everything", bob="openai:one_piece", size=4)
     async with fake_server(latency=0.02, rpm=rpm) as server:
         settings = settings_for(server, rpm={"openai": rpm}, shared_limits=["openai"])

@@ -28,7 +28,7 @@ class InFlight:
 
 async def test_under_a_binding_rate_limit_paced_starts_keep_few_games_in_flight():
     games, rpm = 60, 1200  # about 180 calls: 9 s at the limit, a burst of 20 calls at the start
-    plan = grid(games, alice="openai:share_everything", bob="openai:one_piece")
+    plan = grid(games, alice="openai:share_everything", bob="openai:share_everything")
     async with fake_server(latency=0.05, rpm=rpm) as server:
         factory = PolicyFactory(settings_for(server, rpm={"openai": rpm}, shared_limits=["openai"]), environ=KEYS)
         watch, records = InFlight(), []
