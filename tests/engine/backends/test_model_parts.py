@@ -256,13 +256,15 @@ def test_retry_after_prefers_milliseconds():
 
 
 async def test_the_limiter_learns_limits_from_headers_and_backs_off():
-    limiter = Limiter("openai:m", max_in_flight=64, initial_in_flight=8)
+    now = [0.0]  # the limiter's clock, moved by hand: nothing here waits on real time
+    limiter = Limiter("openai:m", max_in_flight=64, initial_in_flight=8, clock=lambda: now[0])
     assert limiter.requests.per_minute is None
     limiter.learn({"x-ratelimit-limit-requests": "600", "x-ratelimit-limit-tokens": "90000", "x-ratelimit-remaining-requests": "3"})
     assert limiter.requests.per_minute == 600 and limiter.tokens.per_minute == 90000
     assert limiter.requests.level <= 3
     limiter.learn({"anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "0"})
     assert limiter.requests.per_minute == 50
+    now[0] += 60  # a minute on: the buckets are full again
     slots = [limiter.slot(0) for _ in range(16)]
     for slot in slots[:8]:
         await slot.__aenter__()
@@ -271,6 +273,7 @@ async def test_the_limiter_learns_limits_from_headers_and_backs_off():
     assert limiter.cap == 16
     for slot in slots[8:]:
         await slot.__aenter__()
+    now[0] += 3  # the successes are older than the 2 s the overload window looks back
     limiter.backed_off(2.0, overloaded=True)
     limiter.backed_off(2.0, overloaded=True)  # 2 refusals: not yet sustained overload
     assert limiter.cap == 16 and limiter.paused_until >= limiter.clock() + 1.9
