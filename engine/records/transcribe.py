@@ -118,19 +118,18 @@ class _Turn(msgspec.Struct, omit_defaults=True, gc=False):
     heard: Any = ()
 
 
-class _MessagesCollector:
+class _MessagesCollector(msgspec.Struct, gc=False):
     """A messages-only transcript: the tap pairs each turn's feedback and notices with its Act and
-    chats (frozen structs, shared with the game), and the turns are made when the game ends, each
-    in one call, as the full collector would have made them field by field as the game went. The
-    bus's message kinds are compared exactly (each kind is its own tagged struct)."""
+    chats (frozen structs, shared with the game), and the turns are made when the game ends, in one
+    loop, as the full collector would have made them field by field as the game went. The bus's
+    message kinds are compared exactly (each kind is its own tagged struct). Hand-written for speed:
+    a struct (made in one C call, untracked by the garbage collector: it holds no cycle), and no
+    call per turn."""
 
-    __slots__ = ("spec", "played", "_open", "_last")
-
-    def __init__(self, spec: GameSpec) -> None:
-        self.spec = spec
-        self.played: list[list[Any]] = []  # per turn: [turn, role, feedback, notices, Act or None, chats or None]
-        self._open: dict[str, list[Any]] = {}
-        self._last: list[Any] | None = None
+    spec: GameSpec
+    played: list[list[Any]] = []  # per turn: [turn, role, feedback, notices, Act or None, chats or None]
+    _open: dict[str, list[Any]] = {}
+    _last: list[Any] | None = None
 
     def tap(self, address: str, message: Any) -> None:
         kind = message.__class__
@@ -155,38 +154,43 @@ class _MessagesCollector:
 
     def finished(self, record: GameRecord) -> Transcript:
         log = record.turn_log
-        played = self.played
-        logged: Any = log
-        if len(log) != len(played) or any(t.turn != e[0] or t.role != e[1] for t, e in zip(log, played)):
+        turns = self._turns(log, True) if len(log) == len(self.played) else None
+        if turns is None:  # the turn log is not the turns played, in order
             by_turn = {(t.turn, t.role): t for t in log}
-            logged = [by_turn.get((e[0], e[1])) for e in played]
-        turns = [_made_turn(*entry, logged_turn) for entry, logged_turn in zip(played, logged)]
+            turns = self._turns([by_turn.get((e[0], e[1])) for e in self.played], False)
         return Transcript(game_id=self.spec.game_id, spec=self.spec, outcome=record.outcome, turns=turns, detail=DETAIL_MESSAGES)
 
-
-def _made_turn(turn: int, role: str, feedback: Any, notices: tuple[str, ...], act: Act | None, chats: list[Chat] | None,
-               logged: Any) -> _Turn:
-    message = "" if act is None else act.message
-    heard = delivered = ()
-    if chats is not None:
-        for chat in chats:  # who heard the message as sent; what the channel changed
-            if chat.text == message:
-                heard = [*heard, chat.recipient]
-            else:
-                delivered = [*delivered, Delivered(chat.recipient, chat.text)]
-    if act is None:
-        return _Turn(turn, role, None, feedback, notices, delivered=delivered, heard=heard,
-                     rejected=logged.rejected if logged is not None else (), progress=logged.progress if logged is not None else None)
-    error = act.format_error
-    return _Turn(
-        turn, role, None, feedback, notices, (), None,
-        "" if error is None else act.reply[:FORMAT_ERROR_REPLY_CHARS], message, act.actions,
-        act.rejected if logged is None else logged.rejected,  # by the parser and by the game
-        error, delivered, None if logged is None else logged.progress, act.usage,
-        None if act.latency is None else round(act.latency * 1e6) / 1e6,  # to the microsecond, as round(x, 6) but faster
-        [msgspec.structs.replace(c, reply="") for c in act.candidates] if act.candidates else (),
-        act.chosen, act.human, heard,
-    )
+    def _turns(self, logged_turns: list[Any], check: bool) -> list[_Turn] | None:
+        """Each played turn with its turn in the log (None if it has none); with ``check``, None
+        unless each is the log's turn of the same number and role."""
+        turns = []
+        for (turn, role, feedback, notices, act, chats), logged in zip(self.played, logged_turns):
+            if check and (logged.turn != turn or logged.role != role):
+                return None
+            message = "" if act is None else act.message
+            heard = delivered = ()
+            if chats is not None:
+                for chat in chats:  # who heard the message as sent; what the channel changed
+                    if chat.text == message:
+                        heard = [*heard, chat.recipient]
+                    else:
+                        delivered = [*delivered, Delivered(chat.recipient, chat.text)]
+            if act is None:
+                turns.append(_Turn(turn, role, None, feedback, notices, delivered=delivered, heard=heard,
+                                   rejected=() if logged is None else logged.rejected, progress=None if logged is None else logged.progress))
+                continue
+            error = act.format_error
+            latency = act.latency
+            turns.append(_Turn(
+                turn, role, None, feedback, notices, (), None,
+                "" if error is None else act.reply[:FORMAT_ERROR_REPLY_CHARS], message, act.actions,
+                act.rejected if logged is None else logged.rejected,  # by the parser and by the game
+                error, delivered, None if logged is None else logged.progress, act.usage,
+                None if latency is None else round(latency * 1e6) / 1e6,  # to the microsecond, as round(x, 6) but faster
+                [msgspec.structs.replace(c, reply="") for c in act.candidates] if act.candidates else (),
+                act.chosen, act.human, heard,
+            ))
+        return turns
 
 
 _UNSTORABLE = (UnicodeEncodeError, msgspec.EncodeError, TypeError, ValueError, OverflowError)
