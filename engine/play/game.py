@@ -141,29 +141,9 @@ async def play_game(
     The game's ``prepare`` runs in a worker thread of ``preparing`` (a run shares one limiter of one
     thread: more threads would take the interpreter lock from the event loop more often without
     finishing sooner)."""
-    record = await _play(spec, factory, taps, games, preparing)
-    if any(is_model(name) for name in spec.agents.values()):
-        record.sampling = factory.hub.settings.options.sampling()
-    return record
-
-
-async def _play(
-    spec: GameSpec, factory: PolicyFactory, taps: Iterable[Tap], games: Mapping[str, Game],
-    preparing: anyio.CapacityLimiter | None,
-) -> GameRecord:
+    # The game's actors are awaited right here, not through a helper coroutine: each frame in the
+    # chain is held by every game in flight.
     actors: list[Actor] = []
-    record = await _played(spec, factory, taps, games, preparing, actors)
-    seats = {a.role: a.policy.record for a in actors if isinstance(a, AgentActor) and isinstance(a.policy, HumanPolicy)}
-    if seats:
-        record.humans = seats
-    return record
-
-
-async def _played(
-    spec: GameSpec, factory: PolicyFactory, taps: Iterable[Tap], games: Mapping[str, Game],
-    preparing: anyio.CapacityLimiter | None, actors: list[Actor],
-) -> GameRecord:
-    """The game's record; ``actors`` gets the game's actors as soon as they are built."""
     channel_log: list[Delivery] | None = None
     environment: Environment | None = None
     try:
@@ -186,9 +166,16 @@ async def _played(
         if environment is not None:  # keep what was played before the error
             partial = record_from_result(spec, environment.partial_result(), channel_log)
             partial.outcome, partial.error, partial.solved_turn = "error", record.error, None
-            return partial
-        return record
-    if environment.result is None:
-        error = ErrorInfo(kind="engine_error", type="GameEndedEarly", message="the game ended without a result")
-        return GameRecord(game_id=spec.game_id, spec=spec, outcome="error", error=error)
-    return record_from_result(spec, environment.result, channel_log)
+            record = partial
+    else:
+        if environment.result is None:
+            error = ErrorInfo(kind="engine_error", type="GameEndedEarly", message="the game ended without a result")
+            record = GameRecord(game_id=spec.game_id, spec=spec, outcome="error", error=error)
+        else:
+            record = record_from_result(spec, environment.result, channel_log)
+    seats = {a.role: a.policy.record for a in actors if isinstance(a, AgentActor) and isinstance(a.policy, HumanPolicy)}
+    if seats:
+        record.humans = seats
+    if any(is_model(name) for name in spec.agents.values()):
+        record.sampling = factory.hub.settings.options.sampling()
+    return record

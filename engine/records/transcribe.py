@@ -127,7 +127,7 @@ class _MessagesCollector(msgspec.Struct, gc=False):
     call per turn."""
 
     spec: GameSpec
-    played: list[list[Any]] = []  # per turn: [turn, role, feedback, notices, Act or None, chats or None]
+    played: list[list[Any]] = []  # per turn: [turn, role, feedback, notices, _Acted or None, chats or None]
     _open: dict[str, list[Any]] = {}
     _last: list[Any] | None = None
 
@@ -136,10 +136,15 @@ class _MessagesCollector(msgspec.Struct, gc=False):
         if kind is YourTurn:  # kept without its view, which the game can let go
             self._open[message.role] = entry = [message.turn, message.role, message.feedback, message.notices, None, None]
             self.played.append(entry)
-        elif kind is Act:
+        elif kind is Act:  # kept without its context, view and reply, which the game can let go
             entry = self._open.pop(message.role, None)
             if entry is not None:
-                entry[4] = message
+                error = message.format_error
+                entry[4] = (
+                    message.message, message.actions, message.rejected, error,
+                    "" if error is None else message.reply[:FORMAT_ERROR_REPLY_CHARS],
+                    message.usage, message.latency, message.candidates, message.chosen, message.human,
+                )
                 self._last = entry
         elif kind is Chat:  # An agent's message is delivered before its Act reaches the Environment.
             entry = self._open.get(message.sender)
@@ -167,7 +172,7 @@ class _MessagesCollector(msgspec.Struct, gc=False):
         for (turn, role, feedback, notices, act, chats), logged in zip(self.played, logged_turns):
             if check and (logged.turn != turn or logged.role != role):
                 return None
-            message = "" if act is None else act.message
+            message = "" if act is None else act[0]
             heard = delivered = ()
             if chats is not None:
                 for chat in chats:  # who heard the message as sent; what the channel changed
@@ -179,16 +184,14 @@ class _MessagesCollector(msgspec.Struct, gc=False):
                 turns.append(_Turn(turn, role, None, feedback, notices, delivered=delivered, heard=heard,
                                    rejected=() if logged is None else logged.rejected, progress=None if logged is None else logged.progress))
                 continue
-            error = act.format_error
-            latency = act.latency
+            _, actions, rejected, error, reply, usage, latency, candidates, chosen, human = act
             turns.append(_Turn(
-                turn, role, None, feedback, notices, (), None,
-                "" if error is None else act.reply[:FORMAT_ERROR_REPLY_CHARS], message, act.actions,
-                act.rejected if logged is None else logged.rejected,  # by the parser and by the game
-                error, delivered, None if logged is None else logged.progress, act.usage,
+                turn, role, None, feedback, notices, (), None, reply, message, actions,
+                rejected if logged is None else logged.rejected,  # by the parser and by the game
+                error, delivered, None if logged is None else logged.progress, usage,
                 None if latency is None else round(latency * 1e6) / 1e6,  # to the microsecond, as round(x, 6) but faster
-                [msgspec.structs.replace(c, reply="") for c in act.candidates] if act.candidates else (),
-                act.chosen, act.human, heard,
+                [msgspec.structs.replace(c, reply="") for c in candidates] if candidates else (),
+                chosen, human, heard,
             ))
         return turns
 

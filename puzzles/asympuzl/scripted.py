@@ -50,7 +50,7 @@ class _Memory:
 
     def __init__(self) -> None:
         self.colors: dict[str, str] = {}  # shape -> color (Alice)
-        self.absent: set[str] = set()  # shapes the partner said it does not have (Alice)
+        self.absent: frozenset[str] = frozenset()  # shapes the partner said it does not have (Alice); the empty one is shared
         self.complete = False  # the partner said it listed all its pairs (Alice)
         self.order: list[str] = []  # the partner's shapes in clue order (Bob)
         self.placed: dict[int, str] = {}  # exact position -> shape (Bob)
@@ -63,7 +63,9 @@ class _Memory:
         for text in texts:
             for shape, color in _PAIR.findall(text):
                 self.colors[shape] = color
-            self.absent.update(_ABSENT.findall(text))
+            absent = _ABSENT.findall(text)
+            if absent:
+                self.absent = self.absent.union(absent)
             if _ALL_PAIRS in text:
                 self.complete = True
             listed = _SHAPE_LIST.search(text)
