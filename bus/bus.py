@@ -18,6 +18,7 @@ Tap = Callable[[str, Any], None]
 CHANNEL = "channel"
 
 DEFAULT_MAILBOX_SIZE = 64
+UNLIMITED = Channel()  # holds no state: one for every pair connected without a channel of its own
 
 
 class UnknownAddress(LookupError):
@@ -56,7 +57,7 @@ class Bus:
 
     def connect(self, sender: str, recipient: str, channel: Channel | None = None) -> None:
         """Allow ``sender`` to talk to ``recipient`` through ``channel`` (unlimited by default)."""
-        self._channels[(sender, recipient)] = channel or Channel()
+        self._channels[(sender, recipient)] = channel or UNLIMITED
 
     def talks_to(self, sender: str) -> list[str]:
         return [r for (s, r) in self._channels if s == sender]

@@ -81,7 +81,9 @@ class Spend:
 
 
 class Channel:
-    """Unlimited, faithful delivery."""
+    """Unlimited, faithful delivery. It holds no state, so one serves any number of pairs."""
+
+    __slots__ = ()
 
     def transmit(self, chat: Chat) -> tuple[tuple[Chat, ...], Delivery | None, str | None]:
         """(messages to deliver now, what happened, a notice for the sender or None)."""

@@ -204,26 +204,20 @@ async def run_games(
     admitted = itertools.count()
     run_token = os.urandom(4).hex()  # tells this run's games from another's at a shared model server
 
-    async def worker() -> None:
-        if hasattr(pending, "__anext__"):  # a stream that others feed while the games run
-            async for spec in pending:
-                await play_one(spec)
-            return
-        for spec in pending:  # one shared iterator: each game is taken by exactly one worker
-            if starts is not None and not await starts.next():
-                return  # the spec taken is left unplayed, as are the rest
-            await play_one(spec)
+    streamed = hasattr(pending, "__anext__")  # a stream that others feed while the games run
 
-    async def play_one(spec: GameSpec) -> None:
-        CALL_PRIORITY.set(next(admitted))  # its model calls go before those of games started later
-        CALL_GAME.set(f"{run_token}-{spec.game_id};seed={spec.seed}")
-        taps = [tap for w in watchers if (tap := w.game_started(spec)) is not None]
-        record = await play_game(spec, factory, taps, games=games, preparing=preparing)
-        if starts is not None:
-            starts.game_finished()
-        for w in watchers:
-            w.game_finished(spec, record)
-        on_record(record)
+    async def next_spec() -> GameSpec | None:
+        """The next game to play, None when there is none (or no more may start). It returns before
+        the game is played: no frame of it is held while the game goes on."""
+        if streamed:
+            try:
+                return await pending.__anext__()
+            except StopAsyncIteration:
+                return None
+        spec = next(pending, None)  # one shared iterator: each game is taken by exactly one worker
+        if spec is not None and starts is not None and not await starts.next():
+            return None  # the spec taken is left unplayed, as are the rest
+        return spec
 
     # asyncio's TaskGroup, as in actors.base.run_actors (anyio's costs about 3 KiB more a task, here
     # a game in flight). A worker's failure is kept and cancels the other workers, then raised in an
@@ -234,9 +228,21 @@ async def run_games(
     failures: list[Exception] = []
     workers: list[Any] = []
 
-    async def guarded() -> None:
+    async def worker() -> None:
+        """Play games until there are none left. One frame under each game in flight (the game's own
+        coroutine is awaited here, not through a helper)."""
         try:
-            await worker()
+            while (spec := await next_spec()) is not None:
+                CALL_PRIORITY.set(next(admitted))  # its model calls go before those of games started later
+                CALL_GAME.set(f"{run_token}-{spec.game_id};seed={spec.seed}")
+                taps = [tap for w in watchers if (tap := w.game_started(spec)) is not None]
+                record = await play_game(spec, factory, taps, games=games, preparing=preparing)
+                if starts is not None:
+                    starts.game_finished()
+                for w in watchers:
+                    w.game_finished(spec, record)
+                on_record(record)
+                del taps, record  # not held while the next game plays
         except Exception as exc:  # noqa: BLE001 - raised below, after the others have stopped
             if not failures:
                 me = current_task()
@@ -246,6 +252,6 @@ async def run_games(
             failures.append(exc)
 
     async with TaskGroup() as tg:
-        workers.extend(tg.create_task(guarded()) for _ in range(concurrency))
+        workers.extend(tg.create_task(worker()) for _ in range(concurrency))
     if failures:
         raise ExceptionGroup("a worker of the run failed", failures)

@@ -48,6 +48,8 @@ NOISE_RATE = 0.3
 class _Memory:
     """What an agent has learned from its partners' messages so far."""
 
+    __slots__ = ("colors", "absent", "complete", "order", "placed", "questions")
+
     def __init__(self) -> None:
         self.colors: dict[str, str] = {}  # shape -> color (Alice)
         self.absent: frozenset[str] = frozenset()  # shapes the partner said it does not have (Alice); the empty one is shared

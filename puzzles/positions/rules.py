@@ -191,18 +191,28 @@ class PositionGame:
     max_turns: int
     truth: tuple[Any, ...]
     _hypotheses: dict[str, tuple[Any, ...]]
-    _writes: dict[str, list[int]]
-    _modifications: dict[str, list[int]]
+    _size: int
+    _counts: dict[str, list[int]]  # per role: the writes of each position, then its modifications
 
     def _start_counts(self, size: int) -> None:
-        self._writes = {role: [0] * size for role in self.roles}
-        self._modifications = {role: [0] * size for role in self.roles}
+        # One list a role for both counts: a game in flight holds these, thousands at once.
+        self._size = size
+        self._counts = {role: [0] * (2 * size) for role in self.roles}
 
     def _wrote(self, role: str, position: int, before: Any, after: Any) -> None:
         """``role`` wrote ``after`` at ``position`` (1-based) where ``before`` was."""
-        self._writes[role][position - 1] += 1
+        counts = self._counts[role]
+        counts[position - 1] += 1
         if after != before:
-            self._modifications[role][position - 1] += 1
+            counts[self._size + position - 1] += 1
+
+    @property
+    def _writes(self) -> dict[str, list[int]]:
+        return {role: counts[: self._size] for role, counts in self._counts.items()}
+
+    @property
+    def _modifications(self) -> dict[str, list[int]]:
+        return {role: counts[self._size:] for role, counts in self._counts.items()}
 
     def hypotheses(self) -> dict[str, tuple[Any, ...]]:
         return dict(self._hypotheses)

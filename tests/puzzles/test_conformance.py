@@ -36,7 +36,7 @@ def test_the_check_catches_a_rejected_action_that_changes_the_state():
 
         def sloppy(role, actions):
             result = step(role, actions)
-            state._writes[role][0] += 1  # counts even what it rejects
+            state._counts[role][0] += 1  # counts even what it rejects
             return result
 
         state.step = sloppy
