@@ -65,6 +65,47 @@ async def test_cancelling_the_run_stops_it_cleanly():
     assert len({r.game_id for r in records}) == len(records)
 
 
+async def test_a_failing_record_handler_stops_every_worker_and_is_raised_in_a_group():
+    """A failure outside any game (here the records' handler) ends the run: the other workers'
+    games are cancelled, no game starts after it, and it is raised in an exception group."""
+    config = grid(200)
+    records, started = [], []
+
+    class Watch:
+        def game_started(self, spec):
+            started.append(spec.game_id)
+
+        def game_finished(self, spec, record):
+            pass
+
+    def keep(record: GameRecord) -> None:
+        if len(records) == 5:
+            raise OSError("no space left on device")
+        records.append(record)
+
+    with pytest.raises(ExceptionGroup) as raised:
+        await run_games(config.specs_for(range(200)), factory=PolicyFactory(), concurrency=8, on_record=keep, observers=[Watch()])
+    assert [type(e) for e in raised.value.exceptions] == [OSError]
+    assert len(records) == 5
+    assert len(started) < 200  # the run stopped: the other workers took no game after the failure
+
+
+async def test_cancelling_the_run_from_an_anyio_scope_inside_a_task_group_is_clean():
+    """The run's own task group is asyncio's: a cancel scope around it (the run loop's) still
+    stops it, and the scope absorbs its own cancellation."""
+    config = grid(10_000)
+    records = []
+    async with anyio.create_task_group() as group:
+        async def run() -> None:
+            await run_games(config.specs_for(range(10_000)), factory=PolicyFactory(), concurrency=16, on_record=records.append)
+
+        group.start_soon(run)
+        while len(records) < 20:
+            await anyio.sleep(0.01)
+        group.cancel_scope.cancel()
+    assert 20 <= len(records) < 10_000
+
+
 @pytest.mark.parametrize(
     "k, n, low, high",
     [(30, 30, 88.6, 100.0), (16, 30, 36.1, 69.8), (13, 30, 27.4, 60.8), (0, 10, 0.0, 27.8)],
