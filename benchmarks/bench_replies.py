@@ -51,15 +51,21 @@ WELL_FORMED = {
 }
 
 
-def well_formed() -> None:
-    """Per reply, interleaved rounds, best of each: the reader and the bare decode of its object."""
+def well_formed_times(rounds: int = 5) -> dict[str, tuple[float, float]]:
+    """Per reply, interleaved rounds, best of each: seconds of the reader and of the bare decode of its object."""
+    found = {}
     for name, text in WELL_FORMED.items():
         body = text[text.index("{"): text.rindex("}") + 1].encode()
         reader, anchor = [], []
-        for _ in range(5):
+        for _ in range(rounds):
             reader.append(min(timeit.repeat(lambda: last_json_object(text), number=2000, repeat=3)) / 2000)
             anchor.append(min(timeit.repeat(lambda: msgspec.json.decode(body), number=2000, repeat=3)) / 2000)
-        r, a = min(reader), min(anchor)
+        found[name] = (min(reader), min(anchor))
+    return found
+
+
+def well_formed() -> None:
+    for name, (r, a) in well_formed_times().items():
         print(f"{name:>20}: reader {r * 1e6:6.2f} us, msgspec.json.decode {a * 1e6:6.2f} us, {r / a:5.1f}x (target <= 2x)")
 
 
