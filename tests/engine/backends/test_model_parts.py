@@ -264,7 +264,9 @@ async def test_the_limiter_learns_limits_from_headers_and_backs_off():
     assert limiter.requests.level <= 3
     limiter.learn({"anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "0"})
     assert limiter.requests.per_minute == 50
-    now[0] += 60  # a minute on: the buckets are full again
+    limiter.learn({"anthropic-ratelimit-requests-limit": "60000"})  # so the slots below find the bucket full...
+    assert limiter.requests.per_minute == 60000
+    now[0] += 60  # ...once a minute has gone by on the limiter's clock (nothing waits on real time)
     slots = [limiter.slot(0) for _ in range(16)]
     for slot in slots[:8]:
         await slot.__aenter__()
