@@ -66,7 +66,7 @@ def hub_of(*names):
                             cached_tokens=617283)
     limiter = lambda name: SimpleNamespace(name=name, running=17, cap=32, cap_note="", requests=SimpleNamespace(per_minute=None), stats=stats)  # noqa: E731
     backends = [SimpleNamespace(limiter=limiter(n)) for n in names]
-    return SimpleNamespace(backends=lambda: backends, loads={})
+    return SimpleNamespace(backends=lambda: backends, loads={}, batches=None)
 
 
 def text_of(renderable, width: int) -> str:
