@@ -220,7 +220,7 @@ def test_every_documented_command_line_parses(run_dir, tmp_path, monkeypatch):
 NOT_OFFLINE_COMMANDS = {"fake-llm", "play", "setup-llamacpp", "study"}
 NOT_OFFLINE_FLAGS = {"--serve", "--executor", "--ray-address", "--vllm-url", "--endpoint", "--endpoints"}
 PLAYED_HERE = re.compile(r"^(openai|anthropic|vllm):")  # through the local server, which plays any model name
-LIMIT = "30"  # games a documented run or sweep plays here: every command runs, none for minutes
+LIMIT = "12"  # games a documented run or sweep plays here: every command runs, none for minutes
 
 
 def offline(argv: list[str]) -> bool:
