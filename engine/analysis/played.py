@@ -2,7 +2,7 @@
 read from its record and its transcript as a ``puzzles.PlayedGame``, folded into its game's
 analysis, which returns the tables of the game's papers that scores do not give.
 
-The records go by one at a time in game-id order (``recorded_games``: ``engine.records.ordered``),
+The records go by one at a time in game-id order (``engine.analysis.reading.recorded_games``),
 each with its transcript, and each game's analysis keeps what it counts per condition, so memory
 is set by the conditions, not the games: neither records nor transcripts are kept. Games are
 folded in game-id order, so the tables are the same whatever order the games finished in. The one
@@ -15,15 +15,13 @@ run's totals (``engine.analysis.totals.RunTotals``: a few per condition) or from
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 import msgspec
 
 from engine.analysis.conditions import condition_fields, field_values
 from engine.analysis.totals import Source
-from engine.records.ordered import read_in_order
 from engine.records.record import GameRecord
-from engine.records.rundir import decode_any_record
 from engine.records.transcripts import Transcript, TranscriptIndex, has_transcripts
 from puzzles import Analysis, AnalysisTable, InvalidParameter, PlayedGame, PlayedTurn, get_game
 
@@ -54,33 +52,6 @@ def condition_labels(records: Sequence[GameRecord]) -> dict[int, str]:
     """Each game's condition, named by the fields that vary in the run ("all" when none does)."""
     fields = condition_fields(records)
     return {record.spec.game_id: condition_label(record, fields) for record in records}
-
-
-class _GameId(msgspec.Struct):
-    game_id: int
-
-
-_decode_id = msgspec.json.Decoder(_GameId).decode
-
-
-def _line_id(number: int, line: bytes) -> int | None:
-    try:
-        return _decode_id(line).game_id
-    except msgspec.DecodeError:  # a ValidationError too
-        return None
-
-
-def recorded_games(results_path: Path | str) -> Iterator[GameRecord]:
-    """The last record that reads of each game of a results file, one at a time, in game-id order
-    (as the report reads them: ``engine.analysis.reading``); damaged lines are skipped."""
-    _, games = read_in_order(results_path, _line_id)
-    for _, lines in games:
-        for _, line in reversed(lines):
-            try:
-                yield decode_any_record(line)
-                break
-            except (ValueError, KeyError, TypeError, AttributeError):  # what a damaged line raises
-                continue
 
 
 def played_game(record: GameRecord, transcript: Transcript, condition: str) -> PlayedGame:

@@ -10,6 +10,7 @@ order. ``read_results`` keeps every record, for callers that need the records th
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
@@ -77,17 +78,31 @@ class _GameId(msgspec.Struct):
 _decode_id = msgspec.json.Decoder(_GameId).decode
 
 
-def _line_id(number: int, line: bytes) -> int | None:
+def line_game_id(number: int, line: bytes) -> int | None:
+    """The game id of a results line, None for a line that does not read (``read_in_order``'s key)."""
     try:
         return _decode_id(line).game_id
     except msgspec.DecodeError:  # a ValidationError too
         return None
 
 
+def recorded_games(results_path: Path | str) -> Iterator[GameRecord]:
+    """The last record that reads of each game of a results file, one at a time, in game-id order
+    (as ``read_totals`` reads them); damaged lines are skipped."""
+    _, games = read_in_order(results_path, line_game_id)
+    for _, lines in games:
+        for _, line in reversed(lines):
+            try:
+                yield decode_any_record(line)
+                break
+            except (ValueError, KeyError, TypeError, AttributeError):  # what a damaged line raises
+                continue
+
+
 def read_totals(path: Path | str, compare: tuple[str, str, str] | None = None) -> tuple[RunTotals, ReadCounts]:
     """The totals of a results file's games (keeping the seeds of ``compare``'s two values), the
     file read in game-id order, tolerating what ``read_results`` tolerates."""
-    survey, games = read_in_order(path, _line_id)
+    survey, games = read_in_order(path, line_game_id)
     damaged: Lines = survey.without_id
     totals = RunTotals(compare)
     duplicates = 0

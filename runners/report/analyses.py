@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.analysis.played import RunAnalyses, recorded_games, run_analyses
+from engine.analysis.played import RunAnalyses, run_analyses
+from engine.analysis.reading import recorded_games
 from engine.analysis.totals import Source
 from puzzles import AnalysisTable
 

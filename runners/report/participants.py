@@ -13,13 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-import msgspec
-
 from engine.analysis.conditions import field_values
 from engine.analysis.humans import ABSENT, human_roles, is_absent
-from engine.records.ordered import read_in_order
+from engine.analysis.reading import recorded_games
 from engine.records.record import GameRecord
-from engine.records.rundir import decode_any_record
 
 from runners.report.cells import Table, frac, key_label, num
 
@@ -96,32 +93,7 @@ class ParticipantTally:
 def read_participants(path: Path | str, fields: Sequence[str]) -> ParticipantTally:
     """The participants of a results file's games, read in game-id order (the last record of a game
     id that decodes wins; damaged lines are skipped, as the report's totals skip them)."""
-    tally = ParticipantTally(fields)
-    _, games = read_in_order(path, _line_id)
-    for _, lines in games:
-        record = None
-        for _, line in lines:
-            try:
-                record = decode_any_record(line)
-            except (ValueError, KeyError, TypeError, AttributeError):
-                continue
-        if record is not None:
-            tally.add(record)
-    return tally
-
-
-class _GameId(msgspec.Struct):
-    game_id: int
-
-
-_decode_id = msgspec.json.Decoder(_GameId).decode
-
-
-def _line_id(number: int, line: bytes) -> int | None:
-    try:
-        return _decode_id(line).game_id
-    except msgspec.DecodeError:
-        return None
+    return ParticipantTally(fields).add_all(recorded_games(path))
 
 
 def _counted(counts: dict[str, int]) -> str:

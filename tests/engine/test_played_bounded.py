@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 
-from engine.analysis import played, read_totals
+from engine.analysis import played, reading, read_totals
 from engine.records.record import encode_record
 from runners.report import main
 from tests.engine.test_played import Counting, transcript_line, with_counting, write_run
@@ -47,11 +47,11 @@ def test_games_fold_in_game_id_order_whatever_order_they_were_written_in(tmp_pat
     (shuffled / "results.jsonl").write_bytes(  # a game written twice and a damaged line too
         b"{not json}\n" + encode_record(records[4]) + b"\n" + (shuffled / "results.jsonl").read_bytes()
     )
-    assert [r.game_id for r in played.recorded_games(shuffled / "results.jsonl")] == list(range(12))
+    assert [r.game_id for r in reading.recorded_games(shuffled / "results.jsonl")] == list(range(12))
     seen = []
     for run in (in_order, shuffled):
         totals, _ = read_totals(run / "results.jsonl")
-        found = played.run_analyses(played.recorded_games(run / "results.jsonl"), run, totals)
+        found = played.run_analyses(reading.recorded_games(run / "results.jsonl"), run, totals)
         seen.append(([g.seed for g in Counting.last.seen], found))
     assert seen[0] == seen[1]
     assert seen[0][0] == [100 + i for i in range(12)]
