@@ -119,7 +119,13 @@ def last_json_object(text: str, keys: tuple[str, ...] = _TOP_LEVEL_FIELDS) -> ob
     allowed). If it is not an object with one of ``keys``, the text is read again with trailing commas
     (``[1, 2,]``, ``{"a": 1,}``) forgiven, and that reading is taken if it finds such an object."""
 
-    closing = _closing_object(text)
+    if text[:1] == "{" and text[-1:] == "}":  # a bare object, as asked for: what the one-pass reading finds if it decodes
+        try:
+            closing = _decode(text)
+        except (msgspec.DecodeError, UnicodeEncodeError, RecursionError):
+            closing = None
+    else:
+        closing = _closing_object(text)
     if type(closing) is dict and not closing.keys().isdisjoint(keys):
         return closing
 

@@ -147,3 +147,19 @@ def test_a_reply_enclosed_in_another_object_is_read_as_the_enclosing_object():
     from puzzles.positions.replies import last_json_object
 
     assert last_json_object('{"outer":\n' + GOOD + "}") == {"outer": msgspec.json.decode(GOOD)}
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_AROUND | _PIECES | st.text(max_size=4), max_size=12))
+def test_a_text_from_brace_to_brace_reads_as_the_one_pass_reading_does(pieces):
+    """The bare-object fast path (a text that starts with ``{`` and ends with ``}``)."""
+    from puzzles.positions.replies import last_json_object
+
+    text = "{" + "".join(pieces) + "}"
+    try:
+        expected = _one_pass_reading(text)
+    except ReplyFormatError:
+        with pytest.raises(ReplyFormatError):
+            last_json_object(text)
+        return
+    assert last_json_object(text) == expected
