@@ -10,11 +10,16 @@ child's user + sys (``resource.getrusage(RUSAGE_CHILDREN)``). Reports the median
 ratios (default / --no-messages), and the size of the run directory and of the transcripts file of
 each. ``--full`` measures ``--transcripts`` too. The machine is shared: absolute times swing with
 its load, paired ratios much less.
+
+``--compressors`` instead compresses the lines of one such run in the writer's blocks of 128 KiB with
+each compressor at hand (zlib, ISA-L's deflate from ``isal``, zstd where ``zstandard`` is installed):
+CPU per game and size against the lines, best of 20.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import resource
 import statistics
 import subprocess
@@ -59,13 +64,66 @@ def ratio(found: dict[str, list[tuple[float, int, int]]], variant: str) -> float
     return statistics.median(r[0] / b[0] for r, b in zip(found[variant], found["none"]))
 
 
+def compressors(games: int) -> None:
+    """CPU per game and ratio of each compressor on the blocks of one run's messages-only lines."""
+    import zlib
+
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([sys.executable, "-m", "runners.concurrent", "--games", str(games), "--no-dashboard", "--out", f"{tmp}/run"],
+                       cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+        lines = gzip.open(f"{tmp}/run/transcripts.jsonl.gz").read()
+    blocks, block = [], bytearray()
+    for line in lines.splitlines(keepends=True):
+        block += line
+        if len(block) >= 128 * 1024:
+            blocks.append(bytes(block))
+            block.clear()
+    blocks.append(bytes(block))
+
+    def deflate(module, level):
+        def compress(data):
+            compressor = module.compressobj(level, module.DEFLATED, -15)
+            return compressor.compress(data) + compressor.flush() + module.crc32(data).to_bytes(4, "little")
+        return compress
+
+    found = {"zlib level 1": deflate(zlib, 1), "zlib level 6": deflate(zlib, 6)}
+    try:
+        from isal import isal_zlib
+        found.update({"isal level 1": deflate(isal_zlib, 1), "isal level 2": deflate(isal_zlib, 2)})
+    except ImportError:
+        print("isal is not installed")
+    try:
+        import zstandard
+        found.update({f"zstd level {level}": zstandard.ZstdCompressor(level=level).compress for level in (1, 3)})
+    except ImportError:
+        print("zstandard is not installed")
+    print(f"{games} games, {len(lines) / games:,.0f} bytes of lines a game, {len(blocks)} blocks; best of 20:")
+    for name, compress in found.items():
+        best = min(_timed(compress, blocks) for _ in range(20))
+        size = sum(len(compress(b)) for b in blocks)
+        print(f"  {name:<13} {best / games * 1e6:6.2f} us a game, {size / len(lines):.3f} of the lines")
+
+
+def _timed(compress, blocks) -> float:
+    import time
+
+    started = time.process_time()
+    for block in blocks:
+        compress(block)
+    return time.process_time() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=5, help="pairs of runs (default 5)")
     parser.add_argument("--full", action="store_true", help="also full transcripts (--transcripts)")
+    parser.add_argument("--compressors", action="store_true", help="compare compressors on one run's lines instead")
     parser.add_argument("extra", nargs="*", help="more flags for every run (after --)")
     args = parser.parse_args()
+    if args.compressors:
+        compressors(min(args.games, 2000))
+        return
     variants = ["none", "messages"] + (["full"] if args.full else [])
     found = measure(args.games, args.rounds, variants, args.extra, echo=True)
     print(f"{args.games} scripted games, {args.rounds} alternated rounds, median CPU and paired ratio to --no-messages:")

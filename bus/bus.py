@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from anyio import WouldBlock
@@ -14,6 +14,10 @@ from .messages import ChannelNotice, Chat
 Tap = Callable[[str, Any], None]
 """Called as ``tap(address, message)`` for every message delivered on the bus, and as
 ``tap(CHANNEL, delivery)`` for what a channel did to each agent-to-agent message."""
+
+KindTaps = Mapping[type, Tap]
+"""Taps by message kind (``YourTurn``, ``Act``, ``Delivery``, ...): each is called as a ``Tap`` for
+messages of its kind only, so that the kinds no tap wants cost nothing."""
 
 CHANNEL = "channel"
 
@@ -36,14 +40,15 @@ class Bus:
     only when it is full. Taps see every delivered message without the actors knowing.
     """
 
-    __slots__ = ("mailbox_size", "_mailboxes", "_topics", "_channels", "_taps")
+    __slots__ = ("mailbox_size", "_mailboxes", "_topics", "_channels", "_taps", "_every")
 
     def __init__(self, mailbox_size: int = DEFAULT_MAILBOX_SIZE) -> None:
         self.mailbox_size = mailbox_size
         self._mailboxes: dict[str, Mailbox] = {}
         self._topics: dict[str, list[str]] = {}
         self._channels: dict[tuple[str, str], Channel] = {}
-        self._taps: list[Tap] = []
+        self._taps: dict[type, tuple[Tap, ...]] | None = None  # by kind; None while there is no tap
+        self._every: tuple[Tap, ...] = ()  # the taps of every kind (also in each entry of ``_taps``)
 
     def register(self, address: str) -> Mailbox:
         """Create the mailbox for ``address`` and return it (its reader's end)."""
@@ -62,8 +67,20 @@ class Bus:
     def talks_to(self, sender: str) -> list[str]:
         return [r for (s, r) in self._channels if s == sender]
 
-    def add_tap(self, tap: Tap) -> None:
-        self._taps.append(tap)
+    def add_tap(self, tap: Tap | KindTaps) -> None:
+        """Show the bus's messages to ``tap``: every message, or those of the kinds a ``KindTaps`` names."""
+        taps = self._taps = {} if self._taps is None else self._taps
+        if isinstance(tap, Mapping):
+            for kind, each in tap.items():
+                taps[kind] = taps.get(kind, self._every) + (each,)
+        else:
+            self._every += (tap,)
+            for kind in taps:
+                taps[kind] += (tap,)
+
+    def _tap(self, address: str, message: Any) -> None:
+        for tap in self._taps.get(message.__class__, self._every):
+            tap(address, message)
 
     async def send(self, address: str, message: Any) -> None:
         mailbox = self._mailboxes.get(address)
@@ -73,8 +90,10 @@ class Bus:
             mailbox.send_nowait(message)
         except WouldBlock:
             await mailbox.send(message)
-        for tap in self._taps:
-            tap(address, message)
+        taps = self._taps
+        if taps is not None:
+            for tap in taps.get(message.__class__, self._every):
+                tap(address, message)
 
     async def publish(self, topic: str, message: Any) -> None:
         for address in self._topics.get(topic, ()):
@@ -86,9 +105,8 @@ class Bus:
         if channel is None:
             raise NotConnected(f"{chat.sender!r} may not talk to {chat.recipient!r}")
         now, delivery, notice = channel.transmit(chat)
-        if delivery is not None:
-            for tap in self._taps:
-                tap(CHANNEL, delivery)
+        if delivery is not None and self._taps is not None:
+            self._tap(CHANNEL, delivery)
         for delivered in now:
             await self.send(delivered.recipient, delivered)
         if notice is not None:
@@ -105,8 +123,8 @@ class Bus:
         """The game is over: tell the taps what channels still held."""
         for channel in self._channels.values():
             for delivery in channel.undelivered():
-                for tap in self._taps:
-                    tap(CHANNEL, delivery)
+                if self._taps is not None:
+                    self._tap(CHANNEL, delivery)
 
     def close(self) -> None:
         """Nothing more will be sent: each reader ends once it has taken what is in its mailbox."""

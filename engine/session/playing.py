@@ -19,7 +19,7 @@ from typing import Any, TextIO
 
 import msgspec
 
-from bus import Act
+from bus import Act, KindTaps
 from puzzles import GAMES, Game
 
 from engine.backends.limiter import COUNTERS
@@ -73,19 +73,18 @@ class GameLog:
         self.log = log
         self.debug = debug
 
-    def game_started(self, spec: GameSpec):
+    def game_started(self, spec: GameSpec) -> KindTaps | None:
         if not self.debug:
             return None
         log = self.log.bind(game_id=spec.game_id)
 
-        def tap(address: str, message: Any) -> None:
-            if isinstance(message, Act):
-                log.debug(
-                    "turn", agent=message.role, turn=message.turn, message_chars=len(message.message),
-                    actions=len(message.actions), rejected=len(message.rejected), format_error=message.format_error,
-                )
+        def turn(address: str, message: Act) -> None:
+            log.debug(
+                "turn", agent=message.role, turn=message.turn, message_chars=len(message.message),
+                actions=len(message.actions), rejected=len(message.rejected), format_error=message.format_error,
+            )
 
-        return tap
+        return {Act: turn}
 
     def game_finished(self, spec: GameSpec, record: GameRecord) -> None:
         if record.error is not None:

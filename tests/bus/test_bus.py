@@ -23,6 +23,28 @@ async def test_send_delivers_to_the_address_and_taps_see_it():
         await bus.send("nobody", chat())
 
 
+async def test_taps_by_kind_see_only_their_kinds_in_the_order_added():
+    from bus import CHANNEL, ChannelSpec, Delivery, PolicyChannel
+    import random
+
+    bus = Bus()
+    bus.register("a"), bus.register("b")
+    seen = []
+    bus.add_tap({Chat: lambda address, message: seen.append(("chats", address, message.text))})
+    bus.add_tap(lambda address, message: seen.append(("every", address, type(message).__name__)))
+    bus.add_tap({Chat: lambda address, message: seen.append(("chats again", address, message.text)),
+                 Delivery: lambda address, delivery: seen.append(("deliveries", address, delivery.fate))})
+    over = GameOver(game_id=7, outcome="success", turn=1)
+    bus.connect("a", "b", PolicyChannel(ChannelSpec(), random.Random(1)))
+    await bus.send("a", over)
+    await bus.say(chat("hello"))
+    assert seen == [
+        ("every", "a", "GameOver"),  # no tap of its kind: only the taps of every kind
+        ("every", CHANNEL, "Delivery"), ("deliveries", CHANNEL, "delivered"),
+        ("chats", "b", "hello"), ("every", "b", "Chat"), ("chats again", "b", "hello"),
+    ]
+
+
 async def test_publish_reaches_every_subscriber():
     bus = Bus()
     inboxes = {name: bus.register(name) for name in "abc"}
