@@ -26,7 +26,7 @@ from engine.backends.limiter import COUNTERS
 from engine.spending.budget import Spending
 from engine.executors import Executor, LocalExecutor
 from engine.session.pacing import GameStarts
-from engine.policies.factory import PolicyFactory, is_model
+from engine.policies.factory import PolicyFactory, is_human, is_model
 from engine.records.record import GameRecord, is_infra_error
 from engine.records.ids import IdSet
 from engine.records.rundir import Plan, RunDir, RunDirError
@@ -34,7 +34,7 @@ from engine.play.run import RunProgress
 from engine.plan.spec import GameSpec
 from engine.analysis.stats import ConditionSummary, SummaryBuilder
 from engine.records.transcribe import TranscriptWriter
-from engine.session.runlog import RunLog
+from engine.session.runlog import FLUSH_SECONDS, RunLog
 from engine.session.stopping import StopStarting
 
 SUMMARY_FILE = "summary.json"
@@ -60,9 +60,10 @@ def recorded_games(run: RunDir, total: int) -> IdSet:
     return ids
 
 
-def make_logger(stream: TextIO, level: str) -> RunLog:
-    """The run's JSON log on ``stream``, from ``level`` up (``engine.session.runlog``)."""
-    return RunLog(stream, level)
+def make_logger(stream: TextIO, level: str, *, at_once: bool = False) -> RunLog:
+    """The run's JSON log on ``stream``, from ``level`` up (``engine.session.runlog``); ``at_once``:
+    each line flushed as it is written."""
+    return RunLog(stream, level, flush_every=0 if at_once else FLUSH_SECONDS)
 
 
 class GameLog:
@@ -127,6 +128,11 @@ def read_usage(run: RunDir) -> dict[str, Any] | None:
 
 def models_play(plan: Plan) -> bool:
     return any(is_model(name) for names in plan.agents for name in names)
+
+
+def slow_games(plan: Plan) -> bool:
+    """Models or people play: games end seconds apart, not thousands a second."""
+    return any(is_model(name) or is_human(name) for names in plan.agents for name in names)
 
 
 def play_order(plan: Plan, recorded: IdSet) -> Iterator[int]:
@@ -214,7 +220,7 @@ async def play_plan(
         todo = stop.until_stopped(todo)
     finished = False
     with run.log_path.open("a", encoding="utf-8") as log_stream, run.writer() as writer:
-        log = make_logger(log_stream, log_level)
+        log = make_logger(log_stream, log_level, at_once=slow_games(plan))
         log.info("run_started", run_dir=str(run.path), config=msgspec.to_builtins(plan), to_play=total - sum(1 for i in recorded if i < total))
         watchers: list[Any] = [GameLog(log, debug=log_level == "debug"), *observers]
         executor = executor or LocalExecutor()

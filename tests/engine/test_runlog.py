@@ -56,3 +56,42 @@ def test_the_lines_are_structlogs(level, monkeypatch):
     lines = [json.loads(line) for line in ours.getvalue().splitlines()]
     assert lines[-1] == {"event": "stopped", "level": "critical", "timestamp": "2026-11-25T18:25:41.173423Z"}
     assert ("turn" in [line["event"] for line in lines]) == (level == "debug")
+
+
+class _Counting(io.StringIO):
+    def __init__(self):
+        super().__init__()
+        self.flushes = 0
+        self.flushed_lines = 0
+
+    def flush(self):
+        self.flushes += 1
+        self.flushed_lines = self.getvalue().count("\n")
+
+
+def test_info_lines_of_a_fast_run_are_flushed_once_a_second_and_warnings_at_once(monkeypatch):
+    clock = [100.0]
+    monkeypatch.setattr(runlog.time, "monotonic", lambda: clock[0])
+    stream = _Counting()
+    log = RunLog(stream, "info")
+    game = log.bind(game_id=1)  # a bound logger shares the clock of the last flush
+    log.info("run_started")
+    for _ in range(500):
+        game.info("game_finished", outcome="success")
+        clock[0] += 0.001
+    assert stream.flushes == 1 and stream.flushed_lines == 1  # the first line; the games' lines wait
+    clock[0] += 0.6
+    game.info("game_finished", outcome="success")
+    assert stream.flushes == 2 and stream.flushed_lines == 502  # a second since the last flush
+    game.info("game_finished", outcome="success")
+    game.error("game_error", kind="actor_error")
+    assert stream.flushes == 3 and stream.flushed_lines == 504  # an error goes out at once, with what came before
+
+
+def test_a_run_of_slow_games_flushes_every_line(monkeypatch):
+    monkeypatch.setattr(runlog.time, "monotonic", lambda: 100.0)
+    stream = _Counting()
+    game = RunLog(stream, "info", flush_every=0).bind(game_id=1)
+    for count in range(1, 4):
+        game.info("game_finished", outcome="success")
+        assert stream.flushes == count and stream.flushed_lines == count
