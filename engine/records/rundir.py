@@ -312,25 +312,29 @@ class StorageError(OSError):
 
 
 class RecordWriter:
-    """Appends records, one unbuffered write per record."""
+    """Appends records, one unbuffered write per record. The run's lock makes it the file's only
+    writer, so it keeps the file's end itself (where a failed write is cut back to) rather than
+    asking the system before every record."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._file: Any = open(path, "ab", buffering=0)
+        self._end = os.fstat(self._file.fileno()).st_size  # not tell(): appends do not follow a truncation
         self._failed: StorageError | None = None
 
     def write(self, record: GameRecord) -> None:
         if self._failed is not None:  # once a write failed, no other may leave half a record
             raise self._failed
-        data = memoryview(encode_storable(record) + b"\n")
-        start = os.fstat(self._file.fileno()).st_size  # not tell(): appends do not follow a truncation
+        line = encode_storable(record) + b"\n"
+        data = memoryview(line)
         try:
             while data:  # a raw write may be short (for instance on a full disk)
                 written = self._file.write(data)
                 data = data[written:]
+            self._end += len(line)
         except OSError as exc:
             try:
-                self._file.truncate(start)  # no half record left behind
+                self._file.truncate(self._end)  # no half record left behind
             except OSError:
                 pass  # the next resume drops a line cut short
             self._failed = StorageError(exc.errno, f"cannot write {self.path}: {exc.strerror or exc}")
