@@ -1,6 +1,6 @@
 """The in-process message bus: typed messages, mailboxes, topics, channels and taps."""
 
-from .bus import CHANNEL, DEFAULT_MAILBOX_SIZE, Bus, KindTaps, NotConnected, Tap, UnknownAddress
+from .bus import CHANNEL, DEFAULT_MAILBOX_SIZE, Bus, NotConnected, Tap, TapOn, UnknownAddress
 from .channel import Channel, ChannelSpec, Delivery, PolicyChannel
 from .messages import (
     Act, AnyMessage, Candidate, Candidates, ChannelNotice, Chat, Chosen, GameOver, HumanTurn, Message, TurnStart, Usage, YourTurn,
@@ -9,5 +9,5 @@ from .messages import (
 __all__ = [
     "CHANNEL", "DEFAULT_MAILBOX_SIZE", "Act", "AnyMessage", "Bus", "Candidate", "Candidates", "Channel",
     "ChannelNotice", "ChannelSpec", "Chat", "Chosen", "Delivery", "GameOver", "Message", "PolicyChannel",
-    "HumanTurn", "KindTaps", "NotConnected", "Tap", "TurnStart", "UnknownAddress", "Usage", "YourTurn",
+    "HumanTurn", "NotConnected", "Tap", "TapOn", "TurnStart", "UnknownAddress", "Usage", "YourTurn",
 ]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from anyio import WouldBlock
 
@@ -15,9 +15,14 @@ Tap = Callable[[str, Any], None]
 """Called as ``tap(address, message)`` for every message delivered on the bus, and as
 ``tap(CHANNEL, delivery)`` for what a channel did to each agent-to-agent message."""
 
-KindTaps = Mapping[type, Tap]
-"""Taps by message kind (``YourTurn``, ``Act``, ``Delivery``, ...): each is called as a ``Tap`` for
-messages of its kind only, so that the kinds no tap wants cost nothing."""
+
+
+class TapOn(NamedTuple):
+    """A tap for messages of some kinds only (``YourTurn``, ``Act``, ``Delivery``, ...): the kinds it
+    does not want cost it no call. ``kinds`` is best one frozenset shared by every game's tap."""
+
+    tap: Tap
+    kinds: frozenset[type] | None  # None: every kind
 
 CHANNEL = "channel"
 
@@ -40,15 +45,14 @@ class Bus:
     only when it is full. Taps see every delivered message without the actors knowing.
     """
 
-    __slots__ = ("mailbox_size", "_mailboxes", "_topics", "_channels", "_taps", "_every")
+    __slots__ = ("mailbox_size", "_mailboxes", "_topics", "_channels", "_taps")
 
     def __init__(self, mailbox_size: int = DEFAULT_MAILBOX_SIZE) -> None:
         self.mailbox_size = mailbox_size
         self._mailboxes: dict[str, Mailbox] = {}
         self._topics: dict[str, list[str]] = {}
         self._channels: dict[tuple[str, str], Channel] = {}
-        self._taps: dict[type, tuple[Tap, ...]] | None = None  # by kind; None while there is no tap
-        self._every: tuple[Tap, ...] = ()  # the taps of every kind (also in each entry of ``_taps``)
+        self._taps: tuple[TapOn, ...] = ()  # a tuple of tuples: the least memory for the games in flight
 
     def register(self, address: str) -> Mailbox:
         """Create the mailbox for ``address`` and return it (its reader's end)."""
@@ -67,20 +71,16 @@ class Bus:
     def talks_to(self, sender: str) -> list[str]:
         return [r for (s, r) in self._channels if s == sender]
 
-    def add_tap(self, tap: Tap | KindTaps) -> None:
-        """Show the bus's messages to ``tap``: every message, or those of the kinds a ``KindTaps`` names."""
-        taps = self._taps = {} if self._taps is None else self._taps
-        if isinstance(tap, Mapping):
-            for kind, each in tap.items():
-                taps[kind] = taps.get(kind, self._every) + (each,)
-        else:
-            self._every += (tap,)
-            for kind in taps:
-                taps[kind] += (tap,)
+    def add_tap(self, tap: Tap | TapOn) -> None:
+        """Show the bus's messages to ``tap``, in the order taps were added: every message, or those
+        of the kinds a ``TapOn`` names."""
+        self._taps += (tap if isinstance(tap, TapOn) else TapOn(tap, None),)
 
     def _tap(self, address: str, message: Any) -> None:
-        for tap in self._taps.get(message.__class__, self._every):
-            tap(address, message)
+        kind = message.__class__
+        for tap, kinds in self._taps:
+            if kinds is None or kind in kinds:
+                tap(address, message)
 
     async def send(self, address: str, message: Any) -> None:
         mailbox = self._mailboxes.get(address)
@@ -91,9 +91,11 @@ class Bus:
         except WouldBlock:
             await mailbox.send(message)
         taps = self._taps
-        if taps is not None:
-            for tap in taps.get(message.__class__, self._every):
-                tap(address, message)
+        if taps:
+            kind = message.__class__
+            for tap, kinds in taps:
+                if kinds is None or kind in kinds:
+                    tap(address, message)
 
     async def publish(self, topic: str, message: Any) -> None:
         for address in self._topics.get(topic, ()):
@@ -105,7 +107,7 @@ class Bus:
         if channel is None:
             raise NotConnected(f"{chat.sender!r} may not talk to {chat.recipient!r}")
         now, delivery, notice = channel.transmit(chat)
-        if delivery is not None and self._taps is not None:
+        if delivery is not None and self._taps:
             self._tap(CHANNEL, delivery)
         for delivered in now:
             await self.send(delivered.recipient, delivered)
@@ -123,7 +125,7 @@ class Bus:
         """The game is over: tell the taps what channels still held."""
         for channel in self._channels.values():
             for delivery in channel.undelivered():
-                if self._taps is not None:
+                if self._taps:
                     self._tap(CHANNEL, delivery)
 
     def close(self) -> None:

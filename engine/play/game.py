@@ -14,7 +14,7 @@ from msgspec import UNSET
 from actors.agent import AgentActor
 from actors.base import Actor, ActorFailed, run_actors
 from actors.environment import Environment
-from bus import Bus, Channel, ChannelSpec, Delivery, KindTaps, PolicyChannel, Tap
+from bus import Bus, Channel, ChannelSpec, Delivery, PolicyChannel, Tap, TapOn
 from bus.channel import Spend
 from feedback.actor import FeedbackActor
 from puzzles import GAMES, Game, GameResult, Referee, Secrets, get_game, implements
@@ -132,8 +132,11 @@ def record_from_result(spec: GameSpec, result: GameResult, channel_log: list[Del
     )
 
 
+_DELIVERIES = frozenset((Delivery,))
+
+
 async def play_game(
-    spec: GameSpec, factory: PolicyFactory, taps: Iterable[Tap | KindTaps] = (), *, games: Mapping[str, Game] = GAMES,
+    spec: GameSpec, factory: PolicyFactory, taps: Iterable[Tap | TapOn] = (), *, games: Mapping[str, Game] = GAMES,
     preparing: anyio.CapacityLimiter | None = None,
 ) -> GameRecord:
     """Run one game to its record. Any exception inside the game becomes the record's error.
@@ -153,7 +156,7 @@ async def play_game(
         if spec.options.channel is not UNSET or spec.options.turn_order is not UNSET:
             channel_log = []
             log = channel_log
-            bus.add_tap({Delivery: lambda address, delivery: log.append(delivery)})
+            bus.add_tap(TapOn(lambda address, delivery: log.append(delivery), _DELIVERIES))
         game = get_game(spec.game, games)
         if game.rules.prepare is not None:  # slow set-up (planning, say) off the event loop
             preparing = preparing or anyio.CapacityLimiter(1)

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 import anyio
 
-from bus import Chat, KindTaps, Tap, TurnStart
+from bus import Chat, Tap, TapOn, TurnStart
 from puzzles import GAMES, Game
 
 from engine.backends.admission import CALL_PRIORITY
@@ -30,9 +30,12 @@ RECENT_GAMES = 10
 class GameObserver(Protocol):
     """Sees each game start (and may return a tap for its bus, of every message or by kind) and end."""
 
-    def game_started(self, spec: GameSpec) -> Tap | KindTaps | None: ...
+    def game_started(self, spec: GameSpec) -> Tap | TapOn | None: ...
 
     def game_finished(self, spec: GameSpec, record: GameRecord) -> None: ...
+
+
+_LIVE = frozenset((TurnStart, Chat))  # what a live game's tap is shown
 
 
 class LiveGame:
@@ -50,15 +53,12 @@ class LiveGame:
         self.last_sender = ""
         self.progress: dict[str, float] = {}  # each role's progress, in the game's own measure
 
-    def turn_started(self, address: str, message: TurnStart) -> None:  # noqa: ARG002
-        self.turn, self.role, self.progress = message.turn, message.role, message.progress
-
-    def said(self, address: str, message: Chat) -> None:  # noqa: ARG002
-        self.last_sender = message.sender
-        self.last_message = message.text[:LAST_MESSAGE_CHARS]
-
-    def taps(self) -> KindTaps:
-        return {TurnStart: self.turn_started, Chat: self.said}
+    def tap(self, address: str, message: Any) -> None:  # noqa: ARG002
+        if message.__class__ is TurnStart:
+            self.turn, self.role, self.progress = message.turn, message.role, message.progress
+        else:
+            self.last_sender = message.sender
+            self.last_message = message.text[:LAST_MESSAGE_CHARS]
 
 
 class RunProgress:
@@ -103,7 +103,7 @@ class RunProgress:
     def queued(self) -> int:
         return self.total - self.done - self.running
 
-    def game_started(self, spec: GameSpec) -> KindTaps | None:
+    def game_started(self, spec: GameSpec) -> TapOn | None:
         self.running += 1
         if not self.track_live:
             return None
@@ -111,7 +111,7 @@ class RunProgress:
         if game.condition not in self.condition_fields:
             self.condition_fields[game.condition] = spec.condition_fields()
         self.live[spec.game_id] = game
-        return game.taps()
+        return TapOn(game.tap, _LIVE)
 
     def know_conditions(self, specs: Iterable[GameSpec]) -> None:
         """Every condition of the run, one spec each, so that labels are right from the start."""

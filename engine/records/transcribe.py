@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from bus import Act, Chat, KindTaps, YourTurn
+from bus import Act, Chat, TapOn, YourTurn
 from puzzles import get_game
 
 from engine.records.blocks import BlockWriter, game_id_of
@@ -118,47 +118,48 @@ class _Turn(msgspec.Struct, omit_defaults=True, gc=False):
     heard: Any = ()
 
 
+_KEPT = frozenset((YourTurn, Act, Chat))
+
+
 class _MessagesCollector(msgspec.Struct, gc=False):
-    """A messages-only transcript: its taps, one per message kind it keeps (the bus calls them for
-    those kinds only), pair each turn's feedback and notices with its Act and chats (frozen structs,
-    shared with the game), and the turns are made when the game ends, in one loop, as the full
-    collector would have made them field by field as the game went. Hand-written for speed: a
-    struct (made in one C call, untracked by the garbage collector: it holds no cycle), and no call
-    per turn."""
+    """A messages-only transcript: the collector is its own tap, for the kinds it keeps only
+    (``_KEPT``: the bus calls it for 9 of a scripted game's 16 messages). It pairs each turn's
+    feedback and notices with its Act and chats (frozen structs, shared with the game), and the
+    turns are made when the game ends, in one loop, as the full collector would have made them field
+    by field as the game went. The kinds are compared exactly (each is its own tagged struct).
+    Hand-written for speed: a struct (made in one C call, untracked by the garbage collector: it
+    holds no cycle), and no call per turn."""
 
     spec: GameSpec
     played: list[list[Any]] = []  # per turn: [turn, role, feedback, notices, _Acted or None, chats or None]
     _open: dict[str, list[Any]] = {}
     _last: list[Any] | None = None
 
-    def taps(self) -> KindTaps:
-        return {YourTurn: self.your_turn, Act: self.act, Chat: self.chat}
-
-    def your_turn(self, address: str, message: YourTurn) -> None:  # kept without its view, which the game can let go
-        self._open[message.role] = entry = [message.turn, message.role, message.feedback, message.notices, None, None]
-        self.played.append(entry)
-
-    def act(self, address: str, message: Act) -> None:  # kept without its context, view and reply, which the game can let go
-        entry = self._open.pop(message.role, None)
-        if entry is not None:
-            error = message.format_error
-            entry[4] = (
-                message.message, message.actions, message.rejected, error,
-                "" if error is None else message.reply[:FORMAT_ERROR_REPLY_CHARS],
-                message.usage, message.latency, message.candidates, message.chosen, message.human,
-            )
-            self._last = entry
-
-    def chat(self, address: str, message: Chat) -> None:  # delivered before its Act reaches the Environment
-        entry = self._open.get(message.sender)
-        if entry is None:
-            entry = self._last
-            if entry is None or entry[1] != message.sender:
-                return
-        if entry[5] is None:
-            entry[5] = [message]
-        else:
-            entry[5].append(message)
+    def __call__(self, address: str, message: Any) -> None:
+        kind = message.__class__
+        if kind is YourTurn:  # kept without its view, which the game can let go
+            self._open[message.role] = entry = [message.turn, message.role, message.feedback, message.notices, None, None]
+            self.played.append(entry)
+        elif kind is Act:  # kept without its context, view and reply, which the game can let go
+            entry = self._open.pop(message.role, None)
+            if entry is not None:
+                error = message.format_error
+                entry[4] = (
+                    message.message, message.actions, message.rejected, error,
+                    "" if error is None else message.reply[:FORMAT_ERROR_REPLY_CHARS],
+                    message.usage, message.latency, message.candidates, message.chosen, message.human,
+                )
+                self._last = entry
+        else:  # a Chat, delivered before its Act reaches the Environment
+            entry = self._open.get(message.sender)
+            if entry is None:
+                entry = self._last
+                if entry is None or entry[1] != message.sender:
+                    return
+            if entry[5] is None:
+                entry[5] = [message]
+            else:
+                entry[5].append(message)
 
     def finished(self, record: GameRecord) -> Transcript:
         log = record.turn_log
@@ -217,7 +218,7 @@ class TranscriptMaker:
             collector = self._collectors[spec.game_id] = _Collector(spec)
             return collector.tap
         messages = self._collectors[spec.game_id] = _MessagesCollector(spec)
-        return messages.taps()
+        return TapOn(messages, _KEPT)
 
     def game_finished(self, spec: GameSpec, record: GameRecord) -> None:
         line = self.line(spec, record)

@@ -19,7 +19,7 @@ from typing import Any, TextIO
 
 import msgspec
 
-from bus import Act, KindTaps
+from bus import Act, TapOn
 from puzzles import GAMES, Game
 
 from engine.backends.limiter import COUNTERS
@@ -66,6 +66,9 @@ def make_logger(stream: TextIO, level: str, *, at_once: bool = False) -> RunLog:
     return RunLog(stream, level, flush_every=0 if at_once else FLUSH_SECONDS)
 
 
+_ACTS = frozenset((Act,))
+
+
 class GameLog:
     """Logs each game's end (info), its errors (error) and, at debug level, every agent turn.
     Every line carries the game id; turn lines carry the agent."""
@@ -74,7 +77,7 @@ class GameLog:
         self.log = log
         self.debug = debug
 
-    def game_started(self, spec: GameSpec) -> KindTaps | None:
+    def game_started(self, spec: GameSpec) -> TapOn | None:
         if not self.debug:
             return None
         log = self.log.bind(game_id=spec.game_id)
@@ -85,7 +88,7 @@ class GameLog:
                 actions=len(message.actions), rejected=len(message.rejected), format_error=message.format_error,
             )
 
-        return {Act: turn}
+        return TapOn(turn, _ACTS)
 
     def game_finished(self, spec: GameSpec, record: GameRecord) -> None:
         if record.error is not None:

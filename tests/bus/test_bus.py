@@ -24,16 +24,16 @@ async def test_send_delivers_to_the_address_and_taps_see_it():
 
 
 async def test_taps_by_kind_see_only_their_kinds_in_the_order_added():
-    from bus import CHANNEL, ChannelSpec, Delivery, PolicyChannel
+    from bus import CHANNEL, ChannelSpec, Delivery, PolicyChannel, TapOn
     import random
 
     bus = Bus()
     bus.register("a"), bus.register("b")
     seen = []
-    bus.add_tap({Chat: lambda address, message: seen.append(("chats", address, message.text))})
+    bus.add_tap(TapOn(lambda address, message: seen.append(("chats", address, message.text)), frozenset((Chat,))))
     bus.add_tap(lambda address, message: seen.append(("every", address, type(message).__name__)))
-    bus.add_tap({Chat: lambda address, message: seen.append(("chats again", address, message.text)),
-                 Delivery: lambda address, delivery: seen.append(("deliveries", address, delivery.fate))})
+    bus.add_tap(TapOn(lambda address, message: seen.append(("chats again", address, message.text)), frozenset((Chat,))))
+    bus.add_tap(TapOn(lambda address, delivery: seen.append(("deliveries", address, delivery.fate)), frozenset((Delivery,))))
     over = GameOver(game_id=7, outcome="success", turn=1)
     bus.connect("a", "b", PolicyChannel(ChannelSpec(), random.Random(1)))
     await bus.send("a", over)

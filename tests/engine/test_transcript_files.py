@@ -233,8 +233,8 @@ def test_a_transcript_that_cannot_be_encoded_is_kept_as_a_stub_and_the_block_rea
     writer = TranscriptWriter(tmp_path, full=False)
     for game_id, feedback in ((0, object()), (1, {"fine": True})):  # the first cannot be written as JSON
         played = spec(game_id)
-        taps = writer.game_started(played)  # by message kind
-        taps[YourTurn]("alice", YourTurn(game_id=game_id, turn=1, max_turns=10, role="alice", view=None, feedback=feedback))
+        tap, _ = writer.game_started(played)  # a TapOn: the tap and the kinds it is shown
+        tap("alice", YourTurn(game_id=game_id, turn=1, max_turns=10, role="alice", view=None, feedback=feedback))
         writer.game_finished(played, GameRecord(game_id=game_id, spec=played, outcome="failure", turns=1))
     writer.close()
     stub, fine = read_transcript(tmp_path, 0), read_transcript(tmp_path, 1)
