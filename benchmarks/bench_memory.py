@@ -11,7 +11,10 @@
    interpreter, alternated; the median of each and of the paired ratios.
 2. Per real game in flight: ``runners.concurrent --games 20000`` (scripted AsymPuzl games, N=5, the
    default transcripts) at ``--concurrency`` 256 and 5000 in fresh interpreters, alternated; the
-   difference of the children's peak resident sets divided by the 4744 more games in flight.
+   difference of the children's peak resident sets divided by the 4744 more games in flight. Each
+   child reports its own peak (``VmHWM`` of its address space, read as it exits): the peak the
+   system gives a parent for its child (``ru_maxrss``) starts from the parent's own, which the child
+   shares until it starts its program, so a large parent (``bench_table.py``) read too little.
 3. Against the size of the run: `python -m runners.concurrent --games G --no-dashboard` in a fresh
    interpreter for several G, printing the child's max RSS and its ratio to the smallest run.
    Memory should be set by the games in flight (--concurrency), not by G.
@@ -23,7 +26,6 @@ import argparse
 import asyncio
 import gc
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -84,14 +86,30 @@ def per_game_in_flight(repeats: int, games: int = IN_FLIGHT) -> dict[str, list[f
     return found
 
 
-def peak_of(command: list[str]) -> int:
-    """Peak resident set of one child process, in KiB (its own, not the largest child's so far)."""
-    child = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode != 0:
-        raise subprocess.CalledProcessError(child.returncode, command)
-    return usage.ru_maxrss
+def peak_of(module: str, args: list[str]) -> int:
+    """Peak resident set, in KiB, of ``python -m module args`` in a fresh interpreter, as it reports it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "peak"
+        subprocess.run([sys.executable, __file__, PEAK_CHILD, str(report), module, *args], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+        return int(report.read_text())
+
+
+PEAK_CHILD = "--peak-child"
+
+
+def peak_child(report: str, module: str, args: list[str]) -> None:
+    """Run ``module`` as ``python -m`` would, and write the peak of this process's address space as it exits."""
+    import atexit
+    import runpy
+
+    def write_peak() -> None:
+        status = Path("/proc/self/status").read_text()
+        Path(report).write_text(status.split("VmHWM:")[1].split()[0])
+
+    atexit.register(write_peak)
+    sys.path.insert(0, str(ROOT))  # as ``python -m`` from the project's root
+    sys.argv = [module, *args]
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
 
 
 def real_game_in_flight(repeats: int, games: int = 20_000, low: int = 256, high: int = IN_FLIGHT) -> list[float]:
@@ -101,8 +119,8 @@ def real_game_in_flight(repeats: int, games: int = 20_000, low: int = 256, high:
         peaks = {}
         for concurrency in (low, high):
             with tempfile.TemporaryDirectory() as tmp:
-                peaks[concurrency] = peak_of([sys.executable, "-m", "runners.concurrent", "--games", str(games),
-                                              "--concurrency", str(concurrency), "--no-dashboard", "--out", str(Path(tmp) / "run")])
+                peaks[concurrency] = peak_of("runners.concurrent", ["--games", str(games), "--concurrency", str(concurrency),
+                                                                    "--no-dashboard", "--out", str(Path(tmp) / "run")])
         found.append((peaks[high] - peaks[low]) / (high - low))
     return found
 
@@ -111,16 +129,9 @@ def run(games: int, extra: list[str]) -> tuple[float, float, int]:
     """(wall seconds, peak MiB of the child, size of results.jsonl in bytes)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "run"
-        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         started = time.perf_counter()
-        subprocess.run(
-            [sys.executable, "-m", "runners.concurrent", "--games", str(games), "--no-dashboard", "--out", str(out), *extra],
-            cwd=ROOT, check=True, stdout=subprocess.DEVNULL,
-        )
+        peak = peak_of("runners.concurrent", ["--games", str(games), "--no-dashboard", "--out", str(out), *extra])
         elapsed = time.perf_counter() - started
-        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        if peak <= before:
-            print("  (peak not above an earlier run's: run sizes in increasing order)")
         return elapsed, peak / 1024, (out / "results.jsonl").stat().st_size
 
 
@@ -134,6 +145,9 @@ def print_in_flight(repeats: int) -> None:
 
 
 def main() -> None:
+    if sys.argv[1:2] == [PEAK_CHILD]:
+        peak_child(sys.argv[2], sys.argv[3], sys.argv[4:])
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, nargs="+", default=[1000, 10_000, 100_000])
     parser.add_argument("--in-flight", action="store_true", help="only the memory per game in flight")
