@@ -48,6 +48,17 @@ def model_line(hub, now: float) -> str:
     )
 
 
+def batch_line(hub, now: float) -> str:
+    """With ``--batch``: each batched model's batches in flight, their requests, the calls waiting
+    for the next batch and the oldest batch's age, as the dashboard's batches section shows them."""
+    batches = hub.batches if hub is not None else None
+    rows = batches.rows(now) if batches is not None else []
+    return "".join(
+        f" | {name} batches: {f['in flight']} in flight ({f['requests']} requests), {f['queued']} queued, oldest {f['oldest']}"
+        for name, f in rows
+    )
+
+
 class ProgressDisplay:
     """The live dashboard on a terminal; a status line every few seconds elsewhere; nothing at all
     when ``quiet`` (a person's form is on the terminal). ``extra`` returns sections to add to each
@@ -99,7 +110,7 @@ class ProgressDisplay:
             while True:
                 await anyio.sleep(LINE_INTERVAL)
                 line = status_line(self.progress, time.perf_counter() - self._started)
-                line += model_line(self.hub, time.monotonic())
+                line += model_line(self.hub, time.monotonic()) + batch_line(self.hub, time.monotonic())
                 if self.spending is not None:
                     line += " | " + spending_line(self.spending)
                 self.console.print(line, highlight=False)

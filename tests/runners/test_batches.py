@@ -5,6 +5,7 @@ and ``--cancel`` cancels those in progress and deletes the OpenAI files the run 
 from __future__ import annotations
 
 import io
+import time
 
 import anyio
 import pytest
@@ -19,6 +20,7 @@ from runners.batches import main as batches_main
 from runners.batches import survey
 from runners.concurrent import main as run_main
 from runners.dashboard import render_dashboard
+from runners.dashboard.display import batch_line
 
 from tests.e2e.test_batch_runs import _fake
 from tests.e2e.test_model_runs import server_process
@@ -32,10 +34,10 @@ PLAN = Grid(game="asympuzl", seeds=3, seed=3, agents=[list(MODELS), list(reverse
 BATCHES = BatchSettings(enabled=True, size=3, wait=30, poll=0.02, poll_max=0.1)  # a batch: one model's first turns
 
 
-async def _stopped(run_path, server, monkeypatch, *, lose_the_id: bool = False) -> str:
+async def _stopped(run_path, server, monkeypatch, *, lose_the_id: bool = False) -> tuple[str, str]:
     """Play ``PLAN`` as a run in ``run_path`` until each model's first batch is at the server, then
-    stop as a kill would; the dashboard as it was then. ``lose_the_id``: stopped before the batches'
-    ids reached the log."""
+    stop as a kill would; the dashboard and the batches' part of the status line (shown without a
+    dashboard) as they were then. ``lose_the_id``: stopped before the batches' ids reached the log."""
     settings = settings_for(server, batch=BATCHES)
     RunDir.create(run_path, PLAN).save_model_settings(settings)
     if lose_the_id:
@@ -50,19 +52,21 @@ async def _stopped(run_path, server, monkeypatch, *, lose_the_id: bool = False) 
                 await anyio.sleep(0.01)
             console = Console(record=True, width=160, file=io.StringIO())
             console.print(render_dashboard(RunProgress(total=PLAN.total), 1.0, factory.hub))
+            line = batch_line(factory.hub, time.monotonic())
             group.cancel_scope.cancel()
     monkeypatch.undo()
-    return console.export_text()
+    return console.export_text(), line
 
 
 async def test_the_dashboard_shows_each_models_batches_in_flight(tmp_path, monkeypatch):
     async with fake_server(latency=0.0, batch_delay=3600) as server:
-        shown = await _stopped(tmp_path / "run", server, monkeypatch)
+        shown, line = await _stopped(tmp_path / "run", server, monkeypatch)
     assert "batches" in shown and "in flight" in shown and "oldest" in shown
     for model in MODELS:
         row = shown.split("batched model")[1].split(model)[1].splitlines()[0]
         # sent, in flight, requests (the first turn of the 3 games it opens), queued
         assert row.split()[:4] == ["1", "1", "3", "0"], row
+        assert f"| {model} batches: 1 in flight (3 requests), 0 queued, oldest " in line, line
 
 
 @pytest.mark.parametrize("lose_the_id", [False, True], ids=["recorded", "id-lost"])
