@@ -185,7 +185,9 @@ class Backend:
         # one is learned nothing is counted before the call: its tokens are taken when it returns.
         chars = estimate = 0
         if limiter.tokens.per_minute is not None:
-            chars = len(system) + len(user) + sum(len(asked) + len(answered) for asked, answered in history)
+            chars = len(system) + len(user)
+            if history:
+                chars += sum(len(asked) + len(answered) for asked, answered in history)
             estimate = self.estimate(chars, system, user, history)
         waited = 0.0
         failure: Failure | None = None

@@ -42,25 +42,26 @@ class Bucket:
         self.clock = clock
         self.burst = burst
         self.per_minute: float | None = None
+        self.capacity = 1.0  # at most burst seconds' worth, at least one call's; kept by ``set_rate``
+        self._per_second = 0.0
         self.level = 0.0
         self.updated = clock()
         self.set_rate(per_minute)
-
-    @property
-    def capacity(self) -> float:
-        return max(1.0, (self.per_minute or 0.0) / 60.0 * self.burst)
 
     def set_rate(self, per_minute: float | None) -> None:
         self._refill()
         first = self.per_minute is None
         self.per_minute = per_minute
+        self._per_second = (per_minute or 0.0) / 60.0
+        self.capacity = max(1.0, self._per_second * self.burst)
         if per_minute is not None:
             self.level = self.capacity if first else min(self.level, self.capacity)
 
     def _refill(self) -> None:
         now = self.clock()
         if self.per_minute is not None:
-            self.level = min(self.capacity, self.level + (now - self.updated) * self.per_minute / 60.0)
+            level = self.level + (now - self.updated) * self._per_second
+            self.level = level if level < self.capacity else self.capacity
         self.updated = now
 
     def wait_time(self, amount: float) -> float:
