@@ -7,7 +7,8 @@ driver; each batch comes back as its records, encoded, which the driver decodes,
 A worker that dies mid-batch has its batch played again by the others: a batch's records arrive all
 together or not at all, so no game is lost or recorded twice. Transcripts are made where the games
 are played and come back with their records; the driver writes both. A spending cap is checked as
-each game is put in a batch, with the games in flight counted at the expected cost of a game.
+each game is put in a batch, with the games in flight counted at the expected cost of a game; what
+a worker that died had spent beyond the records it returned is counted too, from its last report.
 
 Model limits are the cluster's: every worker draws on one budget per limit, held by a ledger actor
 (``leases``), which learns what any worker learns from the rate-limit headers and 429s. The same
@@ -198,6 +199,25 @@ class RayExecutor:
         announced: set[int] = set()  # games shown as started (once, even when played again)
         outstanding = 0  # batches sent and not yet back
         changed = anyio.Event()
+        returned: dict[int, list[float]] = {}  # per worker: the cost and tokens of the records it returned
+        written_off: set[int] = set()  # dead workers whose spending beyond their records the caps were told
+
+        async def write_off(worker: int) -> None:
+            """Tell the caps what a dead worker spent beyond the records it returned (its usage as it
+            last reported it to the ledger): its games are played again, its calls were billed."""
+            if ledger is None or not caps or worker in written_off:
+                return
+            written_off.add(worker)
+            try:
+                reported = (await ledger.usage.remote()).get(worker) or {}
+            except Exception:  # noqa: BLE001 - a ledger gone too: nothing more to learn
+                return
+            models = reported.get("models", {}).values()
+            cost = sum(m.get("cost_usd") or 0.0 for m in models)
+            tokens = sum((m.get("prompt_tokens") or 0) + (m.get("completion_tokens") or 0) for m in models)
+            spent_cost, spent_tokens = returned.get(worker, (0.0, 0))
+            for cap in caps:
+                cap.spent_elsewhere(max(0.0, cost - spent_cost), max(0, int(tokens - spent_tokens)))
 
         def next_batch() -> list[Any]:
             """The specs of the next batch: one a dead worker left, or new games within the caps."""
@@ -244,6 +264,7 @@ class RayExecutor:
                 except RayActorError:
                     retry.append(batch)  # the worker is gone: another plays these games
                     self.dead.add(worker)
+                    await write_off(worker)
                     return
                 finally:
                     outstanding -= 1
@@ -251,8 +272,12 @@ class RayExecutor:
                     changed = anyio.Event()
                 stats[0] += 1
                 stats[1] += len(encoded)
+                spent = returned.setdefault(worker, [0.0, 0])
                 for data, transcript in encoded:
                     record = decode_record(data)
+                    for usage in (record.usage or {}).values():
+                        spent[0] += usage.cost_usd or 0.0
+                        spent[1] += usage.prompt_tokens + usage.completion_tokens
                     for w in watchers:
                         w.game_finished(specs[record.game_id], record)
                     if transcript is not None and writer is not None:

@@ -2,7 +2,10 @@
 start another game.
 
 Spent so far is every call this process made (the limiters' counters, so calls of games still in
-flight count) plus what earlier processes of the run spent (``usage.json``). The cost of a game to
+flight count) plus what earlier processes of the run spent (``usage.json``). On a cluster, where
+the calls are made by the workers, it is what the finished games' records show plus what a worker
+that died had spent beyond the records it returned (``spent_elsewhere``: its games are played
+again, and the provider billed its calls all the same). The cost of a game to
 come is the mean of the games this process has finished, as soon as there is one; before, a prior
 (the forecast's, or the earlier processes' mean).
 
@@ -60,6 +63,8 @@ class Spending:
         self.finished = 0  # games finished by this process
         self.finished_cost = 0.0
         self.finished_tokens = 0
+        self.elsewhere_cost = 0.0  # calls billed that no record shows (``spent_elsewhere``)
+        self.elsewhere_tokens = 0
         self.stopped: str | None = None  # why no more games are started
         self._finishing: anyio.Event | None = None  # set when the next game finishes
 
@@ -78,6 +83,12 @@ class Spending:
             self._finishing.set()
             self._finishing = None
 
+    def spent_elsewhere(self, cost: float, tokens: int) -> None:
+        """Calls billed that no record will show (a cluster worker that died with them): part of
+        what the run has spent from now on."""
+        self.elsewhere_cost += cost
+        self.elsewhere_tokens += tokens
+
     async def a_game_finished(self) -> None:
         """Wait until the next game finishes."""
         if self._finishing is None:
@@ -90,12 +101,12 @@ class Spending:
         """Dollars spent by the run so far (models with a price): by this process's calls, or, where
         the calls are made elsewhere (a cluster's workers), by the games finished."""
         here = sum(b.limiter.stats.cost_usd or 0.0 for b in self.hub.backends())
-        return self.earlier_cost + max(here, self.finished_cost)
+        return self.earlier_cost + max(here, self.finished_cost + self.elsewhere_cost)
 
     @property
     def tokens(self) -> int:
         here = sum(b.limiter.stats.prompt_tokens + b.limiter.stats.completion_tokens for b in self.hub.backends())
-        return self.earlier_tokens + max(here, self.finished_tokens)
+        return self.earlier_tokens + max(here, self.finished_tokens + self.elsewhere_tokens)
 
     def per_game(self) -> PerGame | None:
         """What a game to come is expected to spend: the mean of the games finished here, else the prior."""
@@ -106,11 +117,11 @@ class Spending:
     def _committed(self, each: PerGame, games_in_flight: int) -> tuple[float, float]:
         """What the games finished and in flight will have spent: each game in flight at the larger
         of what it has spent so far and a game's expected figure."""
-        in_flight_cost = self.cost - self.earlier_cost - self.finished_cost
-        in_flight_tokens = self.tokens - self.earlier_tokens - self.finished_tokens
+        spent_cost = self.earlier_cost + self.finished_cost + self.elsewhere_cost
+        spent_tokens = self.earlier_tokens + self.finished_tokens + self.elsewhere_tokens
         return (
-            self.earlier_cost + self.finished_cost + max(in_flight_cost, each.cost * games_in_flight),
-            self.earlier_tokens + self.finished_tokens + max(in_flight_tokens, each.tokens * games_in_flight),
+            spent_cost + max(self.cost - spent_cost, each.cost * games_in_flight),
+            spent_tokens + max(self.tokens - spent_tokens, each.tokens * games_in_flight),
         )
 
     def projected(self) -> tuple[float, float] | None:

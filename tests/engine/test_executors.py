@@ -25,6 +25,7 @@ from engine.session.playing import finish, play_plan
 from engine.backends import BackendSettings, ModelOptions
 from engine.backends.clients import InfraError, ModelHub
 from engine.executors.tally import UsageReports
+from engine.spending.budget import Caps, Spending
 from runners.fake_llm.server import FakeConfig, FakeServer
 from tests.engine.backends.helpers import FAST, KEYS, fake_server, settings_for
 from runners.concurrent import main as run_main
@@ -124,11 +125,13 @@ def test_the_calls_of_a_worker_killed_mid_run_count_once_in_the_usage(tmp_path):
     by worker 1, and usage.json counts every call the server answered once, the dead worker's
     included, but for calls whose reply reached no game: at most one per seat of each game worker 0
     lost (a seat's calls are made one at a time), since no reply reaches a game before its call is
-    counted in the tally."""
+    counted in the tally. A spending cap counts the dead worker's calls beyond its records as the run
+    goes: at the end it has what usage.json has."""
     plan = grid(300, alice="openai:share_everything", bob="openai:share_everything")
     seats = 2
     run = RunDir.create(tmp_path / "run", plan)
     executor = make_executor("ray", workers=2)
+    factory_box = []
     answered: Counter[int] = Counter()  # game id -> calls the server answered for it
 
     async def kill_worker_0(server: FakeServer) -> None:
@@ -152,9 +155,12 @@ def test_the_calls_of_a_worker_killed_mid_run_count_once_in_the_usage(tmp_path):
         await server.start()
         try:
             settings = BackendSettings(options=SURE, urls={"openai": server.url + "/v1"}, clients={"openai": "lean"})
+            factory = PolicyFactory(settings, environ=KEYS)
+            spending = Spending(factory.hub, plan.total, caps=Caps(max_tokens=10**12))  # a cap that never binds
+            factory_box.append(spending)
             async with anyio.create_task_group() as tg:
                 tg.start_soon(kill_worker_0, server)
-                await play_plan(run, plan, PolicyFactory(settings, environ=KEYS), recorded=IdSet(), concurrency=16, executor=executor)
+                await play_plan(run, plan, factory, recorded=IdSet(), concurrency=16, executor=executor, spending=spending)
                 tg.cancel_scope.cancel()
             return server.stats
         finally:
@@ -172,6 +178,11 @@ def test_the_calls_of_a_worker_killed_mid_run_count_once_in_the_usage(tmp_path):
     assert sum(answered.values()) == stats.served and min(lost.values()) >= 0 and max(lost.values()) > 0
     counted = sum(m["calls"] for m in usage["models"].values())
     assert 0 <= stats.served - counted <= sum(min(n, seats) for n in lost.values())
+    (spending,) = factory_box
+    in_records = sum(u.prompt_tokens + u.completion_tokens for r in records for u in r.usage.values())
+    in_usage = sum(m["prompt_tokens"] + m["completion_tokens"] for m in usage["models"].values())
+    assert spending.finished_tokens == in_records < in_usage  # the records leave out the dead worker's lost calls
+    assert spending.tokens == in_usage  # the cap counted them
 
 
 def test_a_call_ends_once_a_report_taken_after_it_landed_one_report_in_flight():
