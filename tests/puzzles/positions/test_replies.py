@@ -123,6 +123,19 @@ def _one_pass_reading(text):
     return found
 
 
+def _reads_as_the_one_pass_reading(text):
+    """``last_json_object`` finds what the one-pass reading alone finds, or refuses as it does."""
+    from puzzles.positions.replies import last_json_object
+
+    try:
+        expected = _one_pass_reading(text)
+    except ReplyFormatError:
+        with pytest.raises(ReplyFormatError):
+            last_json_object(text)
+        return
+    assert last_json_object(text) == expected
+
+
 _AROUND = st.sampled_from(["", "Sure.\n", "```json\n", "\n```", "\n```\n", "{", "}", '{"outer":\n', "\n}", " ", "\n"])
 
 
@@ -131,16 +144,7 @@ _AROUND = st.sampled_from(["", "Sure.\n", "```json\n", "\n```", "\n```\n", "{", 
                                                                    '{\n  "message": "x",\n  "actions": []\n}']),
        st.lists(_AROUND | _PIECES, max_size=4))
 def test_the_fast_path_finds_what_the_one_pass_reading_finds(before, reply, after):
-    from puzzles.positions.replies import last_json_object
-
-    text = "".join(before) + reply + "".join(after)
-    try:
-        expected = _one_pass_reading(text)
-    except ReplyFormatError:
-        with pytest.raises(ReplyFormatError):
-            last_json_object(text)
-        return
-    assert last_json_object(text) == expected
+    _reads_as_the_one_pass_reading("".join(before) + reply + "".join(after))
 
 
 def test_a_reply_enclosed_in_another_object_is_read_as_the_enclosing_object():
@@ -153,13 +157,4 @@ def test_a_reply_enclosed_in_another_object_is_read_as_the_enclosing_object():
 @given(st.lists(_AROUND | _PIECES | st.text(max_size=4), max_size=12))
 def test_a_text_from_brace_to_brace_reads_as_the_one_pass_reading_does(pieces):
     """The bare-object fast path (a text that starts with ``{`` and ends with ``}``)."""
-    from puzzles.positions.replies import last_json_object
-
-    text = "{" + "".join(pieces) + "}"
-    try:
-        expected = _one_pass_reading(text)
-    except ReplyFormatError:
-        with pytest.raises(ReplyFormatError):
-            last_json_object(text)
-        return
-    assert last_json_object(text) == expected
+    _reads_as_the_one_pass_reading("{" + "".join(pieces) + "}")
