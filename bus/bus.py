@@ -91,7 +91,7 @@ class Bus:
         except WouldBlock:
             await mailbox.send(message)
         taps = self._taps
-        if taps:
+        if taps:  # ``_tap`` written out: every message of every game passes here
             kind = message.__class__
             for tap, kinds in taps:
                 if kinds is None or kind in kinds:
