@@ -52,7 +52,9 @@ class Bus:
         self._mailboxes: dict[str, Mailbox] = {}
         self._topics: dict[str, list[str]] = {}
         self._channels: dict[tuple[str, str], Channel] = {}
-        self._taps: tuple[TapOn, ...] = ()  # a tuple of tuples: the least memory for the games in flight
+        # (tap, kinds) pairs as plain tuples, not ``TapOn``s: a plain pair unpacks without an iterator
+        # on every message, and a tuple of tuples is the least memory for the games in flight
+        self._taps: tuple[tuple[Tap, frozenset[type] | None], ...] = ()
 
     def register(self, address: str) -> Mailbox:
         """Create the mailbox for ``address`` and return it (its reader's end)."""
@@ -74,10 +76,10 @@ class Bus:
     def add_tap(self, tap: Tap | TapOn) -> None:
         """Show the bus's messages to ``tap``, in the order taps were added: every message, or those
         of the kinds a ``TapOn`` names."""
-        self._taps += (tap if isinstance(tap, TapOn) else TapOn(tap, None),)
+        self._taps += ((tap.tap, tap.kinds) if isinstance(tap, TapOn) else (tap, None),)
 
     def _tap(self, address: str, message: Any) -> None:
-        kind = message.__class__
+        kind = type(message)
         for tap, kinds in self._taps:
             if kinds is None or kind in kinds:
                 tap(address, message)
@@ -92,7 +94,7 @@ class Bus:
             await mailbox.send(message)
         taps = self._taps
         if taps:  # ``_tap`` written out: every message of every game passes here
-            kind = message.__class__
+            kind = type(message)  # a call the interpreter specializes; ``__class__`` is a generic lookup
             for tap, kinds in taps:
                 if kinds is None or kind in kinds:
                     tap(address, message)

@@ -2,10 +2,11 @@
 observer taps each game's bus and, when the game ends, encodes its transcript as one JSON line.
 
 A messages-only transcript (the default) is cheap because a run of scripted games makes thousands a
-second: its tap only pairs each turn's messages (frozen structs, shared with the game), and the
-turns are made when the game ends, each in one call, then encoded by one reused encoder into the
-writer's block (``engine.records.blocks``), compressed and written a block at a time. Building them
-field by field as the game went, and a write per game, cost scripted runs about 9% more CPU.
+second: its tap is called for the three kinds it keeps only, makes each turn in one call as the
+turn's Act passes (from the frozen structs the game sends, shared with it), and when the game ends
+only gives each turn its progress; one reused encoder writes the line into the writer's block
+(``engine.records.blocks``), compressed and written a block at a time. Building the turns field by
+field as the game went, and a write per game, cost scripted runs about 9% more CPU.
 """
 
 from __future__ import annotations
@@ -94,7 +95,8 @@ class _Collector:
 
 class _Turn(msgspec.Struct, omit_defaults=True, gc=False):
     """A messages-only turn as it is written: ``TranscriptTurn``'s fields in its order, with empty
-    tuples for its empty lists (what is empty is not written), made in one call."""
+    tuples for its empty lists (what is empty is not written), made in one call; its progress and
+    rejected actions are set when the game ends."""
 
     turn: int
     role: str
@@ -121,83 +123,105 @@ class _Turn(msgspec.Struct, omit_defaults=True, gc=False):
 _KEPT = frozenset((YourTurn, Act, Chat))
 
 
+def _recipients(chats: list[Chat] | None, message: str) -> tuple[Any, Any]:
+    """Of the chats that carried a turn's ``message``: who heard it as sent, and what the channel
+    delivered changed (each () if none)."""
+    if chats is None:
+        return (), ()
+    heard: Any = ()
+    delivered: Any = ()
+    for chat in chats:
+        if chat.text == message:
+            heard = [*heard, chat.recipient]
+        else:
+            delivered = [*delivered, Delivered(chat.recipient, chat.text)]
+    return heard, delivered
+
+
 class _MessagesCollector(msgspec.Struct, gc=False):
-    """A messages-only transcript: the collector is its own tap, for the kinds it keeps only
-    (``_KEPT``: the bus calls it for 9 of a scripted game's 16 messages). It pairs each turn's
-    feedback and notices with its Act and chats (frozen structs, shared with the game), and the
-    turns are made when the game ends, in one loop, as the full collector would have made them field
-    by field as the game went. The kinds are compared exactly (each is its own tagged struct).
-    Hand-written for speed: a struct (made in one C call, untracked by the garbage collector: it
-    holds no cycle), and no call per turn."""
+    """A messages-only transcript: its ``tap`` is called for the kinds it keeps only (``_KEPT``: 9
+    of a scripted game's 16 messages). A YourTurn opens a turn (its feedback and notices, frozen,
+    shared with the game, kept without its view); the turn's Act makes the turn as it is written, in
+    one call, with the chats sent before it; a chat delivered later joins its sender's last turn.
+    When the game ends, each turn takes its progress and rejected actions from the record's turn
+    log. Hand-written for speed: a struct (made in one C call, untracked by the garbage collector:
+    it holds no cycle), a bound method as the tap (the cheapest call), the kinds compared exactly
+    (each is its own tagged struct), and one loop over the turns at the end."""
 
     spec: GameSpec
-    played: list[list[Any]] = []  # per turn: [turn, role, feedback, notices, _Acted or None, chats or None]
-    _open: dict[str, list[Any]] = {}
-    _last: list[Any] | None = None
+    played: list[Any] = []  # per turn: a _Turn, or [turn, role, feedback, notices, chats] until its Act
+    _open: dict[str, int] = {}  # role -> its open turn's place in ``played``
+    _last: _Turn | None = None
+    _unplayed: int = 0  # turns opened and not (yet) played
 
-    def __call__(self, address: str, message: Any) -> None:
-        kind = message.__class__
-        if kind is YourTurn:  # kept without its view, which the game can let go
-            self._open[message.role] = entry = [message.turn, message.role, message.feedback, message.notices, None, None]
-            self.played.append(entry)
+    def tap(self, address: str, message: Any) -> None:
+        kind = type(message)
+        if kind is YourTurn:
+            played = self.played
+            self._open[message.role] = len(played)
+            played.append([message.turn, message.role, message.feedback, message.notices, None])
+            self._unplayed += 1
         elif kind is Act:  # kept without its context, view and reply, which the game can let go
-            entry = self._open.pop(message.role, None)
-            if entry is not None:
-                error = message.format_error
-                entry[4] = (
-                    message.message, message.actions, message.rejected, error,
-                    "" if error is None else message.reply[:FORMAT_ERROR_REPLY_CHARS],
-                    message.usage, message.latency, message.candidates, message.chosen, message.human,
-                )
-                self._last = entry
-        else:  # a Chat, delivered before its Act reaches the Environment
-            entry = self._open.get(message.sender)
-            if entry is None:
-                entry = self._last
-                if entry is None or entry[1] != message.sender:
-                    return
-            if entry[5] is None:
-                entry[5] = [message]
-            else:
-                entry[5].append(message)
-
-    def finished(self, record: GameRecord) -> Transcript:
-        log = record.turn_log
-        turns = self._turns(log, True) if len(log) == len(self.played) else None
-        if turns is None:  # the turn log is not the turns played, in order
-            by_turn = {(t.turn, t.role): t for t in log}
-            turns = self._turns([by_turn.get((e[0], e[1])) for e in self.played], False)
-        return Transcript(game_id=self.spec.game_id, spec=self.spec, outcome=record.outcome, turns=turns, detail=DETAIL_MESSAGES)
-
-    def _turns(self, logged_turns: list[Any], check: bool) -> list[_Turn] | None:
-        """Each played turn with its turn in the log (None if it has none); with ``check``, None
-        unless each is the log's turn of the same number and role."""
-        turns = []
-        for (turn, role, feedback, notices, act, chats), logged in zip(self.played, logged_turns):
-            if check and (logged.turn != turn or logged.role != role):
-                return None
-            message = "" if act is None else act[0]
-            heard = delivered = ()
-            if chats is not None:
-                for chat in chats:  # who heard the message as sent; what the channel changed
-                    if chat.text == message:
-                        heard = [*heard, chat.recipient]
-                    else:
-                        delivered = [*delivered, Delivered(chat.recipient, chat.text)]
-            if act is None:
-                turns.append(_Turn(turn, role, None, feedback, notices, delivered=delivered, heard=heard,
-                                   rejected=() if logged is None else logged.rejected, progress=None if logged is None else logged.progress))
-                continue
-            _, actions, rejected, error, reply, usage, latency, candidates, chosen, human = act
-            turns.append(_Turn(
-                turn, role, None, feedback, notices, (), None, reply, message, actions,
-                rejected if logged is None else logged.rejected,  # by the parser and by the game
-                error, delivered, None if logged is None else logged.progress, usage,
+            place = self._open.pop(message.role, None)
+            if place is None:
+                return
+            turn, role, feedback, notices, chats = self.played[place]
+            text = message.message
+            heard, delivered = _recipients(chats, text)
+            error = message.format_error
+            latency = message.latency
+            candidates = message.candidates
+            self.played[place] = self._last = _Turn(
+                turn, role, None, feedback, notices, (), None,
+                "" if error is None else message.reply[:FORMAT_ERROR_REPLY_CHARS], text, message.actions,
+                message.rejected, error, delivered, None, message.usage,
                 None if latency is None else round(latency * 1e6) / 1e6,  # to the microsecond, as round(x, 6) but faster
                 [msgspec.structs.replace(c, reply="") for c in candidates] if candidates else (),
-                chosen, human, heard,
-            ))
-        return turns
+                message.chosen, message.human, heard,
+            )
+            self._unplayed -= 1
+        else:  # a Chat, delivered before its Act reaches the Environment, or later (a channel held it)
+            place = self._open.get(message.sender)
+            if place is not None:
+                opened = self.played[place]
+                if opened[4] is None:
+                    opened[4] = [message]
+                else:
+                    opened[4].append(message)
+                return
+            last = self._last
+            if last is None or last.role != message.sender:
+                return
+            if message.text == last.message:
+                last.heard = [*last.heard, message.recipient]
+            else:
+                last.delivered = [*last.delivered, Delivered(message.recipient, message.text)]
+
+    def finished(self, record: GameRecord) -> Transcript:
+        played = self.played
+        if self._unplayed:  # turns opened and never played: no message, no action
+            for place, entry in enumerate(played):
+                if type(entry) is list:
+                    turn, role, feedback, notices, chats = entry
+                    heard, delivered = _recipients(chats, "")
+                    played[place] = _Turn(turn, role, None, feedback, notices, delivered=delivered, heard=heard)
+        log = record.turn_log
+        aligned = len(log) == len(played)
+        if aligned:  # the turn log is the turns played, in order (as almost always)
+            for turn, logged in zip(played, log):
+                if logged.turn != turn.turn or logged.role != turn.role:
+                    aligned = False
+                    break
+                turn.progress = logged.progress
+                turn.rejected = logged.rejected  # by the parser and by the game
+        if not aligned:
+            by_turn = {(t.turn, t.role): t for t in log}
+            for turn in played:
+                logged = by_turn.get((turn.turn, turn.role))
+                if logged is not None:
+                    turn.progress = logged.progress
+                    turn.rejected = logged.rejected
+        return Transcript(game_id=self.spec.game_id, spec=self.spec, outcome=record.outcome, turns=played, detail=DETAIL_MESSAGES)
 
 
 _UNSTORABLE = (UnicodeEncodeError, msgspec.EncodeError, TypeError, ValueError, OverflowError)
@@ -218,7 +242,7 @@ class TranscriptMaker:
             collector = self._collectors[spec.game_id] = _Collector(spec)
             return collector.tap
         messages = self._collectors[spec.game_id] = _MessagesCollector(spec)
-        return TapOn(messages, _KEPT)
+        return TapOn(messages.tap, _KEPT)
 
     def game_finished(self, spec: GameSpec, record: GameRecord) -> None:
         line = self.line(spec, record)
