@@ -11,6 +11,12 @@ ratios (default / --no-messages), and the size of the run directory and of the t
 each. ``--full`` measures ``--transcripts`` too. The machine is shared: absolute times swing with
 its load, paired ratios much less.
 
+``--model`` plays the games with two ``vllm:`` agents against the local model server instead
+(``runners.fake_llm``, in its own process, answering at once, ``--cache off``): the same AsymPuzl
+games, each turn a model call through the lean client; only the runner's CPU is counted.
+
+    .venv/bin/python benchmarks/bench_transcripts.py --model --games 3000 --rounds 6
+
 ``--compressors`` instead compresses the lines of one such run in the writer's blocks of 128 KiB with
 each compressor at hand (zlib, ISA-L's deflate from ``isal``, zstd where ``zstandard`` is installed):
 CPU per game and size against the lines, best of 20.
@@ -20,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import os
 import resource
 import statistics
 import subprocess
@@ -119,14 +126,28 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="pairs of runs (default 5)")
     parser.add_argument("--full", action="store_true", help="also full transcripts (--transcripts)")
     parser.add_argument("--compressors", action="store_true", help="compare compressors on one run's lines instead")
+    parser.add_argument("--model", action="store_true", help="games of two vllm: agents against the local model server")
     parser.add_argument("extra", nargs="*", help="more flags for every run (after --)")
     args = parser.parse_args()
     if args.compressors:
         compressors(min(args.games, 2000))
         return
     variants = ["none", "messages"] + (["full"] if args.full else [])
-    found = measure(args.games, args.rounds, variants, args.extra, echo=True)
-    print(f"{args.games} scripted games, {args.rounds} alternated rounds, median CPU and paired ratio to --no-messages:")
+    if args.model:
+        from bench_calls import Server
+
+        server = Server()
+        os.environ.setdefault("VLLM_API_KEY", "token-bench")  # the local server takes any key
+        extra = ["--agent", "alice=vllm:share_everything", "--agent", "bob=vllm:share_everything",
+                 "--vllm-url", server.url + "/v1", "--cache", "off", *args.extra]
+        try:
+            found = measure(args.games, args.rounds, variants, extra, echo=True)
+        finally:
+            server.close()
+    else:
+        found = measure(args.games, args.rounds, variants, args.extra, echo=True)
+    kind = "model" if args.model else "scripted"
+    print(f"{args.games} {kind} games, {args.rounds} alternated rounds, median CPU and paired ratio to --no-messages:")
     for variant in variants:
         runs = found[variant]
         print(f"  {variant:<8}: {statistics.median(r[0] for r in runs):7.2f} s CPU ({ratio(found, variant):.3f} x), "
