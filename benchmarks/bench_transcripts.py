@@ -17,6 +17,16 @@ games, each turn a model call through the lean client; only the runner's CPU is 
 
     .venv/bin/python benchmarks/bench_transcripts.py --model --games 3000 --rounds 6
 
+``--floor`` measures, beside the two, what the file alone costs: each game's end appends one
+prepared line (the first game's, its id changed) to the writer's blocks, with no tap, nothing
+built and nothing encoded (``floor``), and the same without deflate (``floor-raw``, plain bytes in
+place of each gzip member). No transcript that writes a line a game in the playing process costs
+less than ``floor``. Every variant is then started through this script, so that all start alike
+(in one run, ``python -m runners.concurrent`` against the same runner started by a script differed
+by more than the floor).
+
+    .venv/bin/python benchmarks/bench_transcripts.py --floor --rounds 8
+
 ``--compressors`` instead compresses the lines of one such run in the writer's blocks of 128 KiB with
 each compressor at hand (zlib, ISA-L's deflate from ``isal``, zstd where ``zstandard`` is installed):
 CPU per game and size against the lines, best of 20.
@@ -35,15 +45,56 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-VARIANTS = {"none": ["--no-messages"], "messages": [], "full": ["--transcripts"]}
+VARIANTS = {"none": ["--no-messages"], "messages": [], "full": ["--transcripts"], "floor": [], "floor-raw": []}
+FLOOR_CHILD = "--floor-child"
 
 
-def one_run(games: int, variant: str, extra: list[str]) -> tuple[float, int, int]:
-    """CPU seconds of one run in a fresh interpreter, the run directory's size and the transcripts'."""
+def floor_child(variant: str, args: list[str]) -> int:
+    """Run the runner with the transcript writer cut down to the file alone (``--floor``)."""
+    sys.path.insert(0, str(ROOT))
+    from engine.records import transcribe
+    from runners.concurrent import main as run_main
+
+    if not variant.startswith("floor"):
+        return run_main(args)
+    if variant == "floor-raw":
+        transcribe.BlockWriter.flush = _raw_flush
+    made = transcribe.TranscriptWriter.game_started
+    prepared: list[bytes] = []  # the first game's line, without its id
+
+    def game_started(writer, spec):
+        return made(writer, spec) if not prepared else None
+
+    def game_finished(writer, spec, record):
+        if not prepared:
+            line = writer.line(spec, record)
+            prepared.append(line[line.index(b","):])
+        writer._blocks.buffer += b'{"game_id":%d' % spec.game_id + prepared[0]
+        writer._blocks.added(spec.game_id)
+
+    transcribe.TranscriptWriter.game_started = game_started
+    transcribe.TranscriptWriter.game_finished = game_finished
+    return run_main(args)
+
+
+def _raw_flush(writer) -> None:
+    """``BlockWriter.flush`` with the block's bytes written as they are."""
+    import time
+
+    if writer.ids:
+        os.write(writer._fd, bytes(writer.buffer))
+        writer.buffer.clear()
+        writer.ids.clear()
+    writer._last_write = time.monotonic()
+
+
+def one_run(games: int, variant: str, extra: list[str], wrapped: bool = False) -> tuple[float, int, int]:
+    """CPU seconds of one run in a fresh interpreter, the run directory's size and the transcripts'.
+    ``wrapped``: started through this script (``--floor``: every variant alike, as the floor's must be)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "run"
-        command = [sys.executable, "-m", "runners.concurrent", "--games", str(games), "--no-dashboard",
-                   "--out", str(out), *VARIANTS[variant], *extra]
+        runner = [__file__, FLOOR_CHILD, variant] if wrapped else ["-m", "runners.concurrent"]
+        command = [sys.executable, *runner, "--games", str(games), "--no-dashboard", "--out", str(out), *VARIANTS[variant], *extra]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -53,15 +104,16 @@ def one_run(games: int, variant: str, extra: list[str]) -> tuple[float, int, int
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, size, kept
 
 
-def measure(games: int, rounds: int, variants: list[str], extra: list[str] = (), echo: bool = False) -> dict[str, list[tuple[float, int, int]]]:
+def measure(games: int, rounds: int, variants: list[str], extra: list[str] = (), echo: bool = False,
+            wrapped: bool = False) -> dict[str, list[tuple[float, int, int]]]:
     """(CPU seconds, run directory bytes, transcripts bytes) of each run of each variant, alternated."""
     found: dict[str, list[tuple[float, int, int]]] = {v: [] for v in variants}
     for i in range(rounds):
         for variant in (variants if i % 2 == 0 else variants[::-1]):
-            found[variant].append(one_run(games, variant, list(extra)))
+            found[variant].append(one_run(games, variant, list(extra), wrapped))
             if echo:
                 cpu, size, kept = found[variant][-1]
-                print(f"  round {i + 1} {variant:<8} {cpu:7.2f} s CPU, run {size / 2**20:7.1f} MiB, transcripts {kept / 2**20:7.1f} MiB",
+                print(f"  round {i + 1} {variant:<9} {cpu:7.2f} s CPU, run {size / 2**20:7.1f} MiB, transcripts {kept / 2**20:7.1f} MiB",
                       file=sys.stderr, flush=True)
     return found
 
@@ -127,12 +179,13 @@ def main() -> None:
     parser.add_argument("--full", action="store_true", help="also full transcripts (--transcripts)")
     parser.add_argument("--compressors", action="store_true", help="compare compressors on one run's lines instead")
     parser.add_argument("--model", action="store_true", help="games of two vllm: agents against the local model server")
+    parser.add_argument("--floor", action="store_true", help="also what the file alone costs (floor, floor-raw)")
     parser.add_argument("extra", nargs="*", help="more flags for every run (after --)")
     args = parser.parse_args()
     if args.compressors:
         compressors(min(args.games, 2000))
         return
-    variants = ["none", "messages"] + (["full"] if args.full else [])
+    variants = ["none", "messages"] + (["full"] if args.full else []) + (["floor", "floor-raw"] if args.floor else [])
     if args.model:
         from bench_calls import Server
 
@@ -145,14 +198,16 @@ def main() -> None:
         finally:
             server.close()
     else:
-        found = measure(args.games, args.rounds, variants, args.extra, echo=True)
+        found = measure(args.games, args.rounds, variants, args.extra, echo=True, wrapped=args.floor)
     kind = "model" if args.model else "scripted"
     print(f"{args.games} {kind} games, {args.rounds} alternated rounds, median CPU and paired ratio to --no-messages:")
     for variant in variants:
         runs = found[variant]
-        print(f"  {variant:<8}: {statistics.median(r[0] for r in runs):7.2f} s CPU ({ratio(found, variant):.3f} x), "
+        print(f"  {variant:<9}: {statistics.median(r[0] for r in runs):7.2f} s CPU ({ratio(found, variant):.3f} x), "
               f"run directory {runs[-1][1] / 2**20:.1f} MiB, transcripts {runs[-1][2] / 2**20:.1f} MiB")
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == [FLOOR_CHILD]:
+        sys.exit(floor_child(sys.argv[2], sys.argv[3:]))
     main()
