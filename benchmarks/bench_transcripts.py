@@ -22,8 +22,8 @@ prepared line (the first game's, its id changed) to the writer's blocks, with no
 built and nothing encoded (``floor``), and the same without deflate (``floor-raw``, plain bytes in
 place of each gzip member). No transcript that writes a line a game in the playing process costs
 less than ``floor``. Every variant is then started through this script, so that all start alike
-(in one run, ``python -m runners.concurrent`` against the same runner started by a script differed
-by more than the floor).
+(in one run with ``none`` started as ``python -m runners.concurrent``, ``floor``, which does more
+but was started by this script, used 7% less CPU).
 
     .venv/bin/python benchmarks/bench_transcripts.py --floor --rounds 8
 

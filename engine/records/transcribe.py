@@ -123,13 +123,11 @@ class _Turn(msgspec.Struct, omit_defaults=True, gc=False):
 _KEPT = frozenset((YourTurn, Act, Chat))
 
 
-def _recipients(chats: list[Chat] | None, message: str) -> tuple[Any, Any]:
+def _recipients(chats: list[Chat] | None, message: str, heard: Any = (), delivered: Any = ()) -> tuple[Any, Any]:
     """Of the chats that carried a turn's ``message``: who heard it as sent, and what the channel
-    delivered changed (each () if none)."""
+    delivered changed, after those already known (each () if none)."""
     if chats is None:
-        return (), ()
-    heard: Any = ()
-    delivered: Any = ()
+        return heard, delivered
     for chat in chats:
         if chat.text == message:
             heard = [*heard, chat.recipient]
@@ -192,10 +190,7 @@ class _MessagesCollector(msgspec.Struct, gc=False):
             last = self._last
             if last is None or last.role != message.sender:
                 return
-            if message.text == last.message:
-                last.heard = [*last.heard, message.recipient]
-            else:
-                last.delivered = [*last.delivered, Delivered(message.recipient, message.text)]
+            last.heard, last.delivered = _recipients([message], last.message, last.heard, last.delivered)
 
     def finished(self, record: GameRecord) -> Transcript:
         played = self.played
