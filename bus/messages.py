@@ -20,7 +20,7 @@ class Usage(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     ``calls`` is more than 1 when one agent turn took several model calls (``Usage.total``);
     ``cache_hits`` counts those answered from the response cache (``--cache``), which made no attempt
     and cost no tokens and nothing; ``batched`` those answered through a provider's batch API
-    (``--batch``), at its batch price.
+    (``--batch``), at its batch price; ``cut`` those whose reply the server cut at the token limit.
     """
 
     model: str
@@ -35,6 +35,7 @@ class Usage(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     calls: int = 1
     cache_hits: int = 0
     batched: int = 0
+    cut: int = 0
 
     @staticmethod
     def total(usages: list[Usage]) -> Usage:
@@ -116,7 +117,8 @@ class Act(Message, tag="act"):
     """Agent -> Environment: what the agent did this turn.
 
     ``actions`` are the parsed actions to apply; ``rejected`` the ones that could not even be parsed;
-    ``format_error`` is set (and nothing applied) when the reply itself could not be read.
+    ``format_error`` is set (and nothing applied) when the reply itself could not be read; ``cut``
+    then says whether the server had cut it at the run's token limit.
     """
 
     turn: int
@@ -125,6 +127,7 @@ class Act(Message, tag="act"):
     actions: tuple[Any, ...] = ()
     rejected: tuple[Any, ...] = ()
     format_error: str | None = None
+    cut: bool = False
     reply_chars: int = 0
     reply: str = ""  # the raw reply, for transcripts
     usage: Any = None  # what the policy reports about the call (tokens, latency), if anything

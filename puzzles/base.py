@@ -136,7 +136,7 @@ in the turn's usage and paced by the model's limiter like any call; ``purpose`` 
 class Prompter(Protocol):
     """A game's side of the model policy: the prompt, the reply format and how to read replies.
 
-    ``chat_memory`` shapes the model agent (``actors.llm.LLMPolicy``) without the engine knowing the
+    ``chat_memory`` shapes the model agent (``engine.policies.llm.LLMPolicy``) without the engine knowing the
     game: True, the agent keeps its whole chat with the model (the first turn's system prompt, then
     every turn's user prompt and the model's raw reply) and sends it every turn; False, each turn is
     a fresh (system, user) pair. A prompter may also run the agent's own modules (``AgentModules``).

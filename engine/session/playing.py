@@ -227,6 +227,12 @@ async def play_plan(
         log.info("run_started", run_dir=str(run.path), config=msgspec.to_builtins(plan), to_play=total - sum(1 for i in recorded if i < total))
         watchers: list[Any] = [GameLog(log, debug=log_level == "debug"), *observers]
         executor = executor or LocalExecutor()
+        if models_play(plan):
+            from engine.backends import HubContext
+
+            # The servers' logs and batch mode's batches go in the run; a resume answers the batched
+            # calls of the games it plays again.
+            factory.hub = factory.hub.for_run(HubContext(run_dir=run.path, replayed=lambda game_id: game_id not in recorded))
         starts = None
         if models_play(plan) and executor.name == "local":
             starts = GameStarts(factory.hub, spending=spending)
@@ -237,10 +243,6 @@ async def play_plan(
         transcript_writer = TranscriptWriter(run.path, full=transcripts != "messages", at_once=models_play(plan)) if transcripts else None
         if transcript_writer is not None:
             watchers.append(transcript_writer)
-        if models_play(plan):
-            factory.hub.log_dir = run.path  # where the servers the engine starts write their logs
-            factory.hub.run_dir = run.path  # where batch mode keeps the run's batches (batches.jsonl)
-            factory.hub.replayed = lambda game_id: game_id not in recorded  # the games whose batched calls a resume answers
         try:
             async with factory:
                 try:
