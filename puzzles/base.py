@@ -1,9 +1,10 @@
 """The game contract: what the engine needs from a game, and nothing about any one game.
 
-A game is one folder under ``puzzles/`` that builds a ``Game`` in three parts: its ``Rules`` (its
+A game is one folder under ``puzzles/`` that builds a ``Game`` of these parts: its ``Rules`` (its
 parameters, how to start a game in progress, a ``GameState``, its feedback modes and scripted
-strategies), its ``Faces`` (its prompt, a person's seat, its replay) and its ``Records`` (score
-labels, the human study's scores, the instance, how its older records read). The engine, actors and
+strategies), its ``Faces`` (its prompt, a person's seat, its replay), its ``Records`` (score
+labels, the human study's scores, the instance) and, once what it records has changed, its
+``ResultsFormat`` (how its older records read). The engine, actors and
 runners speak only this module and look games up by name in ``puzzles.registry``.
 
 - ``GameState`` is one game in progress: synchronous, deterministic, no event loop, no I/O. Every
@@ -175,17 +176,6 @@ def no_feedback(state: Any, role: str) -> None:
     return None
 
 
-@runtime_checkable
-class Format1Reader(Protocol):
-    """How to read a game's results that results format 1 wrote (``engine.records.upgrade``)."""
-
-    def params(self, fields: Mapping[str, Any]) -> dict[str, Any]:
-        """The game's parameters from the old flat fields of the game spec."""
-
-    def figures(self, record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], tuple[str, ...]]:
-        """(scores, metrics, the old record fields they replace)."""
-
-
 @dataclass(frozen=True)
 class Rules:
     """What plays: everything the referee, the scripted agents and the conformance check need.
@@ -249,8 +239,8 @@ class Faces:
 
 @dataclass(frozen=True)
 class Records:
-    """What the game's records hold beyond scores and metrics, how reports label them, and how its
-    older records read now. Every part is optional.
+    """What the game's records hold beyond scores and metrics, and how reports label them. Every part
+    is optional.
 
     - ``score_labels``: display names of score keys (a key ``name.role`` shows as ``label role``).
     - ``sort_keys``: for condition labels whose values do not sort as text, a key function.
@@ -259,17 +249,6 @@ class Records:
     - ``instance(state)``: what a third party needs to check a game's transcript on its own (the
       truth, each role's private information), JSON-encodable, from the game as it starts; written
       once per game in transcripts. None: transcripts carry no instance.
-    - ``upgrade(params, scores, metrics)``: a record the game wrote before it changed what it
-      records, as it records it now (the same three back when the record is current); applied to
-      every format-2 record read. None for games that never changed.
-    - ``format_1``: for games that results format 1 wrote, how to read them (a ``Format1Reader``,
-      ``engine.records.upgrade``); None for games that came later.
-    - ``saved_before``: parameters added after runs of the game were first saved, each with the
-      value the games of a run saved before it existed were played with; a saved plan that lacks
-      one is read with that value, so that ``--resume`` plays on as the run began.
-    - ``default_was``: parameters whose default changed, each with its earlier default. A saved plan
-      that does not name one (a grid left it at its default) and whose first record was played
-      with the earlier default is read with it, so that ``--resume`` plays on as the run began.
     - ``table_rows``: the parameters whose values make the rows of the success table in the game's
       paper (the report's default ``--rows``, where they vary in a run); empty: the agents.
     - ``score_words``: each score as a participant reads it at the end of a game (a seat's end
@@ -283,26 +262,61 @@ class Records:
     sort_keys: Mapping[str, Callable[[str], Any]] = field(default_factory=dict)
     human_study: Mapping[str, str] = field(default_factory=dict)
     instance: Callable[[Any], Any] | None = None
-    upgrade: Callable[[Any, dict, dict], tuple[Any, dict, dict]] | None = None
-    format_1: Format1Reader | None = None
-    saved_before: Mapping[str, Any] = field(default_factory=dict)
-    default_was: Mapping[str, Any] = field(default_factory=dict)
     table_rows: tuple[str, ...] = ()
     score_words: Mapping[str, str] = field(default_factory=dict)
     analyses: Callable[[], Analysis] | None = None
 
 
+@runtime_checkable
+class Format1Reader(Protocol):
+    """How to read a game's results that results format 1 wrote (``engine.records.upgrade``)."""
+
+    def params(self, fields: Mapping[str, Any]) -> dict[str, Any]:
+        """The game's parameters from the old flat fields of the game spec."""
+
+    def figures(self, record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], tuple[str, ...]]:
+        """(scores, metrics, the old record fields they replace)."""
+
+
+@dataclass(frozen=True)
+class ResultsFormat:
+    """The history of what the game records, so that runs saved before a change read and resume as
+    the game records now (``engine.records.upgrade``). A new game leaves it empty.
+
+    - ``version``: the game's results format, 1 until the game first changes what it records and
+      one more at each change; every part below belongs to a version after the first.
+    - ``upgrade(params, scores, metrics)``: a record the game wrote before a change, as it records
+      it now (the same three back when the record is current); applied to every format-2 record read.
+    - ``saved_before``: parameters added after runs of the game were first saved, each with the
+      value the games of a run saved before it existed were played with; a saved plan that lacks
+      one is read with that value, so that ``--resume`` plays on as the run began.
+    - ``default_was``: parameters whose default changed, each with its earlier default. A saved plan
+      that does not name one (a grid left it at its default) and whose first record was played
+      with the earlier default is read with it, so that ``--resume`` plays on as the run began.
+    - ``format_1``: for games that the engine's results format 1 wrote (before games were folders
+      behind one contract), how to read them (a ``Format1Reader``); None for games that came later.
+    """
+
+    version: int = 1
+    upgrade: Callable[[Any, dict, dict], tuple[Any, dict, dict]] | None = None
+    saved_before: Mapping[str, Any] = field(default_factory=dict)
+    default_was: Mapping[str, Any] = field(default_factory=dict)
+    format_1: Format1Reader | None = None
+
+
 @dataclass(frozen=True)
 class Game:
-    """Everything the engine knows about one game, in three parts: ``rules`` (what plays),
-    ``faces`` (how it shows itself: to a model, a person, a replay) and ``records`` (what its
-    records hold and how reports and older records read). ``puzzles.registry`` checks every game it
-    registers against the contract once (``puzzles.contract.check_contract``)."""
+    """Everything the engine knows about one game: ``rules`` (what plays), ``faces`` (how it shows
+    itself: to a model, a person, a replay), ``records`` (what its records hold and how reports label
+    them) and ``results_format`` (how records it wrote before a change read now; empty for a new
+    game). ``puzzles.registry`` checks every game it registers against the contract once
+    (``puzzles.contract.check_contract``)."""
 
     name: str
     rules: Rules
     faces: Faces
     records: Records = field(default_factory=Records)
+    results_format: ResultsFormat = field(default_factory=ResultsFormat)
 
     @property
     def default_policy(self) -> str:

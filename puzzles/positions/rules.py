@@ -295,7 +295,7 @@ def position_sort_keys() -> dict[str, Callable[[str], Any]]:
 
 
 def position_upgrade(**played_with: Any) -> Callable[[Any, dict, dict], tuple[Any, dict, dict]]:
-    """A position game's ``Records.upgrade``: a record written before modifications were told from
+    """A position game's ``ResultsFormat.upgrade``: a record written before modifications were told from
     writes gets its figures renamed as writes and ``played_with`` as its parameters (parameters
     that did not exist then, as its games were played)."""
 
