@@ -190,19 +190,19 @@ class AsymPuzlPrompter:
 
     chat_memory = False  # each turn is a fresh (system, user) pair
 
-    def render(self, context: TurnContext) -> tuple[str, str]:
+    def render(self, context: TurnContext[AsymView]) -> tuple[str, str]:
         return render_prompt(context)
 
-    def schema(self, context: TurnContext) -> dict[str, Any] | None:
+    def schema(self, context: TurnContext[AsymView]) -> dict[str, Any] | None:
         return reply_schema(context)
 
-    def parse(self, text: str, context: TurnContext) -> Reply:
+    def parse(self, text: str, context: TurnContext[AsymView]) -> Reply[Replace]:
         return parse_reply(text, optional_fields(context))
 
-    def format(self, reply: Reply, prose: str = "") -> str:
+    def format(self, reply: Reply[Replace], prose: str = "") -> str:
         return format_reply(prose, reply.message, reply.actions, to=reply.to, scratchpad=reply.scratchpad)
 
-    def read(self, system: str, user: str) -> tuple[TurnContext, Any] | None:
+    def read(self, system: str, user: str) -> tuple[TurnContext[AsymView], Any] | None:
         try:
             context = read_prompt(system, user)
         except UnreadablePrompt:

@@ -35,7 +35,7 @@ def prepare(params: EinsteinParams, seed: int) -> None:
     optimum(generate(params.blocks, seed), params.modes, params.planner_budget, answers=params.seek_answers)
 
 
-def invalid_examples(state: EinsteinGame, role: str) -> list:
+def invalid_examples(state: EinsteinGame, role: str) -> list[Action]:
     """Actions no reply can name (a block or bin that does not exist, a relation of no type): the
     game rejects them without spending the step."""
     big = MAX_BLOCK_NUMBER + 1

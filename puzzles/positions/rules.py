@@ -17,6 +17,8 @@ import re
 
 import msgspec
 
+from ..base import Outcome
+
 Hypotheses = Mapping[str, Sequence[Any]]
 
 
@@ -220,7 +222,10 @@ class PositionGame:
     def done(self) -> bool:
         return all(h == self.truth for h in self._hypotheses.values())
 
-    def outcome(self) -> str:
+    def private(self, role: str) -> Any:  # each game's own
+        raise NotImplementedError
+
+    def outcome(self) -> Outcome:
         return "success" if self.done() else "failure"
 
     def progress(self, role: str) -> int:

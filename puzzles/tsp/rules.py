@@ -17,7 +17,7 @@ from collections import Counter
 
 import msgspec
 
-from ..base import Step
+from ..base import Outcome, Step
 from ..turn import Rejected
 from .board import GHOST, LIGHT, Board
 from .params import TspParams
@@ -196,7 +196,7 @@ class TspGame:
             return next(iter(paths))
         return None
 
-    def outcome(self):
+    def outcome(self) -> Outcome:
         path = self.agreed()
         return "success" if path is not None and is_tour(path, self.rooms) else "failure"
 

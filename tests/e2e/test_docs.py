@@ -345,7 +345,7 @@ def test_every_toml_block_is_a_grid_the_sweep_reads():
 def test_the_design_page_lists_every_field_of_each_part_of_the_game_contract(part):
     """The bullet of ``docs/design.md`` that describes a part of ``Game`` names exactly its fields:
     every name it quotes (a call's arguments aside) that is not a class of the contract is a field."""
-    kind = {f.name: f.type for f in dataclasses.fields(puzzles.base.Game)}[part]  # the class's name
+    kind = {f.name: str(f.type).partition("[")[0] for f in dataclasses.fields(puzzles.base.Game)}[part]  # its class
     page = (DOCS / "design.md").read_text()
     found = re.search(rf"^- `{part}` \(`{kind}`, (.*?)\n(?=- |\n)", page, re.M | re.S)
     assert found, f"docs/design.md has no bullet for Game.{part}"
