@@ -174,8 +174,8 @@ def read_prompt(system: str, user: str) -> TurnContext:
     return TurnContext(
         game_id=0,
         role=role,
-        turn=int(turn.group(1)) if guided else 0,
-        max_turns=int(turn.group(2)) if guided else 0,
+        turn=int(turn.group(1)) if turn else 0,
+        max_turns=int(turn.group(2)) if turn else 0,
         view=view,
         feedback=feedback,
         conversation=shared.read_conversation(found) if guided else read_paper_conversation(found),

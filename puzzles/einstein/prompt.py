@@ -172,7 +172,8 @@ def read_prompt(system: str, user: str) -> TurnContext | None:
             mode=mode, prompt=prompt, cot=cot, notices=False, knowledge=_items(head.group(3)),
             bins=_bins(head.group(4)), reach=tuple(re.findall(r"'([a-z0-9_]+)'", head.group(5))), history=history,
         )
-        max_turns, notices, conversation, directed = DEFAULT_ROUNDS, (), None, False
+        max_turns, notices, directed = DEFAULT_ROUNDS, (), False
+        conversation: tuple[ChatLine, ...] | None = None
         for part in parts[1:]:
             if (m := _LIMIT.match(part)) is not None:
                 max_turns = int(m.group(1)) // 2

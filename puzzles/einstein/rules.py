@@ -142,7 +142,7 @@ class EinsteinGame:
             if isinstance(action, Move):
                 self._move(action)
             elif isinstance(action, Share):
-                i = self._item_index[compact(action.item)]
+                i = self._item_index[compact(action.item)]  # type: ignore[index]  # a valid share's item is the instance's
                 self.minds[partner] = self.minds[partner].hears(i, self.instance.items[i]).marked(1 << i)
                 self.minds[role] = self.minds[role].marked(1 << i)
                 outcome.say = (Say(action_text(action)),)
@@ -237,7 +237,7 @@ class EinsteinGame:
 
     def scores(self) -> dict[str, bool | float]:
         success = self.success()
-        steps = self.solved_step if success else self.steps
+        steps = self.solved_step if success and self.solved_step is not None else self.steps
         scores: dict[str, bool | float] = {
             "success": success, "partial": self.placed() / self.instance.n, "steps": steps,
         }

@@ -126,7 +126,8 @@ class TspGame:
         if role == self.roles[0]:
             self.turn += 1
         player = self.players[role]
-        done, rejected = [], []
+        done: list[TspAction] = []
+        rejected: list[Rejected] = []
         for action in actions:
             if rejected and self.params.drop_after_error:
                 rejected.append(Rejected(str(action), "dropped: an earlier action of this reply failed"))
