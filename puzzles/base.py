@@ -294,7 +294,7 @@ class ResultsFormat:
     the game records now (``engine.records.upgrade``). A new game leaves it empty.
 
     - ``version``: the game's results format, 1 until the game first changes what it records and
-      one more at each change; every part below belongs to a version after the first.
+      one more at each change; ``upgrade``, ``saved_before`` and ``default_was`` come with a change.
     - ``upgrade(params, scores, metrics)``: a record the game wrote before a change, as it records
       it now (the same three back when the record is current); applied to every format-2 record read.
     - ``saved_before``: parameters added after runs of the game were first saved, each with the
