@@ -43,10 +43,10 @@ class Usage(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
         if any call's is)."""
         if len(usages) == 1:
             return usages[0]
-        costs = [u.cost_usd for u in usages]
+        costs = [u.cost_usd for u in usages if u.cost_usd is not None]
         counts = {name: sum(getattr(u, name) for u in usages) for name in USAGE_COUNTS}
         times = {name: round(sum(getattr(u, name) for u in usages), 4) for name in USAGE_TIMES}
-        cost = None if None in costs else round(sum(costs), 8)  # type: ignore[arg-type]
+        cost = round(sum(costs), 8) if len(costs) == len(usages) else None
         return Usage(model=usages[-1].model, cost_usd=cost, **counts, **times)
 
 
@@ -63,7 +63,7 @@ class Message(msgspec.Struct, frozen=True, tag_field="kind", gc=False):
     game_id: int
 
 
-class TurnStart(Message, tag="turn_start"):
+class TurnStart(Message, tag="turn_start", frozen=True):
     """Environment -> Feedback actor: ``role`` is to act now and sees ``view``."""
 
     turn: int
@@ -74,7 +74,7 @@ class TurnStart(Message, tag="turn_start"):
     candidates: int = 1  # replies to sample for this turn (best of n: the game chooses one)
 
 
-class YourTurn(Message, tag="your_turn"):
+class YourTurn(Message, tag="your_turn", frozen=True):
     """Feedback actor -> agent: act now, with this view, this feedback and these notices."""
 
     turn: int
@@ -86,7 +86,7 @@ class YourTurn(Message, tag="your_turn"):
     candidates: int = 1  # replies to sample; more than 1: send ``Candidates`` and play the ``Chosen`` one
 
 
-class Chat(Message, tag="chat"):
+class Chat(Message, tag="chat", frozen=True):
     """Agent -> agent text. Goes through the channel between them; only this reaches the partner."""
 
     turn: int
@@ -113,7 +113,7 @@ class HumanTurn(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     timed_out: bool = False
 
 
-class Act(Message, tag="act"):
+class Act(Message, tag="act", frozen=True):
     """Agent -> Environment: what the agent did this turn.
 
     ``actions`` are the parsed actions to apply; ``rejected`` the ones that could not even be parsed;
@@ -139,7 +139,7 @@ class Act(Message, tag="act"):
     human: HumanTurn | None = None  # a person played the turn: how long it took
 
 
-class Candidates(Message, tag="candidates"):
+class Candidates(Message, tag="candidates", frozen=True):
     """Agent -> Environment, on a best-of-n turn: the actions of each sampled reply (empty for a
     reply that could not be read), for the game to choose the one to play."""
 
@@ -148,14 +148,14 @@ class Candidates(Message, tag="candidates"):
     actions: tuple[tuple[Any, ...], ...]
 
 
-class Chosen(Message, tag="chosen"):
+class Chosen(Message, tag="chosen", frozen=True):
     """Environment -> agent: play candidate ``index`` of turn ``turn``. The game's reasons stay with the game."""
 
     turn: int
     index: int
 
 
-class ChannelNotice(Message, tag="channel_notice"):
+class ChannelNotice(Message, tag="channel_notice", frozen=True):
     """Bus -> agent: what happened to a message it sent (for instance rejected as over budget)."""
 
     turn: int
@@ -163,7 +163,7 @@ class ChannelNotice(Message, tag="channel_notice"):
     text: str
 
 
-class GameOver(Message, tag="game_over"):
+class GameOver(Message, tag="game_over", frozen=True):
     """Environment -> everyone (topic ``game``): the game has ended."""
 
     outcome: str
