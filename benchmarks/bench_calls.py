@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engine import Grid, PolicyFactory, run_games  # noqa: E402
-from engine.backends import BackendSettings, ModelOptions  # noqa: E402
+from engine.backends import BackendSettings, ModelOptions, Request  # noqa: E402
 
 CONCURRENCY = 64
 
@@ -91,13 +91,13 @@ async def capture_body(url: str) -> dict:
     """The body of an engine call: the first call of a game, as the engine builds it."""
     factory = PolicyFactory(settings(url), environ=ENVIRON)
     async with factory:
-        backend = factory.hub.backend("vllm:share_everything")
+        backend = factory.hub.provider("vllm:share_everything")
         captured: list = []
         original = type(backend)._send
 
-        async def spy(self, system, user, schema, history, sample=0):
-            captured.append((system, user))
-            return await original(self, system, user, schema, history, sample)
+        async def spy(self, request, call):
+            captured.append((request.system, request.user))
+            return await original(self, request, call)
 
         type(backend)._send = spy
         try:
@@ -150,14 +150,14 @@ async def calls_sdk(url: str, body: dict, calls: int) -> int:
 
 async def calls_backend(url: str, client: str, body: dict, calls: int, tpm: float | None = None) -> int:
     factory = PolicyFactory(settings(url, client, tpm), environ=ENVIRON)
-    system, user = (m["content"] for m in body["messages"])
+    request = Request(*(m["content"] for m in body["messages"]))
     queue = iter(range(calls))
     async with factory:
         backend = factory.hub.backend("vllm:share_everything")
 
         async def worker() -> None:
             for _ in queue:
-                completion = await backend.complete(system, user)
+                completion = await backend.complete(request)
                 assert completion.text
 
         await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))

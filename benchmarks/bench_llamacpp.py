@@ -110,7 +110,7 @@ async def engine_side(base: str, url: str, slots: int, seconds: float, seed: int
     served = ServedModel("llamacpp", str(bundled_model("smollm2")))
     settings = BackendSettings(options=ModelOptions(structured=True, max_tokens=MAX_TOKENS), serve_slots=slots)
     factory = PolicyFactory(settings)
-    factory.hub.served_urls = {NAME: url}  # the running server: the engine's path for a server it started
+    factory.hub.served_urls[NAME] = url  # the running server: the engine's path for a server it started
     plan = Grid(game="asympuzl", seeds=100_000, seed=seed, agents=[[NAME, NAME]], params={"size": [3]})
     tokens = 0
     samples: list[float] = []

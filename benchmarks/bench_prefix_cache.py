@@ -74,7 +74,7 @@ async def main_async(args: argparse.Namespace) -> None:
         options = ModelOptions(structured=True, max_tokens=args.max_tokens, timeout=args.timeout)
         settings = BackendSettings(options=options, serve_slots=args.slots)
         factory = PolicyFactory(settings)
-        factory.hub.served_urls = {NAME: url}  # the running server, as for a server the engine started
+        factory.hub.served_urls[NAME] = url  # the running server, as for a server the engine started
         plan = Grid(game="asympuzl", seeds=args.games, agents=[[NAME, NAME]], params={"size": [3]},
                     max_turns=[args.turns], history=["full"])  # the whole conversation: each turn extends the last
         records = []

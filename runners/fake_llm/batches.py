@@ -320,7 +320,7 @@ class BatchService:
         game, call = parse_custom_id(custom_id) or (None, None)
         model = body.get("model", "fake") if isinstance(body, dict) else "fake"
         try:
-            text, prompt, cached, completion = await self.server.answer_batched(body, anthropic, game, call)
+            text, prompt, cached, completion, cut = await self.server.answer_batched(body, anthropic, game, call)
         except TimeoutError:
             batch.unrun += 1
             return unrun_line(batch.anthropic, custom_id, "expired")
@@ -338,8 +338,8 @@ class BatchService:
             return openai_line(custom_id, {"id": "chatcmpl-x", "object": "chat.completion", "choices": []})
         batch.succeeded += 1
         if anthropic:
-            return {"custom_id": custom_id, "result": {"type": "succeeded", "message": anthropic_message(model, text, prompt, cached, completion)}}
-        return openai_line(custom_id, openai_completion(model, text, prompt, cached, completion))
+            return {"custom_id": custom_id, "result": {"type": "succeeded", "message": anthropic_message(model, text, prompt, cached, completion, cut)}}
+        return openai_line(custom_id, openai_completion(model, text, prompt, cached, completion, cut))
 
 
 

@@ -249,12 +249,11 @@ class FakeServer:
             await asyncio.sleep(self.config.latency + self.rng.uniform(0, self.config.jitter))
             if fault in ("malformed", "incomplete", "truncated"):
                 raise Broken(fault)  # before playing: an agent's strategy only sees replies it sends
-            text = await self._play(body, system, users, request.headers.get(GAME_HEADER), request.headers.get(CALL_HEADER))
+            text, cut = await self._play(body, system, users, request.headers.get(GAME_HEADER), request.headers.get(CALL_HEADER))
         finally:
             stats.running -= 1
             if self.batch is not None:
                 self.batch.release()
-        text, cut = cut_to(text, int(max_tokens))
         cached, completion_tokens = self._counts(system, text)
         stats.served += 1
         return body, text, prompt_tokens, cached, completion_tokens, cut, self._limit_headers(anthropic)
@@ -273,12 +272,15 @@ class FakeServer:
             headers = {"retry-after": f"{max(1, round(after))}", "retry-after-ms": f"{int(after * 1000)}"} if status in (429, 503) else {}
             raise Refused(status, kinds[status], f"Injected {status}.", headers)
 
-    async def _play(self, body: dict, system: str, users: list[str], game: str | None, call: str | None) -> str:
+    async def _play(self, body: dict, system: str, users: list[str], game: str | None, call: str | None) -> tuple[str, bool]:
+        """The reply to a call and whether the request's max tokens cut it; a bad reply (``--bad-reply``)
+        stands for what a model wrote within the limit."""
         text = await self.players.reply(body["model"], system, users, game, call)
+        text, cut = cut_to(text, int(body.get("max_tokens") or body.get("max_completion_tokens") or 4096))
         for kind, probability in self.config.bad_replies.items():
             if self.rng.random() < probability:
                 text = bad_reply(kind, text)
-        return text
+        return text, cut
 
     def _counts(self, system: str, text: str) -> tuple[int, int]:
         """(cached prompt tokens, completion tokens) of a reply: the system part is cached once seen."""
@@ -288,8 +290,8 @@ class FakeServer:
             self.seen_systems.clear()
         return cached, max(1, estimate_tokens(text))
 
-    async def answer_batched(self, body: Any, anthropic: bool, game: str | None, call: str | None) -> tuple[str, int, int, int]:
-        """One request of a batch: (text, prompt tokens, cached tokens, completion tokens), or Refused
+    async def answer_batched(self, body: Any, anthropic: bool, game: str | None, call: str | None) -> tuple[str, int, int, int, bool]:
+        """One request of a batch: (text, prompt tokens, cached tokens, completion tokens, cut), or Refused
         (an injected status fault), Broken (a broken reply) or TimeoutError (a ``timeout`` fault: the
         request does not run before the batch ends). No rate limit, latency or storm applies."""
         self.stats.requests += 1
@@ -302,10 +304,10 @@ class FakeServer:
             raise TimeoutError
         if fault in ("malformed", "incomplete", "truncated"):
             raise Broken(fault)
-        text = await self._play(body, system, users, game, call)
+        text, cut = await self._play(body, system, users, game, call)
         cached, completion = self._counts(system, text)
         self.stats.served += 1
-        return text, prompt_tokens, cached, completion
+        return text, prompt_tokens, cached, completion, cut
 
     async def _handle(self, request: web.Request, anthropic: bool) -> web.StreamResponse:
         try:
