@@ -44,8 +44,8 @@ GAMES = 1000
 # Start the runner with Python's own collector settings (the runner's are in engine/session/collector.py).
 _DEFAULT_COLLECTOR = """
 import contextlib, runpy, sys
-import engine.session.collector
-engine.session.collector.tuned_collector = contextlib.nullcontext
+import engine.play.collector
+engine.play.collector.tuned_collector = contextlib.nullcontext
 sys.argv[0] = "runners.concurrent"
 runpy.run_module("runners.concurrent", run_name="__main__", alter_sys=True)
 """

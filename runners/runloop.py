@@ -13,7 +13,7 @@ from engine.executors import make_executor
 from engine.policies.factory import PolicyFactory
 from engine.records.rundir import StorageError
 from engine.serving.process import ServeError
-from engine.session.collector import tuned_collector
+from engine.play.collector import tuned_collector
 from engine.session.giveup import SameFailure
 from engine.play.run import RunProgress
 from engine.session.stopping import StopStarting

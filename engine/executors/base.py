@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 from puzzles import Game
 
-from engine.session.pacing import GameStarts
+from engine.play.pacing import GameStarts
 from engine.policies.factory import PolicyFactory
 from engine.records.record import GameRecord
 from engine.records.rundir import Plan

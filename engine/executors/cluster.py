@@ -31,7 +31,7 @@ import anyio
 import msgspec
 
 from engine.backends.settings import BackendSettings
-from engine.session.collector import tune_collector
+from engine.play.collector import tune_collector
 from engine.policies.factory import PolicyFactory, is_model
 from engine.records.record import GameRecord, decode_record, encode_record
 from engine.records.rundir import Plan
@@ -66,7 +66,7 @@ class GameWorker:
         self.factory = PolicyFactory(msgspec.json.decode(settings, type=BackendSettings))
         self.ledger = ledger
         self.transcripts = None if transcripts is None else TranscriptMaker(full=transcripts == "full")
-        tune_collector()  # as the runner does in one process (``engine.session.collector``)
+        tune_collector()  # as the runner does in one process (``engine.play.collector``)
         self.concurrency = concurrency
         self.batch_of: dict[int, _Batch] = {}
         self.failure: BaseException | None = None

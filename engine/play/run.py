@@ -17,7 +17,7 @@ from puzzles import GAMES, Game
 from engine.backends.admission import CALL_PRIORITY
 from engine.backends.settings import CALL_GAME
 from engine.play.game import play_game
-from engine.session.pacing import GameStarts
+from engine.play.pacing import GameStarts
 from engine.policies.factory import PolicyFactory
 from engine.records.record import GameRecord
 from engine.plan.spec import GameSpec
@@ -196,7 +196,7 @@ async def run_games(
     """Play every spec, at most ``concurrency`` at a time, handing each record to ``on_record`` as
     soon as its game ends. ``specs`` may also be a stream (an anyio receive stream) that others feed
     while the games run; the run then ends when the stream is closed. With ``starts``, each game waits for its turn to start (see
-    ``engine.session.pacing``), and no game starts once it says no more may. Cancelling the caller's scope
+    ``engine.play.pacing``), and no game starts once it says no more may. Cancelling the caller's scope
     stops the run; games in flight are dropped."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")

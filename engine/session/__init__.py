@@ -1,3 +1,3 @@
-"""A run session: a plan and a run directory become records on disk (``playing``), with the pacing of
-game starts (``pacing``), giving up on a run that cannot work (``giveup``) and the garbage collector
-set for many games (``collector``)."""
+"""A run session: a plan and a run directory become records on disk (``playing``), opening a new or
+resumed run directory (``opening``), giving up on a run that cannot work (``giveup``), and stopping
+game starts (``stopping``)."""

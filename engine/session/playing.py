@@ -25,7 +25,7 @@ from puzzles import GAMES, Game
 from engine.backends.limiter import COUNTERS
 from engine.spending.budget import Spending
 from engine.executors import Executor, LocalExecutor
-from engine.session.pacing import GameStarts
+from engine.play.pacing import GameStarts
 from engine.policies.factory import PolicyFactory, is_human, is_model
 from engine.records.record import GameRecord, is_infra_error
 from engine.records.ids import IdSet
@@ -214,7 +214,7 @@ async def play_plan(
 ) -> None:
     """Play the games of ``plan`` not in ``recorded`` into ``run`` (in ``play_order``; the first
     ``limit`` of them, if given), in this process or on ``executor``. When models play here, games start as the limits serve them and
-    within ``spending``'s caps (``engine.session.pacing``). After ``stop.stop()`` no game starts.
+    within ``spending``'s caps (``engine.play.pacing``). After ``stop.stop()`` no game starts.
     Cancelling the caller's scope stops the run; every record written before stays, and the log
     says the run was interrupted."""
     total = plan.total

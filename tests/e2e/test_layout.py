@@ -103,3 +103,30 @@ def test_no_import_circle_and_no_upward_arrow_between_packages():
         if name not in state:
             visit(name, [name])
     assert circles == []
+
+
+def _folder(module: str) -> str | None:
+    """The folder of ``engine/`` a module is in (None outside them: ``engine`` itself, other packages)."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "engine" and len(parts) > 1 else None
+
+
+def test_the_folders_of_the_engine_import_each_other_without_a_loop():
+    folders: dict[str, set[str]] = {}
+    for name, targets in _import_graph().items():
+        here = _folder(name)
+        if here is not None:
+            folders.setdefault(here, set()).update(t for t in map(_folder, targets) if t is not None and t != here)
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = {start}, [start]
+        while todo:
+            for target in folders.get(todo.pop(), ()):
+                if target == goal:
+                    return True
+                if target not in seen:
+                    seen.add(target)
+                    todo.append(target)
+        return False
+
+    loops = [f"{a} -> {b}" for a, targets in sorted(folders.items()) for b in sorted(targets) if reaches(b, a)]
+    assert loops == []
