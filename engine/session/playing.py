@@ -25,8 +25,7 @@ from puzzles import GAMES, Game
 from engine.backends.limiter import COUNTERS
 from engine.spending.budget import Spending
 from engine.executors import Executor, LocalExecutor
-from engine.play.pacing import GameStarts
-from engine.policies.factory import PolicyFactory, is_human, is_model
+from engine.policies.factory import PolicyFactory, is_human, is_model, models_play
 from engine.records.record import GameRecord, is_infra_error
 from engine.records.ids import IdSet
 from engine.records.rundir import Plan, RunDir, RunDirError
@@ -129,10 +128,6 @@ def read_usage(run: RunDir) -> dict[str, Any] | None:
         return None
 
 
-def models_play(plan: Plan) -> bool:
-    return any(is_model(name) for names in plan.agents for name in names)
-
-
 def slow_games(plan: Plan) -> bool:
     """Models or people play: games end seconds apart, not thousands a second."""
     return any(is_model(name) or is_human(name) for names in plan.agents for name in names)
@@ -225,18 +220,10 @@ async def play_plan(
     with run.log_path.open("a", encoding="utf-8") as log_stream, run.writer() as writer:
         log = make_logger(log_stream, log_level, at_once=slow_games(plan))
         log.info("run_started", run_dir=str(run.path), config=msgspec.to_builtins(plan), to_play=total - sum(1 for i in recorded if i < total))
-        watchers: list[Any] = [GameLog(log, debug=log_level == "debug"), *observers]
         executor = executor or LocalExecutor()
-        starts = None
-        if models_play(plan) and executor.name == "local":
-            starts = GameStarts(factory.hub, spending=spending)
-        if models_play(plan) and spending is not None:
-            watchers.append(spending)  # the local starts, or a cluster's batches, stop at its caps
         # True (or "full"): full transcripts; "messages": messages-only transcripts (``engine.records.transcripts``)
         # Games against models are few and dear: each transcript is written as its game ends.
         transcript_writer = TranscriptWriter(run.path, full=transcripts != "messages", at_once=models_play(plan)) if transcripts else None
-        if transcript_writer is not None:
-            watchers.append(transcript_writer)
         if models_play(plan):
             factory.hub.log_dir = run.path  # where the servers the engine starts write their logs
             factory.hub.run_dir = run.path  # where batch mode keeps the run's batches (batches.jsonl)
@@ -245,8 +232,9 @@ async def play_plan(
             async with factory:
                 try:
                     await executor.play(
-                        plan, todo, factory=factory, concurrency=concurrency, on_record=writer.write,
-                        progress=progress, observers=watchers, starts=starts, games=games,
+                        plan, todo, factory=factory, concurrency=concurrency, on_record=writer.write, progress=progress,
+                        observers=[GameLog(log, debug=log_level == "debug"), *observers], games=games,
+                        transcripts=transcript_writer, spending=spending if models_play(plan) else None,
                     )
                 finally:
                     write_usage(run.path, executor.summaries(factory), log)
