@@ -13,10 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.study.design import cells, target
-from engine.study.ledger import Ended, Interrupted, Person
+from engine.study import Ended, Interrupted, Person, StudyHost, cells, target
 
-from runners.study.host import StudyHost
 
 COLUMNS = (
     "participant", "status", "code", "joined", "seconds_on_task", "games_played", "games_unfinished", "walked_away",

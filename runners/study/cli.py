@@ -21,17 +21,16 @@ import anyio
 import msgspec
 
 from engine.backends import BackendSettings
-from engine.policies.factory import PolicyFactory, is_model
-from engine.records.rundir import RunDir, RunDirError
-from engine.study.design import partner_policy
-from engine.study.spec import PERSON, Study, StudyError, load_study
+from engine.policies import PolicyFactory, is_model
+from engine.records import RunDir, RunDirError
+from engine.study import PERSON, Study, StudyError, StudyHost, load_study, partner_policy
 from runners.args import OneLineParser, integer
 from runners.flags.models import add_model_arguments, settings_from_args
 from runners.runloop import Interrupt
 
 from runners.study.admin import write_participants
+from runners.study.front import StudyFront
 from runners.study.guard import allowed_hosts
-from runners.study.host import StudyHost
 from runners.study.server import make_app, serving
 
 PROG = "python -m runners.study"
@@ -163,7 +162,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     with lock:
         factory = _factory(parser, args, study, out)
         try:
-            host = StudyHost(study, out, factory)
+            host = StudyHost(study, out, factory, StudyFront)
         except (RunDirError, ValueError, OSError) as exc:
             parser.error(f"cannot go on with {out}: {exc}")
         try:

@@ -31,7 +31,7 @@ from runners.seats.browser.server import MAX_BODY, json_response, read_json, sea
 from runners.study.admin import ADMIN_PAGE, participants_csv, status
 from runners.study.front import StudyFront
 from runners.study.guard import JoinLimit, client_address, refusal
-from runners.study.host import StudyHost
+from engine.study import StudyHost
 
 HEADERS = {
     "Cache-Control": "no-store", "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY",
