@@ -6,7 +6,7 @@ import itertools
 import os
 import time
 from collections import Counter, deque
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 import anyio
@@ -200,21 +200,24 @@ async def run_games(
     stops the run; games in flight are dropped."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-    pending = specs if hasattr(specs, "__anext__") else iter(specs)
+    stream: AsyncIterator[GameSpec] | None = None  # a stream that others feed while the games run
+    pending: Iterator[GameSpec] = iter(())
+    if isinstance(specs, AsyncIterator):
+        stream = specs
+    else:
+        pending = iter(specs)
     watchers = ([progress] if progress is not None else []) + list(observers)
     preparing = anyio.CapacityLimiter(1)  # the games' slow set-up: one worker thread for the run
 
     admitted = itertools.count()
     run_token = os.urandom(4).hex()  # tells this run's games from another's at a shared model server
 
-    streamed = hasattr(pending, "__anext__")  # a stream that others feed while the games run
-
     async def next_spec() -> GameSpec | None:
         """The next game to play, None when there is none (or no more may start). It returns before
         the game is played: no frame of it is held while the game goes on."""
-        if streamed:
+        if stream is not None:
             try:
-                return await pending.__anext__()
+                return await stream.__anext__()
             except StopAsyncIteration:
                 return None
         spec = next(pending, None)  # one shared iterator: each game is taken by exactly one worker

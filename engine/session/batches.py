@@ -24,6 +24,7 @@ from engine.backends.batch import batch_api, game_of
 from engine.backends.batch_log import BATCHES_FILE, BatchLog, BatchState, Recorded, ids_digest
 from engine.backends.clients import ModelHub
 from engine.backends.settings import BackendSettings
+from engine.records.ids import IdSet
 from engine.records.rundir import RunDir, RunDirError
 from engine.session.playing import recorded_games
 
@@ -98,7 +99,7 @@ async def survey(path: Path, environ: dict[str, str], *, cancel: bool = False) -
     lock = run.lock() if cancel else None
     try:
         log = BatchLog(log_path)
-        done = recorded_games(run, run.config().total) if cancel else None
+        done = recorded_games(run, run.config().total) if cancel else IdSet()
         hub = ModelHub(run.model_settings() or BackendSettings(), environ)
         apis: dict[str, Any] = {}
         taken = {e.batch_id for e in log.batches.values() if e.batch_id is not None}

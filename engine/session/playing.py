@@ -157,13 +157,14 @@ def write_usage(path: Path, summaries: list[dict[str, Any]], log: Any) -> None:
     if not summaries:
         return
     file = path / USAGE_FILE
-    summary = None
+    earlier = None
     if file.exists():
         try:
-            summary = msgspec.json.decode(file.read_bytes())
+            earlier = msgspec.json.decode(file.read_bytes())
         except msgspec.DecodeError:
             log.warning("usage_unreadable", file=str(file))  # the earlier totals are lost, not the run
-    for process in summaries:
+    summary = merge_usage(earlier, summaries[0])
+    for process in summaries[1:]:
         summary = merge_usage(summary, process)
     file.write_bytes(msgspec.json.format(msgspec.json.encode(summary)) + b"\n")
     log.info("model_usage", models=summary["models"])

@@ -333,9 +333,9 @@ class StudyHost:
                 if t.session_limit and time.time() - person.joined.at > t.session_limit:
                     self.leave(self._front(person), TIME_UP)
                     continue
-                front = self.fronts.get(person.id)
-                if front is not None and person.playing() is not None and not front.gone and front.away() > t.gone_after:
-                    self.leave(front, "gone")
+                page = self.fronts.get(person.id)
+                if page is not None and person.playing() is not None and not page.gone and page.away() > t.gone_after:
+                    self.leave(page, "gone")
 
     def _fall_back(self, wait: Wait) -> None:
         """No partner came: the person plays the condition's fallback, else any open cell with a model partner."""
