@@ -203,7 +203,6 @@ class RayExecutor:
         made = None if transcripts is None else "full" if transcripts.full else "messages"
         retry: deque[list[GameSpec]] = deque()  # batches (specs) of workers that died
         pending = iter(ids)
-        announced: set[int] = set()  # games shown as started (once, even when played again)
         outstanding = 0  # batches sent and not yet back
         changed = anyio.Event()
         returned: dict[int, list[float]] = {}  # per worker: the cost and tokens of the records it returned
@@ -225,27 +224,25 @@ class RayExecutor:
             spent_cost, spent_tokens = returned.get(worker, (0.0, 0))
             spending.spent_elsewhere(max(0.0, cost - spent_cost), max(0, int(tokens - spent_tokens)))
 
+        def within_caps() -> Iterator[int]:
+            """The games to start, while the caps allow another (a refusal is final; games in flight finish)."""
+            while spending is None or spending.allows_another():
+                game_id = next(pending, None)
+                if game_id is None:
+                    return
+                yield game_id
+
         def next_batch() -> list[GameSpec]:
-            """The specs of the next batch: one a dead worker left, or new games within the caps, each
-            counted in flight before the next is weighed."""
+            """The specs of the next batch: one a dead worker left (its games shown as started already), or
+            new games, each shown as started (and so counted in flight by the caps) before the next is weighed."""
             if retry:
                 return retry.popleft()
-            if spending is None:
-                batch = list(plan.specs_for(list(itertools.islice(pending, batch_size)), games))
-                for spec in batch:
-                    announce(spec)
-                return batch
-            batch = []  # within the caps no more games start (a refusal is final); those in flight finish
-            while len(batch) < batch_size and spending.allows_another() and (game_id := next(pending, None)) is not None:
-                batch.extend(plan.specs_for([game_id], games))
-                announce(batch[-1])
-            return batch
-
-        def announce(spec: GameSpec) -> None:
-            if spec.game_id not in announced:
-                announced.add(spec.game_id)
+            batch = []
+            for spec in plan.specs_for(itertools.islice(within_caps(), batch_size), games):
                 for w in watchers:
                     w.game_started(spec)
+                batch.append(spec)
+            return batch
 
         async def feed(worker: int, actor: Any) -> None:
             nonlocal outstanding, changed
