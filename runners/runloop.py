@@ -10,10 +10,10 @@ import anyio
 from rich.console import Console
 
 from engine.executors import make_executor
+from engine.play import RunProgress, tuned_collector
 from engine.policies import PolicyFactory
 from engine.records import StorageError
 from engine.serving import ServeError
-from engine.play import RunProgress, tuned_collector
 from engine.session import SameFailure, StopStarting, counted_keys, finish, new_progress, play_plan
 from engine.spending import Spending
 from runners.dashboard.display import ProgressDisplay, wide_console

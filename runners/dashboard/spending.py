@@ -7,8 +7,8 @@ from rich.console import Console
 from rich.table import Table
 
 from engine.analysis import ALPHA, POWER, compared_rates, independent_discordance, paired_seeds, unpaired_seeds
-from engine.records import Plan
 from engine.policies import models_play
+from engine.records import Plan
 from engine.spending import Forecast, Spending
 
 

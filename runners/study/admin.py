@@ -15,7 +15,6 @@ from typing import Any
 
 from engine.study import Ended, Interrupted, Person, StudyHost, cells, target
 
-
 COLUMNS = (
     "participant", "status", "code", "joined", "seconds_on_task", "games_played", "games_unfinished", "walked_away",
     "conditions", "seats", "block_order", "faults",
