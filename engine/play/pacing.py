@@ -20,8 +20,9 @@ SETTLE = 1.0  # seconds to wait for a started game's first call
 POLL = 0.02  # seconds between looks at the queues while they are long
 
 
-class Caps(Protocol):
-    """The spending caps a start waits on (``engine.spending.budget.Spending``)."""
+class WithinCaps(Protocol):
+    """Whether a game may start within the spending caps (``engine.spending.Spending``): ``wait`` until
+    a game in flight finishes (``a_game_finished``), or ``stop`` for good."""
 
     def verdict(self) -> Literal["start", "wait", "stop"]: ...
 
@@ -29,7 +30,7 @@ class Caps(Protocol):
 
 
 class GameStarts:
-    def __init__(self, hub: Any, *, spending: Caps | None = None, headroom: int = HEADROOM, settle: float = SETTLE) -> None:
+    def __init__(self, hub: Any, *, spending: WithinCaps | None = None, headroom: int = HEADROOM, settle: float = SETTLE) -> None:
         self.hub = hub
         self.spending = spending
         self.headroom = headroom
