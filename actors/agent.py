@@ -228,7 +228,7 @@ class AgentActor(Actor):
         if reply is None:
             act = Act(
                 game_id=self.game_id, turn=context.turn, role=self.role, message="",
-                format_error=read.error, reply_chars=read.reply_chars, reply=read.text, latency=latency,
+                format_error=read.error, cut=answer.cut, reply_chars=read.reply_chars, reply=read.text, latency=latency,
                 candidates=candidates, chosen=chosen, **self._about_the_call(context, answer, usage),
             )
         else:

@@ -56,7 +56,7 @@ class Environment(Actor):
         following = self.referee.play(
             Turn(
                 turn=message.turn, role=message.role, message=message.message, actions=tuple(message.actions),
-                rejected=tuple(message.rejected), format_error=message.format_error,
+                rejected=tuple(message.rejected), format_error=message.format_error, cut=message.cut,
                 reply_chars=message.reply_chars, usage=message.usage, human=message.human,
             )
         )

@@ -59,7 +59,7 @@ async def sample_busy(base: str, slots: int, samples: list[float], stop: anyio.E
 
 def first_prompts(count: int) -> list[tuple[str, str, dict]]:
     """(system, user, schema) of the first turn of ``count`` AsymPuzl games of size 3."""
-    from engine.backends.clients import served_schema_bounds
+    from engine.backends import served_schema_bounds
 
     game = GAMES["asympuzl"]
     params = game.rules.Params(size=3)

@@ -20,7 +20,7 @@ class Usage(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     ``calls`` is more than 1 when one agent turn took several model calls (``Usage.total``);
     ``cache_hits`` counts those answered from the response cache (``--cache``), which made no attempt
     and cost no tokens and nothing; ``batched`` those answered through a provider's batch API
-    (``--batch``), at its batch price.
+    (``--batch``), at its batch price; ``cut`` those whose reply the server cut at the token limit.
     """
 
     model: str
@@ -35,6 +35,7 @@ class Usage(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     calls: int = 1
     cache_hits: int = 0
     batched: int = 0
+    cut: int = 0
 
     @staticmethod
     def total(usages: list[Usage]) -> Usage:
@@ -42,10 +43,10 @@ class Usage(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
         if any call's is)."""
         if len(usages) == 1:
             return usages[0]
-        costs = [u.cost_usd for u in usages]
+        costs = [u.cost_usd for u in usages if u.cost_usd is not None]
         counts = {name: sum(getattr(u, name) for u in usages) for name in USAGE_COUNTS}
         times = {name: round(sum(getattr(u, name) for u in usages), 4) for name in USAGE_TIMES}
-        cost = None if None in costs else round(sum(costs), 8)  # type: ignore[arg-type]
+        cost = round(sum(costs), 8) if len(costs) == len(usages) else None
         return Usage(model=usages[-1].model, cost_usd=cost, **counts, **times)
 
 
@@ -62,7 +63,7 @@ class Message(msgspec.Struct, frozen=True, tag_field="kind", gc=False):
     game_id: int
 
 
-class TurnStart(Message, tag="turn_start"):
+class TurnStart(Message, tag="turn_start", frozen=True):
     """Environment -> Feedback actor: ``role`` is to act now and sees ``view``."""
 
     turn: int
@@ -73,7 +74,7 @@ class TurnStart(Message, tag="turn_start"):
     candidates: int = 1  # replies to sample for this turn (best of n: the game chooses one)
 
 
-class YourTurn(Message, tag="your_turn"):
+class YourTurn(Message, tag="your_turn", frozen=True):
     """Feedback actor -> agent: act now, with this view, this feedback and these notices."""
 
     turn: int
@@ -85,7 +86,7 @@ class YourTurn(Message, tag="your_turn"):
     candidates: int = 1  # replies to sample; more than 1: send ``Candidates`` and play the ``Chosen`` one
 
 
-class Chat(Message, tag="chat"):
+class Chat(Message, tag="chat", frozen=True):
     """Agent -> agent text. Goes through the channel between them; only this reaches the partner."""
 
     turn: int
@@ -112,11 +113,12 @@ class HumanTurn(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     timed_out: bool = False
 
 
-class Act(Message, tag="act"):
+class Act(Message, tag="act", frozen=True):
     """Agent -> Environment: what the agent did this turn.
 
     ``actions`` are the parsed actions to apply; ``rejected`` the ones that could not even be parsed;
-    ``format_error`` is set (and nothing applied) when the reply itself could not be read.
+    ``format_error`` is set (and nothing applied) when the reply itself could not be read; ``cut``
+    then says whether the server had cut it at the run's token limit.
     """
 
     turn: int
@@ -125,6 +127,7 @@ class Act(Message, tag="act"):
     actions: tuple[Any, ...] = ()
     rejected: tuple[Any, ...] = ()
     format_error: str | None = None
+    cut: bool = False
     reply_chars: int = 0
     reply: str = ""  # the raw reply, for transcripts
     usage: Any = None  # what the policy reports about the call (tokens, latency), if anything
@@ -136,7 +139,7 @@ class Act(Message, tag="act"):
     human: HumanTurn | None = None  # a person played the turn: how long it took
 
 
-class Candidates(Message, tag="candidates"):
+class Candidates(Message, tag="candidates", frozen=True):
     """Agent -> Environment, on a best-of-n turn: the actions of each sampled reply (empty for a
     reply that could not be read), for the game to choose the one to play."""
 
@@ -145,14 +148,14 @@ class Candidates(Message, tag="candidates"):
     actions: tuple[tuple[Any, ...], ...]
 
 
-class Chosen(Message, tag="chosen"):
+class Chosen(Message, tag="chosen", frozen=True):
     """Environment -> agent: play candidate ``index`` of turn ``turn``. The game's reasons stay with the game."""
 
     turn: int
     index: int
 
 
-class ChannelNotice(Message, tag="channel_notice"):
+class ChannelNotice(Message, tag="channel_notice", frozen=True):
     """Bus -> agent: what happened to a message it sent (for instance rejected as over budget)."""
 
     turn: int
@@ -160,7 +163,7 @@ class ChannelNotice(Message, tag="channel_notice"):
     text: str
 
 
-class GameOver(Message, tag="game_over"):
+class GameOver(Message, tag="game_over", frozen=True):
     """Environment -> everyone (topic ``game``): the game has ended."""
 
     outcome: str

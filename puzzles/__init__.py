@@ -15,6 +15,7 @@ from .base import (
     InvalidParameter,
     Prompter,
     Records,
+    ResultsFormat,
     Rules,
     Say,
     Secrets,
@@ -29,6 +30,6 @@ from .registry import DEFAULT_GAME, FORMAT_1_NAMES, GAMES, AnyParams, game_of, g
 __all__ = [
     "DEFAULT_GAME", "FORMAT_1_NAMES", "GAMES", "AgentModules", "Analysis", "AnalysisTable", "Answer", "AnyParams", "BestOfN", "ChatLine", "Faces",
     "FeedbackFn", "Game", "GameResult", "GameState", "InvalidParameter", "Policy", "Prompter", "ProtocolError", "Records",
-    "Referee", "PlayedGame", "PlayedTurn", "Rejected", "Reply", "ReplyFormatError", "Rules", "SamplingPolicy", "Say", "ScriptedFactory", "Secrets",
+    "Referee", "ResultsFormat", "PlayedGame", "PlayedTurn", "Rejected", "Reply", "ReplyFormatError", "Rules", "SamplingPolicy", "Say", "ScriptedFactory", "Secrets",
     "Step", "Turn", "TurnContext", "TurnLog", "game_of", "get_game", "implements",
 ]

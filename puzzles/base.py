@@ -1,9 +1,10 @@
 """The game contract: what the engine needs from a game, and nothing about any one game.
 
-A game is one folder under ``puzzles/`` that builds a ``Game`` in three parts: its ``Rules`` (its
+A game is one folder under ``puzzles/`` that builds a ``Game`` of these parts: its ``Rules`` (its
 parameters, how to start a game in progress, a ``GameState``, its feedback modes and scripted
-strategies), its ``Faces`` (its prompt, a person's seat, its replay) and its ``Records`` (score
-labels, the human study's scores, the instance, how its older records read). The engine, actors and
+strategies), its ``Faces`` (its prompt, a person's seat, its replay), its ``Records`` (score
+labels, the human study's scores, the instance) and, once what it records has changed, its
+``ResultsFormat`` (how its older records read). The engine, actors and
 runners speak only this module and look games up by name in ``puzzles.registry``.
 
 - ``GameState`` is one game in progress: synchronous, deterministic, no event loop, no I/O. Every
@@ -21,13 +22,13 @@ runners speak only this module and look games up by name in ``puzzles.registry``
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 import msgspec
 
-from .turn import Rejected, Reply, TurnContext
+from .turn import ActionT, Rejected, Reply, TurnContext, ViewT
 
 if TYPE_CHECKING:
     from .analyses import Analysis
@@ -37,6 +38,12 @@ if TYPE_CHECKING:
 
 Outcome = Literal["success", "failure"]
 Score = bool | float
+
+# A game binds these, as PettingZoo's ``AECEnv[AgentID, ObsType, ActionType]`` is bound: its parameters
+# (``Rules.Params``), what its state shows a role (``GameState.view``) and what its actions are.
+ParamsT = TypeVar("ParamsT", bound=msgspec.Struct)
+ViewT_co = TypeVar("ViewT_co", covariant=True)
+ActionT_contra = TypeVar("ActionT_contra", contravariant=True)
 
 
 class InvalidParameter(ValueError):
@@ -64,20 +71,22 @@ class Step(msgspec.Struct, frozen=True, gc=False):
     say: tuple[Say, ...] = ()
 
 
-class GameState(Protocol):
-    """One game in progress. Roles act in ``roles`` order; the referee stops after ``max_turns`` rounds."""
+class GameState(Protocol[ViewT_co, ActionT_contra]):
+    """One game in progress, showing views of one type and stepped with actions of one type
+    (``GameState[View, Action]``). Roles act in ``roles`` order; the referee stops after
+    ``max_turns`` rounds."""
 
     roles: tuple[str, ...]
     max_turns: int
 
-    def view(self, role: str) -> Any:
+    def view(self, role: str) -> ViewT_co:
         """What ``role`` knows now: its private information and the shared state. Never another
         role's private information."""
 
     def private(self, role: str) -> Any:
         """What only ``role`` knows at the start (for the leak audit)."""
 
-    def step(self, role: str, actions: tuple[Any, ...]) -> Step:
+    def step(self, role: str, actions: tuple[ActionT_contra, ...]) -> Step:
         """Apply ``role``'s actions in order. A rejected action leaves the state as it was. A turn
         whose reply could not be read is stepped with no actions."""
 
@@ -133,10 +142,11 @@ ModelCall = Callable[[str, str, str], Awaitable[str]]
 in the turn's usage and paced by the model's limiter like any call; ``purpose`` names it in transcripts."""
 
 
-class Prompter(Protocol):
-    """A game's side of the model policy: the prompt, the reply format and how to read replies.
+class Prompter(Protocol[ViewT, ActionT]):
+    """A game's side of the model policy: the prompt, the reply format and how to read replies, for a
+    game whose state shows ``ViewT`` and whose actions are ``ActionT``.
 
-    ``chat_memory`` shapes the model agent (``actors.llm.LLMPolicy``) without the engine knowing the
+    ``chat_memory`` shapes the model agent (``engine.policies.llm.LLMPolicy``) without the engine knowing the
     game: True, the agent keeps its whole chat with the model (the first turn's system prompt, then
     every turn's user prompt and the model's raw reply) and sends it every turn; False, each turn is
     a fresh (system, user) pair. A prompter may also run the agent's own modules (``AgentModules``).
@@ -144,19 +154,19 @@ class Prompter(Protocol):
 
     chat_memory: bool
 
-    def render(self, context: TurnContext) -> tuple[str, str]:
+    def render(self, context: TurnContext[ViewT]) -> tuple[str, str]:
         """(system, user) for one agent turn."""
 
-    def schema(self, context: TurnContext) -> dict[str, Any] | None:
+    def schema(self, context: TurnContext[ViewT]) -> dict[str, Any] | None:
         """The reply as a JSON schema for structured outputs, or None if the game has none."""
 
-    def parse(self, text: str, context: TurnContext) -> Reply:
+    def parse(self, text: str, context: TurnContext[ViewT]) -> Reply[ActionT]:
         """Read the reply to ``context``; raise ReplyFormatError if it cannot be read."""
 
-    def format(self, reply: Reply, prose: str = "") -> str:
+    def format(self, reply: Reply[ActionT], prose: str = "") -> str:
         """A reply in the game's own format (scripted policies write this; ``parse`` reads it back)."""
 
-    def read(self, system: str, user: str) -> tuple[TurnContext, Any] | None:
+    def read(self, system: str, user: str) -> tuple[TurnContext[ViewT], Any] | None:
         """The context a prompt shows and a key for the agent it was written for, or None if the
         prompt is not one of this game's (the local model server plays games through this)."""
 
@@ -175,20 +185,10 @@ def no_feedback(state: Any, role: str) -> None:
     return None
 
 
-@runtime_checkable
-class Format1Reader(Protocol):
-    """How to read a game's results that results format 1 wrote (``engine.records.upgrade``)."""
-
-    def params(self, fields: Mapping[str, Any]) -> dict[str, Any]:
-        """The game's parameters from the old flat fields of the game spec."""
-
-    def figures(self, record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], tuple[str, ...]]:
-        """(scores, metrics, the old record fields they replace)."""
-
-
 @dataclass(frozen=True)
-class Rules:
-    """What plays: everything the referee, the scripted agents and the conformance check need.
+class Rules(Generic[ParamsT, ViewT, ActionT]):
+    """What plays: everything the referee, the scripted agents and the conformance check need, for a
+    game of parameters ``ParamsT`` whose state shows ``ViewT`` and is stepped with ``ActionT``.
 
     - ``Params``: a msgspec Struct tagged with the game's name (``tag_field="game"``), every field
       with a default, and these methods: ``check()`` raises InvalidParameter; ``labels()`` gives the
@@ -210,21 +210,21 @@ class Rules:
       goes on serving the other games; None for games that have none.
     """
 
-    Params: type[msgspec.Struct]
-    State: type[GameState]
+    Params: type[ParamsT]
+    State: type[GameState[ViewT, ActionT]]
     rosters: tuple[tuple[str, ...], ...]
-    new: Callable[[Any, int, tuple[str, ...], int], GameState]
-    default_max_turns: Callable[[Any, tuple[str, ...]], int]
-    Action: Any
+    new: Callable[[ParamsT, int, tuple[str, ...], int], GameState[ViewT, ActionT]]
+    default_max_turns: Callable[[ParamsT, tuple[str, ...]], int]
+    Action: Any  # ActionT at run time: a class, or a union of classes
     feedback: Mapping[str, FeedbackFn] = field(default_factory=lambda: {"none": no_feedback})
     default_feedback: str = "none"
     scripted: Mapping[str, ScriptedFactory] = field(default_factory=dict)
-    invalid_examples: Callable[[Any, str], Any] | None = None
-    prepare: Callable[[Any, int], Any] | None = None
+    invalid_examples: Callable[[Any, str], Sequence[ActionT]] | None = None
+    prepare: Callable[[ParamsT, int], Any] | None = None
 
 
 @dataclass(frozen=True)
-class Faces:
+class Faces(Generic[ViewT, ActionT]):
     """How the game shows itself and reads what comes back: to a model, to a person, to whoever
     looks at a run afterwards, and on the command line.
 
@@ -241,7 +241,7 @@ class Faces:
     - ``description``: the game in one line.
     """
 
-    prompter: Prompter
+    prompter: Prompter[ViewT, ActionT]
     seat: Seat | None = None
     replay: Replay | None = None
     description: str = ""
@@ -249,8 +249,8 @@ class Faces:
 
 @dataclass(frozen=True)
 class Records:
-    """What the game's records hold beyond scores and metrics, how reports label them, and how its
-    older records read now. Every part is optional.
+    """What the game's records hold beyond scores and metrics, and how reports label them. Every part
+    is optional.
 
     - ``score_labels``: display names of score keys (a key ``name.role`` shows as ``label role``).
     - ``sort_keys``: for condition labels whose values do not sort as text, a key function.
@@ -259,17 +259,6 @@ class Records:
     - ``instance(state)``: what a third party needs to check a game's transcript on its own (the
       truth, each role's private information), JSON-encodable, from the game as it starts; written
       once per game in transcripts. None: transcripts carry no instance.
-    - ``upgrade(params, scores, metrics)``: a record the game wrote before it changed what it
-      records, as it records it now (the same three back when the record is current); applied to
-      every format-2 record read. None for games that never changed.
-    - ``format_1``: for games that results format 1 wrote, how to read them (a ``Format1Reader``,
-      ``engine.records.upgrade``); None for games that came later.
-    - ``saved_before``: parameters added after runs of the game were first saved, each with the
-      value the games of a run saved before it existed were played with; a saved plan that lacks
-      one is read with that value, so that ``--resume`` plays on as the run began.
-    - ``default_was``: parameters whose default changed, each with its earlier default. A saved plan
-      that does not name one (a grid left it at its default) and whose first record was played
-      with the earlier default is read with it, so that ``--resume`` plays on as the run began.
     - ``table_rows``: the parameters whose values make the rows of the success table in the game's
       paper (the report's default ``--rows``, where they vary in a run); empty: the agents.
     - ``score_words``: each score as a participant reads it at the end of a game (a seat's end
@@ -283,26 +272,61 @@ class Records:
     sort_keys: Mapping[str, Callable[[str], Any]] = field(default_factory=dict)
     human_study: Mapping[str, str] = field(default_factory=dict)
     instance: Callable[[Any], Any] | None = None
-    upgrade: Callable[[Any, dict, dict], tuple[Any, dict, dict]] | None = None
-    format_1: Format1Reader | None = None
-    saved_before: Mapping[str, Any] = field(default_factory=dict)
-    default_was: Mapping[str, Any] = field(default_factory=dict)
     table_rows: tuple[str, ...] = ()
     score_words: Mapping[str, str] = field(default_factory=dict)
     analyses: Callable[[], Analysis] | None = None
 
 
+@runtime_checkable
+class Format1Reader(Protocol):
+    """How to read a game's results that results format 1 wrote (``engine.records.upgrade``)."""
+
+    def params(self, fields: Mapping[str, Any]) -> dict[str, Any]:
+        """The game's parameters from the old flat fields of the game spec."""
+
+    def figures(self, record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any], tuple[str, ...]]:
+        """(scores, metrics, the old record fields they replace)."""
+
+
 @dataclass(frozen=True)
-class Game:
-    """Everything the engine knows about one game, in three parts: ``rules`` (what plays),
-    ``faces`` (how it shows itself: to a model, a person, a replay) and ``records`` (what its
-    records hold and how reports and older records read). ``puzzles.registry`` checks every game it
-    registers against the contract once (``puzzles.contract.check_contract``)."""
+class ResultsFormat:
+    """The history of what the game records, so that runs saved before a change read and resume as
+    the game records now (``engine.records.upgrade``). A new game leaves it empty.
+
+    - ``version``: the game's results format, 1 until the game first changes what it records and
+      one more at each change; ``upgrade``, ``saved_before`` and ``default_was`` come with a change.
+    - ``upgrade(params, scores, metrics)``: a record the game wrote before a change, as it records
+      it now (the same three back when the record is current); applied to every format-2 record read.
+    - ``saved_before``: parameters added after runs of the game were first saved, each with the
+      value the games of a run saved before it existed were played with; a saved plan that lacks
+      one is read with that value, so that ``--resume`` plays on as the run began.
+    - ``default_was``: parameters whose default changed, each with its earlier default. A saved plan
+      that does not name one (a grid left it at its default) and whose first record was played
+      with the earlier default is read with it, so that ``--resume`` plays on as the run began.
+    - ``format_1``: for games that the engine's results format 1 wrote (before games were folders
+      behind one contract), how to read them (a ``Format1Reader``); None for games that came later.
+    """
+
+    version: int = 1
+    upgrade: Callable[[Any, dict, dict], tuple[Any, dict, dict]] | None = None
+    saved_before: Mapping[str, Any] = field(default_factory=dict)
+    default_was: Mapping[str, Any] = field(default_factory=dict)
+    format_1: Format1Reader | None = None
+
+
+@dataclass(frozen=True)
+class Game(Generic[ParamsT, ViewT, ActionT]):
+    """Everything the engine knows about one game: ``rules`` (what plays), ``faces`` (how it shows
+    itself: to a model, a person, a replay), ``records`` (what its records hold and how reports label
+    them) and ``results_format`` (how records it wrote before a change read now; empty for a new
+    game). ``puzzles.registry`` checks every game it registers against the contract once
+    (``puzzles.contract.check_contract``)."""
 
     name: str
-    rules: Rules
-    faces: Faces
+    rules: Rules[ParamsT, ViewT, ActionT]
+    faces: Faces[ViewT, ActionT]
     records: Records = field(default_factory=Records)
+    results_format: ResultsFormat = field(default_factory=ResultsFormat)
 
     @property
     def default_policy(self) -> str:

@@ -2,9 +2,9 @@
 ``ContractError`` naming the game and the first member that is missing or of the wrong kind.
 
 It looks at what a game declares and never plays it (playing is the conformance check,
-``puzzles.testing``): the parts of ``Rules``, ``Faces`` and ``Records`` (``puzzles.base``), the
-state class against ``GameState``, the prompter against ``Prompter``, the seat against
-``puzzles.seat.Seat``, the replay against ``puzzles.common.replay.Replay``, and every optional
+``puzzles.testing``): the parts of ``Rules``, ``Faces``, ``Records`` and ``ResultsFormat``
+(``puzzles.base``), the state class against ``GameState``, the prompter against ``Prompter``, the
+seat against ``puzzles.seat.Seat``, the replay against ``puzzles.common.replay.Replay``, and every optional
 protocol, which an object implements whole or not at all: ``Secrets`` and ``BestOfN`` for the state,
 ``AgentModules`` for the prompter, ``IdleActions`` for the seat, ``BoardReplay`` for the replay.
 Because of it, the engine can ask ``isinstance(obj, Protocol)`` and never needs to look for a member.
@@ -71,6 +71,7 @@ def check_contract(game: Game) -> Game:
     _check_rules(game, fail)
     _check_faces(game, fail)
     _check_records(game, fail)
+    _check_results_format(game, fail)
     return game
 
 
@@ -142,24 +143,34 @@ def _check_records(game: Game, fail: Fail) -> None:
         if not all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
             raise fail(f"records.{member} must map score keys to labels (text to text)")
     _callables(records.sort_keys, "records.sort_keys", fail)
-    for member in ("instance", "upgrade"):
-        _maybe_callable(getattr(records, member), f"records.{member}", fail)
-    if records.format_1 is not None:
-        _members(records.format_1, "records.format_1", Format1Reader, fail)
+    _maybe_callable(records.instance, "records.instance", fail)
     _maybe_callable(records.analyses, "records.analyses", fail)
     if records.analyses is not None:
         analysis = records.analyses()
         _members(analysis, "records.analyses()", Analysis, fail)
         if analysis.tables() != []:
             raise fail("records.analyses() must make an empty analysis: tables() of no games is []")
-    fields = set(game.rules.Params.__struct_fields__)
+    _params_named(game, records.table_rows, "records.table_rows", fail)
+
+
+def _check_results_format(game: Game, fail: Fail) -> None:
+    past = game.results_format
+    if not (isinstance(past.version, int) and past.version >= 1):
+        raise fail(f"results_format.version must be a whole number from 1, got {past.version!r}")
+    changed = [m for m in ("upgrade", "saved_before", "default_was") if getattr(past, m)]
+    if changed and past.version == 1:
+        raise fail(f"results_format.{changed[0]} is given, so results_format.version must be above 1")
+    _maybe_callable(past.upgrade, "results_format.upgrade", fail)
+    if past.format_1 is not None:
+        _members(past.format_1, "results_format.format_1", Format1Reader, fail)
     for member in ("saved_before", "default_was"):
-        unknown = sorted(set(getattr(records, member)) - fields)
-        if unknown:
-            raise fail(f"records.{member} names {unknown[0]!r}, which is not a field of rules.Params")
-    unknown = [f for f in records.table_rows if f not in fields]
+        _params_named(game, getattr(past, member), f"results_format.{member}", fail)
+
+
+def _params_named(game: Game, names: Iterable[str], what: str, fail: Fail) -> None:
+    unknown = [name for name in names if name not in game.rules.Params.__struct_fields__]
     if unknown:
-        raise fail(f"records.table_rows names {unknown[0]!r}, which is not a field of rules.Params")
+        raise fail(f"{what} names {unknown[0]!r}, which is not a field of rules.Params")
 
 
 def _members(obj: Any, what: str, protocol: type, fail: Fail) -> None:

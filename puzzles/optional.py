@@ -9,24 +9,37 @@ out once per class and protocol; an object with such a member of its own is aske
 
 from __future__ import annotations
 
-import functools
+from typing import TypeVar
+
+from typing_extensions import TypeIs
+
+T = TypeVar("T")
 
 
-@functools.cache
+_members: dict[type, frozenset[str]] = {}
+_answers: dict[tuple[type, type], bool] = {}  # (class, protocol) -> whether the class implements it
+
+
 def members(protocol: type) -> frozenset[str]:
     """The names a protocol declares (its methods and attributes)."""
-    names = {name for name, value in vars(protocol).items() if not name.startswith("_") and callable(value)}
-    return frozenset(names | {n for n in vars(protocol).get("__annotations__", {}) if not n.startswith("_")})
+    names = _members.get(protocol)
+    if names is None:
+        declared = vars(protocol)
+        names = _members[protocol] = frozenset(
+            {name for name, value in declared.items() if not name.startswith("_") and callable(value)}
+            | {n for n in declared.get("__annotations__", {}) if not n.startswith("_")}
+        )
+    return names
 
 
-@functools.cache
-def _class_implements(cls: type, protocol: type) -> bool:
-    return issubclass(cls, protocol)
-
-
-def implements(obj: object, protocol: type) -> bool:
-    """``isinstance(obj, protocol)`` for a runtime-checkable protocol of methods, answered once per class."""
+def implements(obj: object, protocol: type[T]) -> TypeIs[T]:
+    """``isinstance(obj, protocol)`` for a runtime-checkable protocol of methods, answered once per
+    class; a type checker narrows ``obj`` to the protocol where it is true."""
     own = getattr(obj, "__dict__", None)
     if own and not own.keys().isdisjoint(members(protocol)):
         return isinstance(obj, protocol)
-    return _class_implements(type(obj), protocol)
+    key = (type(obj), protocol)
+    answer = _answers.get(key)
+    if answer is None:
+        answer = _answers[key] = issubclass(*key)
+    return answer

@@ -3,7 +3,7 @@
 A policy gets a ``TurnContext`` (what its agent is shown this turn) and returns an ``Answer``: the
 raw reply text in the game's reply format, which the agent actor reads exactly as it reads a model's
 reply, and what the policy knows about how it came to it (the model calls' usage, the prompt it
-sent, a person's response time). Scripted strategies, the model policy (``actors.llm.LLMPolicy``),
+sent, a person's response time). Scripted strategies, the model policy (``engine.policies.llm.LLMPolicy``),
 a person's seat (``engine.policies.seat.HumanPolicy``) and policies of the user's own all speak it.
 
 A policy that can sample several replies to one turn at once (best of n) is also a
@@ -35,6 +35,7 @@ class Answer(msgspec.Struct, frozen=True):
     - ``seconds``: how long the policy took, if it measured itself; otherwise the agent measures it.
     - ``count_tokens``: how the message the reply sends is counted into ``usage.message_tokens``
       (the run's one tokenizer; the model policy gives it); None: not counted.
+    - ``cut``: the server cut the reply at the run's token limit before the model ended it.
     """
 
     text: str
@@ -43,6 +44,7 @@ class Answer(msgspec.Struct, frozen=True):
     human: HumanTurn | None = None
     seconds: float | None = None
     count_tokens: Callable[[str], int] | None = None
+    cut: bool = False
 
 
 class Policy(Protocol):

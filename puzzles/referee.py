@@ -41,6 +41,7 @@ class TurnLog(msgspec.Struct, frozen=True, gc=False):
     applied: int
     rejected: tuple[Any, ...] = ()
     format_error: str | None = None
+    cut: bool | msgspec.UnsetType = msgspec.UNSET  # True: the reply could not be read because the run's token limit cut it
     progress: int | float = 0
     usage: Usage | msgspec.UnsetType = msgspec.UNSET  # the model call behind the turn, if any
     candidates: int | msgspec.UnsetType = msgspec.UNSET  # best of n: how many replies were sampled
@@ -67,6 +68,7 @@ class Turn(msgspec.Struct, frozen=True, gc=False):
     actions: tuple[Any, ...] = ()
     rejected: tuple[Any, ...] = ()  # actions that could not even be read
     format_error: str | None = None
+    cut: bool = False  # the server cut the reply at the run's token limit
     reply_chars: int = 0
     usage: Any = None
     human: HumanTurn | None = None
@@ -219,6 +221,7 @@ class Referee:
                 applied=step.applied,
                 rejected=rejected,
                 format_error=turn.format_error,
+                cut=True if turn.cut and turn.format_error is not None else msgspec.UNSET,
                 progress=self.state.progress(turn.role),
                 usage=turn.usage if isinstance(turn.usage, Usage) else msgspec.UNSET,
                 candidates=candidates,

@@ -76,7 +76,7 @@ DEFAULT_GAME = "asympuzl"
 # The names results format 1 gave the games (one agent with both views was a game of its own then).
 FORMAT_1_NAMES: Mapping[str, str] = {"asympuzl": "asympuzl", "asympuzl_solo": "asympuzl", "chain": "chain"}
 
-AnyParams = Union[tuple(_REGISTRY.params.values())]  # type: ignore[valid-type]
+AnyParams = Union[tuple(_REGISTRY.params.values())]  # type: ignore[valid-type]  # a union of the games registered at run time
 
 
 def get_game(name: str, games: Mapping[str, Game] = GAMES) -> Game:

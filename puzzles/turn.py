@@ -4,9 +4,12 @@ Both the policies (``puzzles.policy``) and the games' prompters and seats speak 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import msgspec
+
+ViewT = TypeVar("ViewT")  # what a game shows a role each turn (its state's ``view``)
+ActionT = TypeVar("ActionT")  # what a game's actions decode to
 
 
 MAX_REPLY_CHARS = 100_000
@@ -41,8 +44,9 @@ class ChatLine(msgspec.Struct, frozen=True, gc=False):
     text: str
 
 
-class TurnContext(msgspec.Struct, frozen=True, gc=False):
-    """Everything an agent may use to act: its own view, never another agent's.
+class TurnContext(msgspec.Struct, Generic[ViewT], frozen=True, gc=False):
+    """Everything an agent may use to act: its own view (a game's prompter reads it as
+    ``TurnContext[ItsView]``), never another agent's.
 
     ``reinjected`` is False where the agent's memory is its scratchpad and this is not its first
     turn: its private starting information is then not shown again (a prompt shows ``scratchpad``
@@ -53,7 +57,7 @@ class TurnContext(msgspec.Struct, frozen=True, gc=False):
     role: str
     turn: int
     max_turns: int
-    view: Any
+    view: ViewT
     feedback: Any
     conversation: tuple[ChatLine, ...]
     notices: tuple[str, ...] = ()
@@ -65,11 +69,11 @@ class TurnContext(msgspec.Struct, frozen=True, gc=False):
     derived: Any = None  # what the agent's own modules worked out before this turn (``AgentModules.prepare``)
 
 
-class Reply(msgspec.Struct, frozen=True, gc=False):
+class Reply(msgspec.Struct, Generic[ActionT], frozen=True, gc=False):
     """A reply as read: the message to partners, the actions, the actions that could not be read."""
 
     message: str
-    actions: tuple[Any, ...]
+    actions: tuple[ActionT, ...]
     rejected: tuple[Rejected, ...] = ()
     to: str | None = None  # the one recipient, where messages are directed
     scratchpad: str | None = None  # what the agent carries to its next turn, where allowed

@@ -206,6 +206,7 @@ class ErrorsRow(msgspec.Struct):
     key: tuple[str, ...]
     games: int
     format_errors: dict[str, int]  # role -> total over the games
+    cut_replies: dict[str, int]  # role -> unreadable replies the run's token limit cut, over the games
     invalid_actions: dict[str, int]
     infra_errors: int  # games
     other_errors: int  # games that ended in any other error
@@ -220,11 +221,13 @@ def error_counts(source: Source, fields: Sequence[str]) -> list[ErrorsRow]:
         kinds = summed(c.error_kinds for c in group)
         infra = kinds.pop(INFRA_ERROR, 0)
         format_errors, invalid = summed(c.format_errors for c in group), summed(c.invalid_actions for c in group)
+        cut = summed(c.cut_replies for c in group)
         rows.append(
             ErrorsRow(
                 key=key,
                 games=sum(c.games for c in group),
                 format_errors={role: format_errors.get(role, 0) for role in roles},
+                cut_replies={role: cut.get(role, 0) for role in roles},
                 invalid_actions={role: invalid.get(role, 0) for role in roles},
                 infra_errors=infra,
                 other_errors=sum(kinds.values()),

@@ -166,6 +166,7 @@ class ConditionSummary(msgspec.Struct):
     format_errors: int
     invalid_actions: int
     error_kinds: dict[str, int]
+    cut_replies: int = 0  # unreadable replies the run's token limit cut (not in ``format_errors``)
     calls: int = 0  # model calls, when models played
     tokens: int = 0  # their prompt + completion tokens
     cost_usd: float | None = None  # None: no model played, or one has no price
@@ -175,12 +176,12 @@ class _Condition:
     """What a summary keeps of one condition while records go by: counts and tallies, no records."""
 
     __slots__ = ("fields", "games", "successes", "failures", "solved_sum", "solved_n", "scores",
-                 "format_errors", "invalid_actions", "error_kinds", "calls", "tokens", "cost", "unpriced")
+                 "format_errors", "cut_replies", "invalid_actions", "error_kinds", "calls", "tokens", "cost", "unpriced")
 
     def __init__(self, fields: dict[str, str]) -> None:
         self.fields = fields
         self.games = self.successes = self.failures = self.solved_sum = self.solved_n = 0
-        self.format_errors = self.invalid_actions = self.calls = self.tokens = 0
+        self.format_errors = self.cut_replies = self.invalid_actions = self.calls = self.tokens = 0
         self.cost = 0.0
         self.unpriced = False
         self.scores: dict[str, ScoreTally] = {}
@@ -220,6 +221,8 @@ class SummaryBuilder:
             c.cost += usage.cost_usd or 0.0
             c.unpriced |= usage.cost_usd is None
         c.format_errors += sum(record.format_errors.values())
+        if record.cut_replies:
+            c.cut_replies += sum(record.cut_replies.values())
         c.invalid_actions += sum(record.invalid_actions.values())
 
     def summaries(self) -> list[ConditionSummary]:
@@ -233,7 +236,7 @@ class SummaryBuilder:
                     errors=c.games - scored, success_rate=c.successes / scored if scored else 0.0,
                     ci_low=low, ci_high=high, mean_solved_turn=c.solved_sum / c.solved_n if c.solved_n else None,
                     scores={k: t.summary() for k, t in c.scores.items()}, format_errors=c.format_errors,
-                    invalid_actions=c.invalid_actions, error_kinds=c.error_kinds, calls=c.calls, tokens=c.tokens,
+                    invalid_actions=c.invalid_actions, error_kinds=c.error_kinds, cut_replies=c.cut_replies, calls=c.calls, tokens=c.tokens,
                     cost_usd=None if c.unpriced or not c.calls else round(c.cost, 6),
                 )
             )

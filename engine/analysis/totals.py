@@ -71,7 +71,7 @@ class ConditionTotals(Condition):
 
     __slots__ = (
         "games", "errors", "infra", "successes", "max_turns", "solved", "scores", "score_places", "sizes",
-        "format_errors", "invalid_actions", "error_kinds", "usage", "calls", "prompt_tokens",
+        "format_errors", "cut_replies", "invalid_actions", "error_kinds", "usage", "calls", "prompt_tokens",
         "completion_tokens", "cost", "unpriced", "humans", "seeds",
     )
 
@@ -83,6 +83,7 @@ class ConditionTotals(Condition):
         self.score_places: dict[str, tuple[int, int]] = {}  # score -> (game id, place) where first seen
         self.sizes: dict[str, dict[str, list[int]]] = {u: {} for u in SIZE_UNITS}  # unit -> role -> turns, reply, message
         self.format_errors: dict[str, int] = {}  # role -> total
+        self.cut_replies: dict[str, int] = {}  # role -> total: unreadable replies the token limit cut
         self.invalid_actions: dict[str, int] = {}
         self.error_kinds: dict[str, int] = {}  # games that ended in (or with) an error, by kind
         self.usage = False  # some game has model calls
@@ -111,7 +112,8 @@ class ConditionTotals(Condition):
         if outcome != "error":
             self._add_scores(record)
             self._add_sizes(record)
-        for totals, counts in ((self.format_errors, record.format_errors), (self.invalid_actions, record.invalid_actions)):
+        cut = record.cut_replies or {}
+        for totals, counts in ((self.format_errors, record.format_errors), (self.cut_replies, cut), (self.invalid_actions, record.invalid_actions)):
             for role, count in counts.items():
                 totals[role] = totals.get(role, 0) + count
         if record.usage:

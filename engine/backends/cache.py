@@ -55,8 +55,9 @@ import msgspec
 
 from bus import Usage
 
-from engine.backends.base import Backend, Completion
-from engine.backends.settings import CacheSettings, History, ModelOptions
+from engine.backends.base import Backend, Completion, FinishReason, Request
+from engine.backends.settings import CacheSettings, ModelOptions
+from engine.backends.wrappers import Wrapper
 
 FILE_NAME = "responses.sqlite"
 KEY_VERSION = 1  # part of every key: a change of what keys hold leaves the old entries unread
@@ -71,12 +72,14 @@ _encode = msgspec.json.Encoder().encode
 
 
 class Entry(msgspec.Struct, array_like=True, frozen=True):
-    """What the cache keeps of a reply: its text and the tokens the provider counted for it."""
+    """What the cache keeps of a reply: its text, the tokens the provider counted for it and why the
+    server stopped (an entry kept before finish reasons were kept reads as a whole reply)."""
 
     text: str
     prompt_tokens: int
     cached_tokens: int
     completion_tokens: int
+    finish: FinishReason = "stop"
 
 
 _decode_entry = msgspec.json.Decoder(Entry).decode
@@ -273,54 +276,56 @@ def prune(path: Path, older_than: float | None = None, *, vacuum: bool = False) 
     return {"file": str(path), "old": old, "damaged": len(damaged), "entries": left, "bytes_before": before, "bytes_after": _size(path)}
 
 
-class CachedCalls:
+class CachedCalls(Wrapper):
     """One model's calls through the cache: a call it holds is answered from it, any other is made
-    by the backend's own ``complete`` and kept. ``install`` puts it in front of the backend."""
+    by the backend inside and kept. ``fixed``: what every call of the model is known by besides its
+    own parts (``model_key``)."""
 
-    def __init__(self, backend: Backend, store: ResponseStore, *, kind: str, server: str) -> None:
-        self.call = backend.complete  # the call itself, as the backend's class makes it
+    def __init__(self, inner: Backend, store: ResponseStore, fixed: dict[str, Any], seed: int | None) -> None:
+        super().__init__(inner)
         self.store = store
-        self.stats = backend.limiter.stats
-        self.name = f"{backend.provider}:{backend.model}"
-        self.seed = backend.options.seed
-        options = backend.options
-        fixed = {
-            "v": KEY_VERSION, "api": kind, "server": server, "provider": backend.provider, "model": backend.model,
-            "temperature": options.temperature, "top_p": options.top_p, "max_tokens": options.max_tokens,
-            "structured": options.structured, "schema_bounds": getattr(backend, "bound_schema", None),
-        }
+        self.stats = inner.limiter.stats
+        self.seed = seed
         self._prefix = hashlib.sha256(_encode(fixed))
 
-    def install(self, backend: Backend) -> None:
-        """Route ``backend``'s calls through the cache (its ``complete`` becomes ours, for this
-        backend only; a run without a cache keeps the class's, at no cost)."""
-        backend.complete = self.complete  # type: ignore[method-assign]
-
-    def key(self, system: str, user: str, schema: dict | None, history: History, sample: int) -> bytes:
+    def key(self, request: Request) -> bytes:
         """The digest the call is kept under: the model's fixed part, then this call's."""
+        system, user, schema, history, sample = request
         seed = None if self.seed is None else self.seed + sample
         digest = self._prefix.copy()
         digest.update(_encode((system, history, user, schema, seed, sample)))
         return digest.digest()
 
-    async def complete(
-        self, system: str, user: str, schema: dict | None = None, history: History = (), *, sample: int = 0,
-    ) -> Completion:
+    async def complete(self, request: Request) -> Completion:
         if self.store.broken:  # the file is not usable: the call as if there were no cache
-            return await self.call(system, user, schema, history, sample=sample)
-        key = self.key(system, user, schema, history, sample)
+            return await self.inner.complete(request)
+        key = self.key(request)
         started = time.monotonic()
         entry = await anyio.to_thread.run_sync(self.store.get, key)
         if entry is not None:
             self.stats.cache_hits += 1
-            usage = Usage(model=self.name, attempts=0, latency=round(time.monotonic() - started, 4), cost_usd=0.0, cache_hits=1)
-            return Completion(entry.text, usage)
-        completion = await self.call(system, user, schema, history, sample=sample)
+            cut = int(entry.finish == "length")
+            self.stats.cut += cut
+            usage = Usage(model=self.name, attempts=0, latency=round(time.monotonic() - started, 4), cost_usd=0.0,
+                          cache_hits=1, cut=cut)
+            return Completion(entry.text, usage, entry.finish)
+        completion = await self.inner.complete(request)
         if self.store.writable:
             usage = completion.usage
-            kept = Entry(completion.text, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens)
+            kept = Entry(completion.text, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens, completion.finish)
             await anyio.to_thread.run_sync(self.store.put, key, kept)
         return completion
 
 
-__all__ = ["CachedCalls", "Entry", "ResponseStore", "cache_file", "cache_root", "prune", "sampled", "server_identity", "store_figures"]
+def model_key(kind: str, server: str, provider: str, model: str, options: ModelOptions,
+              schema_bounds: tuple[int, int] | None) -> dict[str, Any]:
+    """What every call of a model is known by besides its own parts: the API, the server, the model
+    and the sampling settings (see the module's docstring)."""
+    return {
+        "v": KEY_VERSION, "api": kind, "server": server, "provider": provider, "model": model,
+        "temperature": options.temperature, "top_p": options.top_p, "max_tokens": options.max_tokens,
+        "structured": options.structured, "schema_bounds": schema_bounds,
+    }
+
+
+__all__ = ["CachedCalls", "Entry", "model_key", "ResponseStore", "cache_file", "cache_root", "prune", "sampled", "server_identity", "store_figures"]

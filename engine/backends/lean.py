@@ -8,7 +8,7 @@ httpx layer over aiohttp); against a batching server with hundreds of calls in f
 what bounds a run. It speaks the same protocol as the SDK path: the same body, the bearer key and the
 ``X-Game-Id`` header, plain or streamed replies with their usage, the rate-limit headers for the
 limiter; and its failures sort into the same kinds (HTTP status, malformed body, timeout,
-connection error; see ``base.Backend._classify``), with the SDK's wording of an error body.
+connection error; see ``provider.ProviderBackend._classify``), with the SDK's wording of an error body.
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ from typing import Any
 import aiohttp
 from yarl import URL
 
-from engine.backends.base import Backend, StatusError
+from engine.backends.base import Request, StatusError
+from engine.backends.provider import ProviderBackend
 from engine.backends.sdk import openai_fixed
 from engine.backends.settings import chat_turns, game_headers
-from engine.backends.wire import bounded, openai_body, openai_reply, openai_stream
+from engine.backends.wire import Reply, bounded, openai_body, openai_reply, openai_stream
 
 
 class LeanClient:
@@ -63,31 +64,33 @@ def error_message(status: int, body: bytes) -> str:
     return f"{text} - {message}" if isinstance(message, str) and message else text
 
 
-class LeanBackend(Backend):
+class LeanBackend(ProviderBackend):
     """An OpenAI-compatible model on a ``LeanClient``."""
 
     client_kind = "lean"
 
     max_tokens_field = "max_completion_tokens"
 
-    def __init__(self, *args: Any, provider: str = "vllm", stream: bool = False, bound_schema: tuple[int, int] | None = None,
+    def __init__(self, *args: Any, form: str = "vllm", stream: bool = False, bound_schema: tuple[int, int] | None = None,
                  **kwargs: Any) -> None:
-        self.provider = provider
         super().__init__(*args, **kwargs)
         self.stream = stream
         self.bound_schema = bound_schema  # (characters per string, items per array), or None: as given
-        field = "max_tokens" if provider == "vllm" else self.max_tokens_field
+        # OpenAI's own API caps a reply with max_completion_tokens; vLLM and the other OpenAI-compatible
+        # servers (``form`` "vllm") with max_tokens.
+        field = "max_tokens" if form == "vllm" else self.max_tokens_field
         self.fixed = openai_fixed(self.model, self.options, field, stream)
 
-    def _body(self, system, user, schema, history, sample) -> bytes:
+    def _body(self, request: Request) -> bytes:
+        system, user, schema, history, sample = request
         messages = [{"role": "system", "content": system}, *chat_turns(history), {"role": "user", "content": user}]
         seed = None if self.options.seed is None else self.options.seed + sample
         if schema is not None and self.bound_schema is not None:
             schema = bounded(schema, *self.bound_schema)
         return openai_body(self.fixed, messages, seed, schema)
 
-    async def _post(self, client: LeanClient, body: bytes):
-        async with client.session().post(client.endpoint, data=body, headers=game_headers(client.headers)) as response:
+    async def _post(self, client: LeanClient, body: bytes, call: str) -> tuple[Reply, Mapping[str, str]]:
+        async with client.session().post(client.endpoint, data=body, headers=game_headers(client.headers, call)) as response:
             if not 200 <= response.status < 300:
                 raise StatusError(response.status, error_message(response.status, await response.read()), response.headers)
             if self.stream:
@@ -95,7 +98,7 @@ class LeanBackend(Backend):
             else:
                 reply = openai_reply(await response.read())
             headers: Mapping[str, str] = response.headers
-        return reply.text, reply.prompt, reply.cached, reply.written, reply.completion, headers
+        return reply, headers
 
-    async def _send(self, system, user, schema, history, sample=0):
-        return await self._post(self.client, self._body(system, user, schema, history, sample))
+    async def _send(self, request: Request, call: str) -> tuple[Reply, Mapping[str, str]]:
+        return await self._post(self.client, self._body(request), call)

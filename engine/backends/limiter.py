@@ -28,7 +28,7 @@ from datetime import datetime
 
 import msgspec
 
-from engine.backends.admission import CALL_PRIORITY, GAME_CALLED, PriorityGate
+from engine.backends.admission import CALL_PRIORITY, PriorityGate
 
 # Seconds of the per-minute rate a bucket may hold.
 DEFAULT_BURST = 1.0
@@ -172,6 +172,7 @@ class CallCounters(msgspec.Struct):
     cached_tokens: int = 0
     cache_hits: int = 0  # calls answered from the response cache (``--cache``), not in ``calls``
     batched: int = 0  # of the ``calls``, those answered through the provider's batch API (``--batch``)
+    cut: int = 0  # of the ``calls``, replies the server cut at the token limit (``--max-tokens``)
 
 
 COUNTERS: tuple[str, ...] = CallCounters.__struct_fields__
@@ -275,9 +276,6 @@ class Limiter:
                 self.paused_until - self.clock(), self.requests.wait_time(1), self.tokens.wait_time(estimated_tokens),
             )
 
-        called = GAME_CALLED.get()
-        if called is not None:
-            called.set()
         await self.in_flight.acquire(CALL_PRIORITY.get() if priority is None else priority, ready)
         try:
             self.requests.take(1)

@@ -12,7 +12,9 @@ pays the listed price in a batch too.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+
 import msgspec
 
 from engine.backends.tomlfile import read_toml
@@ -85,15 +87,17 @@ class PriceTable:
     """The built-in prices with ``extra`` over them (as saved with a run: model -> (input, cached
     input, output[, cache write])). ``price(provider, model)`` looks up
     ``PROVIDER:MODEL``, then ``MODEL``, then the longest entry that ``MODEL`` starts with followed
-    by ``-`` (a dated snapshot of a listed model)."""
+    by ``-`` (a dated snapshot of a listed model). A model that none of these prices and that
+    ``local(name)`` says is served on this machine costs nothing."""
 
     def __init__(
         self, extra: dict[str, tuple[float, ...]] | None = None, *, built_in: bool = True,
-        batch: dict[str, float] | None = None,
+        batch: dict[str, float] | None = None, local: Callable[[str], bool] = lambda name: False,
     ) -> None:
         self.prices, self.batch = read_price_file(BUILT_IN) if built_in else ({}, {})
         self.prices.update({name: Price(*numbers) for name, numbers in (extra or {}).items()})
         self.batch.update(batch or {})
+        self.local = local
         self.missing: set[str] = set()  # provider:model names priced at None so far
 
     @staticmethod
@@ -105,7 +109,8 @@ class PriceTable:
         return table[max(prefixes, key=len)] if prefixes else None
 
     def price(self, provider: str, model: str) -> Price | None:
-        return self._find(self.prices, provider, model)
+        found = self._find(self.prices, provider, model)
+        return FREE if found is None and self.local(f"{provider}:{model}") else found
 
     def batch_factor(self, provider: str, model: str) -> float:
         """What a call sent in a batch pays, as a share of the listed price (1: no discount)."""
@@ -123,6 +128,8 @@ class PriceTable:
         cost = price.cost(prompt, cached, written, completion)
         return round(cost * self.batch_factor(provider, model), 8) if batch else cost
 
+
+FREE = Price(0.0, 0.0, 0.0)
 
 
 def price_numbers(prices: dict[str, Price]) -> dict[str, tuple[float, ...]]:

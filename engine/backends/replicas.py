@@ -21,9 +21,11 @@ from typing import Any
 import aiohttp
 import anyio
 
+from engine.backends.base import Request
 from engine.backends.lean import LeanBackend, LeanClient
 from engine.backends.limiter import Limiter
 from engine.backends.vllm import ServerLoad, metrics_url, poll_vllm, vllm_headroom
+from engine.backends.wire import Reply
 
 OUT_AFTER = 2  # /metrics failures in a row that take a server out
 
@@ -121,9 +123,9 @@ class ReplicaSet:
 class ReplicatedBackend(LeanBackend):
     """An OpenAI-compatible model on a ``ReplicaSet``."""
 
-    async def _send(self, system, user, schema, history, sample=0):
+    async def _send(self, request: Request, call: str) -> tuple[Reply, Mapping[str, str]]:
         replicas: ReplicaSet = self.client
-        body = self._body(system, user, schema, history, sample)
+        body = self._body(request)
         tried: set[Replica] = set()
         while True:
             replica = replicas.pick(tried)
@@ -132,7 +134,7 @@ class ReplicatedBackend(LeanBackend):
                 raise aiohttp.ClientConnectionError(f"no server in service ({out or 'all tried'})")
             replica.running += 1
             try:
-                reply: tuple[str, int, int, int, int, Mapping[str, str]] = await self._post(replica.client, body)
+                reply = await self._post(replica.client, body, call)
             except GONE as exc:
                 if isinstance(exc, TimeoutError):
                     raise  # slow, not gone: retried as any timeout (a stalled server fails its /metrics)

@@ -17,8 +17,9 @@ from typing import Any
 
 import aiohttp
 
-from engine.backends.base import Backend, Failure, network_failure, status_failure
-from engine.backends.settings import chat_turns, game_headers
+from engine.backends.base import Failure, Request
+from engine.backends.provider import ProviderBackend, network_failure, status_failure
+from engine.backends.settings import History, ModelOptions, chat_turns, game_headers
 from engine.backends.wire import Reply, anthropic_reply, anthropic_stream, encode, openai_body, openai_reply, openai_stream
 
 _JSON = {"Content-Type": "application/json"}
@@ -78,7 +79,7 @@ def sdk_failure(sdk: Any, exc: Exception) -> Failure | None:
     return None
 
 
-class SDKBackend(Backend):
+class SDKBackend(ProviderBackend):
     """A backend on an SDK client: posts the body, reads the reply with ``wire``."""
 
     client_kind = "sdk"
@@ -87,10 +88,10 @@ class SDKBackend(Backend):
     def _classify(self, exc: Exception) -> Failure | None:
         return sdk_failure(self.sdk, exc) or super()._classify(exc)
 
-    async def _post(self, body: bytes, stream: bool) -> tuple[Reply, Mapping[str, str]]:
+    async def _post(self, body: bytes, stream: bool, call: str) -> tuple[Reply, Mapping[str, str]]:
         import httpx2
 
-        options = {"headers": game_headers(_JSON), "timeout": self.options.timeout}
+        options = {"headers": game_headers(_JSON, call), "timeout": self.options.timeout}
         response = await self.client.post(self.path, cast_to=httpx2.Response, content=body, options=options, stream=stream)
         try:
             if stream:
@@ -115,11 +116,11 @@ class OpenAIBackend(SDKBackend):
         self.stream = stream
         self.fixed = openai_fixed(self.model, self.options, self.max_tokens_field, stream)
 
-    async def _send(self, system, user, schema, history, sample=0):
+    async def _send(self, request: Request, call: str) -> tuple[Reply, Mapping[str, str]]:
+        system, user, schema, history, sample = request
         messages = [{"role": "system", "content": system}, *chat_turns(history), {"role": "user", "content": user}]
         seed = None if self.options.seed is None else self.options.seed + sample
-        reply, headers = await self._post(openai_body(self.fixed, messages, seed, schema), self.stream)
-        return reply.text, reply.prompt, reply.cached, reply.written, reply.completion, headers
+        return await self._post(openai_body(self.fixed, messages, seed, schema), self.stream, call)
 
 
 class VLLMBackend(OpenAIBackend):
@@ -127,7 +128,7 @@ class VLLMBackend(OpenAIBackend):
     max_tokens_field = "max_tokens"
 
 
-def openai_fixed(model: str, options, max_tokens_field: str, stream: bool) -> dict[str, Any]:
+def openai_fixed(model: str, options: ModelOptions, max_tokens_field: str, stream: bool) -> dict[str, Any]:
     """The parameters every call of a model sends, built once."""
     fixed: dict[str, Any] = {"model": model, "temperature": options.temperature, max_tokens_field: options.max_tokens}
     if options.top_p is not None:
@@ -138,7 +139,7 @@ def openai_fixed(model: str, options, max_tokens_field: str, stream: bool) -> di
     return fixed
 
 
-def anthropic_params(fixed: dict[str, Any], system: str, user: str, schema: dict | None, history) -> dict[str, Any]:
+def anthropic_params(fixed: dict[str, Any], system: str, user: str, schema: dict | None, history: History) -> dict[str, Any]:
     """A message request: the model's fixed parameters, the system prompt, the earlier turns (the
     last marked as a prompt-cache breakpoint), the prompt and the reply schema."""
     body = {**fixed, "system": system, "messages": [*chat_turns(history, cache_last=True), {"role": "user", "content": user}]}
@@ -162,9 +163,9 @@ class AnthropicBackend(SDKBackend):
         if stream:
             self.fixed["stream"] = True
 
-    async def _send(self, system, user, schema, history, sample=0):
-        reply, headers = await self._post(encode(anthropic_params(self.fixed, system, user, schema, history)), self.stream)
-        return reply.text, reply.prompt, reply.cached, reply.written, reply.completion, headers
+    async def _send(self, request: Request, call: str) -> tuple[Reply, Mapping[str, str]]:
+        system, user, schema, history, _ = request
+        return await self._post(encode(anthropic_params(self.fixed, system, user, schema, history)), self.stream, call)
 
 
 __all__ = ["AnthropicBackend", "OpenAIBackend", "SDKBackend", "VLLMBackend", "anthropic_params", "import_sdk", "sdk_client", "sdk_failure"]

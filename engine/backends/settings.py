@@ -24,10 +24,9 @@ as the ``X-Game-Id`` header so that a server playing scripted agents (``runners.
 each game's agents apart. It names no person and no key."""
 
 CALL_HEADER = "X-Call-Id"
-CALL_ID: ContextVar[str | None] = ContextVar("call_id", default=None)
-"""One model call of a game, the same for every attempt at it: sent as the ``X-Call-Id`` header with
-the game's, so that a server playing scripted agents answers a retried call (say, after a timeout on
-this side while it was answering) as it answered the first attempt, instead of playing on."""
+"""One model call of a game, the same for every attempt at it: sent with the game's header, so that a
+server playing scripted agents answers a retried call (say, after a timeout on this side while it was
+answering) as it answered the first attempt, instead of playing on."""
 
 
 class ModelOptions(msgspec.Struct, frozen=True, kw_only=True):
@@ -166,10 +165,7 @@ def split_name(name: str) -> tuple[str, str]:
     return provider, model
 
 
-def game_headers(base: dict[str, str]) -> dict[str, str]:
-    """``base`` plus the game header of the current call, if it belongs to a game."""
+def game_headers(base: dict[str, str], call: str) -> dict[str, str]:
+    """``base`` plus the game and call headers of the call ``call``, if it belongs to a game."""
     game = CALL_GAME.get()
-    if game is None:
-        return base
-    call = CALL_ID.get()
-    return {**base, GAME_HEADER: game} if call is None else {**base, GAME_HEADER: game, CALL_HEADER: call}
+    return base if game is None else {**base, GAME_HEADER: game, CALL_HEADER: call}

@@ -4,7 +4,7 @@ streamed as server-sent events. The lean client and the SDK clients both read re
 Hand-written msgspec structs rather than the SDKs' pydantic models, for speed: reading a reply
 into them takes microseconds, the SDKs' parsing some ten times as long, which with hundreds of calls
 in flight is CPU the run spends on nothing. They hold only what a call needs: the text, the token
-counts. A reply they do not fit (cut short, a count that is not a count, no usage) is a
+counts, why the server stopped. A reply they do not fit (cut short, a count that is not a count, no usage) is a
 ``MalformedReply``: the provider failed, not the model. msgspec refuses half of a surrogate pair
 escaped in a JSON string and bytes that are not UTF-8, which models do send and which a reply must
 survive (they become U+FFFD where the reply is read); such a body is decoded again with the
@@ -19,6 +19,8 @@ from typing import Annotated, Any
 
 import msgspec
 
+from engine.backends.base import FinishReason, finish_reason
+
 Count = Annotated[int, msgspec.Meta(ge=0)]
 
 
@@ -27,14 +29,15 @@ class MalformedReply(ValueError):
 
 
 class Reply(msgspec.Struct, frozen=True):
-    """What a call brings back: the text and the token counts. The prompt tokens include the cache
-    reads and writes."""
+    """What a call brings back: the text, the token counts and why the server stopped. The prompt
+    tokens include the cache reads and writes."""
 
     text: str
     prompt: int
     cached: int
     written: int
     completion: int
+    finish: FinishReason = "stop"
 
 
 # ---- OpenAI chat completions (and vLLM's OpenAI-compatible server) ----
@@ -55,6 +58,7 @@ class _Message(msgspec.Struct):
 
 class _Choice(msgspec.Struct):
     message: _Message
+    finish_reason: str | None = None
 
 
 class _Completion(msgspec.Struct):
@@ -68,6 +72,7 @@ class _Delta(msgspec.Struct):
 
 class _ChunkChoice(msgspec.Struct):
     delta: _Delta | None = None
+    finish_reason: str | None = None
 
 
 class _Chunk(msgspec.Struct):
@@ -102,17 +107,18 @@ _read_completion = _reader(_Completion)
 _read_chunk = _reader(_Chunk)
 
 
-def _openai_counts(text: str, usage: _OpenAIUsage) -> Reply:
+def _openai_counts(text: str, usage: _OpenAIUsage, finish: str | None) -> Reply:
     details = usage.prompt_tokens_details
     cached = (details.cached_tokens or 0) if details is not None else 0
-    return Reply(text, usage.prompt_tokens, cached, 0, usage.completion_tokens)
+    return Reply(text, usage.prompt_tokens, cached, 0, usage.completion_tokens, finish_reason(finish))
 
 
 def openai_reply(body: bytes) -> Reply:
     reply = _read_completion(body)
     if not reply.choices:
         raise MalformedReply("the reply has no choices")
-    return _openai_counts(reply.choices[0].message.content or "", reply.usage)
+    choice = reply.choices[0]
+    return _openai_counts(choice.message.content or "", reply.usage, choice.finish_reason)
 
 
 async def openai_stream(lines: AsyncIterator[bytes | str]) -> Reply:
@@ -120,19 +126,22 @@ async def openai_stream(lines: AsyncIterator[bytes | str]) -> Reply:
     asks for one with ``stream_options.include_usage``)."""
     parts: list[str] = []
     usage: _OpenAIUsage | None = None
+    finish: str | None = None
     async for data in _events(lines):
         if data == b"[DONE]":
             break
         chunk = _read_chunk(data)
         if chunk.choices:
-            delta = chunk.choices[0].delta
+            choice = chunk.choices[0]
+            delta = choice.delta
             if delta is not None and delta.content:
                 parts.append(delta.content)
+            finish = choice.finish_reason or finish
         if chunk.usage is not None:
             usage = chunk.usage
     if usage is None:
         raise MalformedReply("the stream ended without its usage")
-    return _openai_counts("".join(parts), usage)
+    return _openai_counts("".join(parts), usage, finish)
 
 
 # ---- Anthropic messages ----
@@ -152,6 +161,7 @@ class _Block(msgspec.Struct):
 class _AnthropicMessage(msgspec.Struct):
     content: list[_Block]
     usage: _AnthropicUsage
+    stop_reason: str | None = None
 
 
 class _Started(msgspec.Struct):
@@ -161,6 +171,7 @@ class _Started(msgspec.Struct):
 class _EventDelta(msgspec.Struct):
     type: str = ""
     text: str = ""
+    stop_reason: str | None = None
 
 
 class _OutputUsage(msgspec.Struct):
@@ -178,17 +189,17 @@ _read_message = _reader(_AnthropicMessage)
 _read_event = _reader(_Event)
 
 
-def _anthropic_counts(text: str, usage: _AnthropicUsage, output: int) -> Reply:
+def _anthropic_counts(text: str, usage: _AnthropicUsage, output: int, stop: str | None) -> Reply:
     cached = usage.cache_read_input_tokens or 0
     written = usage.cache_creation_input_tokens or 0
     # Anthropic counts cache reads and writes apart from input_tokens; the prompt holds all three.
-    return Reply(text, usage.input_tokens + cached + written, cached, written, output)
+    return Reply(text, usage.input_tokens + cached + written, cached, written, output, finish_reason(stop))
 
 
 def anthropic_reply(body: bytes) -> Reply:
     reply = _read_message(body)
     text = "".join(block.text for block in reply.content if block.type == "text")
-    return _anthropic_counts(text, reply.usage, reply.usage.output_tokens)
+    return _anthropic_counts(text, reply.usage, reply.usage.output_tokens, reply.stop_reason)
 
 
 async def anthropic_stream(lines: AsyncIterator[bytes | str]) -> Reply:
@@ -197,6 +208,7 @@ async def anthropic_stream(lines: AsyncIterator[bytes | str]) -> Reply:
     parts: list[str] = []
     started: _AnthropicUsage | None = None
     output: int | None = None
+    stop: str | None = None
     async for data in _events(lines):
         event = _read_event(data)
         if event.type == "message_start" and event.message is not None:
@@ -205,11 +217,12 @@ async def anthropic_stream(lines: AsyncIterator[bytes | str]) -> Reply:
             parts.append(event.delta.text)
         elif event.type == "message_delta" and event.usage is not None:
             output = event.usage.output_tokens
+            stop = event.delta.stop_reason if event.delta is not None else stop
         elif event.type == "error":
             raise MalformedReply(f"the stream reported an error: {data[:200]!r}")
     if started is None or output is None:
         raise MalformedReply("the stream ended without its usage")
-    return _anthropic_counts("".join(parts), started, output)
+    return _anthropic_counts("".join(parts), started, output, stop)
 
 
 async def _events(lines: AsyncIterator[bytes | str]) -> AsyncIterator[bytes]:

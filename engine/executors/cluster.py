@@ -34,7 +34,7 @@ import msgspec
 
 from puzzles import GAMES, Game
 
-from engine.backends.settings import BackendSettings
+from engine.backends import BackendSettings, HubContext
 from engine.plan.spec import GameSpec
 from engine.play.collector import tune_collector
 from engine.play.run import GameObserver, RunProgress, run_games
@@ -82,12 +82,11 @@ class GameWorker:
     async def _serve(self) -> None:
         try:
             async with anyio.create_task_group() as leasing:
-                if self.ledger is not None:
-                    hub = self.factory.hub
-                    hub.leases = Leases(self.ledger, hub.settings, leasing)
-                    reports = UsageReports(hub, self.ledger, self.worker)
-                    hub.after_call = reports.after_call  # no reply reaches a game before the tally counts it
-                    leasing.start_soon(reports.keep_sending)
+                if self.ledger is not None:  # the cluster's limits; no reply reaches a game before the tally counts it
+                    reports = UsageReports(self.ledger, self.worker)
+                    limits = Leases(self.ledger, self.factory.hub.settings, leasing)
+                    self.factory.hub = self.factory.hub.for_run(HubContext(limits=limits, after_call=reports.after_call))
+                    leasing.start_soon(reports.keep_sending, self.factory.hub.summary)
                 async with self.factory:
                     await run_games(
                         self._receive, factory=self.factory, concurrency=self.concurrency, on_record=self._record,

@@ -18,6 +18,7 @@ provider billed it all the same: such calls, like those cut off by the death, ar
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -37,11 +38,11 @@ class UsageTally:
 
 
 class UsageReports:
-    """A worker's reports of ``hub``'s usage to ``tally`` (a Ray actor): ``keep_sending`` runs for
-    the worker's life, and the hub awaits ``after_call`` as each call ends."""
+    """A worker's reports of its usage to ``tally`` (a Ray actor): ``keep_sending`` runs for the
+    worker's life, and the worker's models await ``after_call`` as each of their calls ends."""
 
-    def __init__(self, hub: Any, tally: Any, worker: int) -> None:
-        self.hub, self.tally, self.worker = hub, tally, worker
+    def __init__(self, tally: Any, worker: int) -> None:
+        self.tally, self.worker = tally, worker
         self.taken = 0  # reports whose summary was taken
         self.landed = 0  # the last of those the tally has
         self.wanted = anyio.Event()  # a call ended since the last report was taken
@@ -54,13 +55,14 @@ class UsageReports:
         while self.landed < due:
             await self.arrived.wait()
 
-    async def keep_sending(self) -> None:
-        """Send a report whenever a call ended since the last was taken, one at a time, until cancelled."""
+    async def keep_sending(self, summary: Callable[[], dict[str, Any]]) -> None:
+        """Send a report (``summary()``, the hub's) whenever a call ended since the last was taken, one
+        at a time, until cancelled."""
         while True:
             await self.wanted.wait()
             self.wanted = anyio.Event()
             self.taken += 1
-            await self.tally.report.remote(self.worker, self.hub.summary())
+            await self.tally.report.remote(self.worker, summary())
             self.landed = self.taken
             self.arrived.set()
             self.arrived = anyio.Event()

@@ -22,7 +22,7 @@ from puzzles import GAMES, Game, GameResult, Referee, Secrets, get_game, impleme
 from engine.play.audit import LeakAudit, PhraseAudit
 from engine.policies.seat import HumanAbsent, HumanPolicy
 from engine.policies.factory import PolicyFactory, is_model
-from engine.records.record import ErrorInfo, GameRecord, usage_totals
+from engine.records.record import ErrorInfo, GameRecord, cut_replies, usage_totals
 from engine.plan.spec import GameSpec
 
 
@@ -123,7 +123,8 @@ def record_from_result(spec: GameSpec, result: GameResult, channel_log: list[Del
         solved_turn=result.solved_turn,
         scores=result.scores,
         metrics=result.metrics,
-        format_errors={r: sum(t.format_error is not None for t in log if t.role == r) for r in roles},
+        format_errors={r: sum(t.format_error is not None and t.cut is UNSET for t in log if t.role == r) for r in roles},
+        cut_replies=cut_replies(log, roles),
         invalid_actions={r: sum(len(t.rejected) for t in log if t.role == r) for r in roles},
         message_chars={r: [t.message_chars for t in log if t.role == r] for r in roles},
         turn_log=log,

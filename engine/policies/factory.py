@@ -32,7 +32,7 @@ from engine.backends.settings import BackendSettings, split_name
 from engine.policies.seat import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, HUMAN, HumanPolicy
 
 if TYPE_CHECKING:
-    from engine.backends.clients import ModelHub
+    from engine.backends import ModelHub
     from engine.plan.grid import Grid
 
 MODEL_FORMS = ("openai:MODEL", "anthropic:MODEL", "vllm:MODEL", "ENDPOINT:MODEL", "package.module:Policy")
@@ -141,9 +141,9 @@ class PolicyFactory:
     @property
     def hub(self) -> ModelHub:
         """The run's model clients and limiters, built when first asked for: the model clients'
-        module (``engine.backends.clients``) is imported then, not with the factory."""
+        module (``engine.backends.hub``) is imported then, not with the factory."""
         if self._hub is None:
-            from engine.backends.clients import ModelHub
+            from engine.backends.hub import ModelHub
 
             self._hub = ModelHub(self._backends, self._environ)
         return self._hub
@@ -203,7 +203,7 @@ class PolicyFactory:
         if is_import(name):
             return own_policy(self._policy_class(name)(role, scripted_rng(seed, role)))
         if is_model(name):
-            from actors.llm import LLMPolicy
+            from engine.policies.llm import LLMPolicy
 
             split_name(name)
             backend = self.hub.backend(self.canonical(name))

@@ -4,7 +4,7 @@ and agents.
 A record changed by hand, or one of another run pasted in, is refused by ``--resume`` and by the
 report, and moved aside by ``--repair`` (``engine.records.rundir``). A record saved before a
 parameter or option existed holds no value for it, and is compared on the fields it holds;
-parameters are compared as the game reads them now (``Records.upgrade``) and in their one spelling
+parameters are compared as the game reads them now (``ResultsFormat.upgrade``) and in their one spelling
 (``normal()``), as the plan holds them.
 """
 
@@ -75,9 +75,9 @@ class PlanCheck:
             return game_id, f"another game ({game})"
         Params = type(params)
         held = msgspec.convert({**params_fields, **spec.params}, Params)
-        records = get_game(game).records
-        if upgrade and records.upgrade is not None:
-            held = records.upgrade(held, scores, metrics)[0]
+        past = get_game(game).results_format
+        if upgrade and past.upgrade is not None:
+            held = past.upgrade(held, scores, metrics)[0]
         name = _first_difference(held.normal(), params)
         if name is not None:
             return game_id, f"another {name} ({_shown(getattr(held.normal(), name))})"

@@ -48,6 +48,7 @@ class UsageTotals(msgspec.Struct, omit_defaults=True):
     calls: int = 0
     cache_hits: int = 0  # of the calls, those answered from the response cache: no tokens, no cost
     batched: int = 0  # of the calls, those answered through a provider's batch API (--batch), at its price
+    cut: int = 0  # of the calls, those whose reply the server cut at the token limit (--max-tokens)
     attempts: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -75,6 +76,13 @@ def usage_totals(turn_log: list[TurnLog]) -> dict[str, UsageTotals] | UnsetType:
     return totals or UNSET
 
 
+def cut_replies(turn_log: list[TurnLog], roles: list[str]) -> dict[str, int] | UnsetType:
+    """Per role, the replies the run's token limit cut and that then could not be read; UNSET when none."""
+    if all(turn.cut is UNSET for turn in turn_log):
+        return UNSET
+    return {r: sum(t.cut is not UNSET for t in turn_log if t.role == r) for r in roles}
+
+
 class GameRecord(msgspec.Struct, kw_only=True):
     game_id: int
     spec: GameSpec
@@ -83,7 +91,10 @@ class GameRecord(msgspec.Struct, kw_only=True):
     solved_turn: int | None = None
     scores: dict[str, bool | float] = {}
     metrics: dict[str, Any] = {}
-    format_errors: dict[str, int] = {}
+    format_errors: dict[str, int] = {}  # per role: replies that could not be read, the model's failure
+    # Written only when the run's token limit cut a reply that then could not be read: per role, such
+    # replies (the run's doing, not the model's: not in ``format_errors``).
+    cut_replies: dict[str, int] | UnsetType = UNSET
     invalid_actions: dict[str, int] = {}
     message_chars: dict[str, list[int]] = {}
     turn_log: list[TurnLog] = []

@@ -5,11 +5,11 @@ the game, its parameters beside ``feedback`` and ``max_turns``), a plan that was
 condition (``"type": "run"``, one field per role) or a grid, and the game's figures as fields of the
 record. Format 2 nests them (``params``, ``options``), has one plan type, and keeps the figures in
 the record's ``scores`` and ``metrics``. What each game wrote is the game's to say
-(``Records.format_1``); old game names are in ``puzzles.registry.FORMAT_1_NAMES``. A format-1 record,
+(``ResultsFormat.format_1``); old game names are in ``puzzles.registry.FORMAT_1_NAMES``. A format-1 record,
 upgraded, is the record format 2 writes for the same game, less what format 1 did not record.
 
-A game that changes what it records says how to read its older format-2 records (``Records.upgrade``,
-``upgrade_current``).
+A game that changes what it records says how to read its older format-2 records
+(``ResultsFormat.upgrade``, ``upgrade_current``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ _ENGINE_FIELDS = ("feedback", "max_turns", "history")
 
 def _game(fields: dict[str, Any]) -> Game:
     game = get_game(FORMAT_1_NAMES.get(fields.get("puzzle") or DEFAULT_GAME, fields.get("puzzle", "")))
-    if game.records.format_1 is None:
+    if game.results_format.format_1 is None:
         raise ValueError(f"{game.name} was never written by results format 1")
     return game
 
@@ -45,7 +45,7 @@ def upgrade_spec(old: dict[str, Any]) -> dict[str, Any]:
     return {
         "game_id": old["game_id"],
         "seed": old["seed"],
-        "params": {"game": game.name, **game.records.format_1.params(old)},
+        "params": {"game": game.name, **game.results_format.format_1.params(old)},
         "agents": old.get("agents", {}),
         "options": options,
     }
@@ -54,7 +54,7 @@ def upgrade_spec(old: dict[str, Any]) -> dict[str, Any]:
 def upgrade_record(old: dict[str, Any]) -> GameRecord:
     """A format-1 record (as decoded JSON) as a format-2 record."""
     game = _game(old["spec"])
-    scores, metrics, replaced = game.records.format_1.figures(old)
+    scores, metrics, replaced = game.results_format.format_1.figures(old)
     new = {k: v for k, v in old.items() if k not in replaced}
     new["spec"] = upgrade_spec(old["spec"])
     new["scores"], new["metrics"] = scores, metrics
@@ -62,8 +62,8 @@ def upgrade_record(old: dict[str, Any]) -> GameRecord:
 
 
 def upgrade_current(record: GameRecord) -> GameRecord:
-    """A format-2 record as its game records it now (``Records.upgrade``)."""
-    upgrade = get_game(record.spec.game).records.upgrade
+    """A format-2 record as its game records it now (``ResultsFormat.upgrade``)."""
+    upgrade = get_game(record.spec.game).results_format.upgrade
     if upgrade is None:
         return record
     params, scores, metrics = upgrade(record.spec.params, record.scores, record.metrics)
@@ -81,7 +81,7 @@ def upgrade_plan(old: dict[str, Any]) -> Grid:
         grid = {
             "name": "run", "game": game.name, "seeds": old.get("games", 1000), "seed": old.get("seed", 0),
             "agents": [[old[role] for role in game.roles if old.get(role)]],
-            "params": {k: [v] for k, v in game.records.format_1.params(old).items()},
+            "params": {k: [v] for k, v in game.results_format.format_1.params(old).items()},
             "feedback": [old["feedback"]] if "feedback" in old else [],
             "history": ["full" if history is None else history],
             "max_turns": [old["max_turns"]] if old.get("max_turns") is not None else [],
@@ -89,18 +89,18 @@ def upgrade_plan(old: dict[str, Any]) -> Grid:
         }
         grid.update({k: [old[k]] for k in EXTENSION_AXES if old.get(k) is not None})
         return msgspec.convert(grid, Grid)
-    params = game.records.format_1.params(old)
+    params = game.results_format.format_1.params(old)
     grid = {k: v for k, v in old.items() if k in Grid.__struct_fields__ and k not in params}
     grid.update(game=game.name, params=params)
     return msgspec.convert(grid, Grid)
 
 
 def upgrade_saved_plan(plan: Grid, first_record: bytes | None) -> Grid:
-    """A saved format-2 plan with the parameters its game added since (``Records.saved_before``), at
+    """A saved format-2 plan with the parameters its game added since (``ResultsFormat.saved_before``), at
     the values its games were played with: added when the plan lacks one and the run's first record
     (a line of results, None if none) was written before it existed. A plan that lacks one and
     whose records have it (a grid that left it at its default) is left as it is, unless the game's
-    default changed since (``Records.default_was``) and the record holds the earlier default: then
+    default changed since (``ResultsFormat.default_was``) and the record holds the earlier default: then
     the plan gets that value."""
     if first_record is None:
         return plan
@@ -108,9 +108,9 @@ def upgrade_saved_plan(plan: Grid, first_record: bytes | None) -> Grid:
         played = msgspec.json.decode(first_record, type=_Played).spec.params
     except (msgspec.DecodeError, msgspec.ValidationError):
         return plan
-    records = get_game(plan.game).records
-    added = {k: [v] for k, v in records.saved_before.items() if k not in plan.params and k not in played}
-    added |= {k: [v] for k, v in records.default_was.items() if k not in plan.params and k in played and played[k] == v}
+    past = get_game(plan.game).results_format
+    added = {k: [v] for k, v in past.saved_before.items() if k not in plan.params and k not in played}
+    added |= {k: [v] for k, v in past.default_was.items() if k not in plan.params and k in played and played[k] == v}
     return msgspec.structs.replace(plan, params={**plan.params, **added}) if added else plan
 
 

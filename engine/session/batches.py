@@ -20,9 +20,9 @@ from typing import Any
 
 import msgspec
 
+from engine.backends import ModelHub
 from engine.backends.batch import batch_api, game_of
-from engine.backends.batch_log import BATCHES_FILE, BatchLog, BatchState, Recorded, ids_digest
-from engine.backends.clients import ModelHub
+from engine.backends.batch.log import BATCHES_FILE, BatchLog, BatchState, Recorded, ids_digest
 from engine.backends.settings import BackendSettings
 from engine.records.ids import IdSet
 from engine.records.rundir import RunDir, RunDirError
@@ -111,7 +111,7 @@ async def survey(path: Path, environ: dict[str, str], *, cancel: bool = False) -
                 if entry.dropped:
                     continue
                 try:
-                    api = apis.get(entry.model) or apis.setdefault(entry.model, batch_api(hub, entry.model))
+                    api = apis.get(entry.model) or apis.setdefault(entry.model, batch_api(hub.settings, hub.builder.sdk_client, entry.model))
                     if row.batch_id is None:
                         row.batch_id, row.problem = await _look_up(api, tag, entry, taken)
                         if row.batch_id is None:

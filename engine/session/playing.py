@@ -222,13 +222,15 @@ async def play_plan(
         log = make_logger(log_stream, log_level, at_once=slow_games(plan))
         log.info("run_started", run_dir=str(run.path), config=msgspec.to_builtins(plan), to_play=total - sum(1 for i in recorded if i < total))
         executor = executor or LocalExecutor()
+        if models_play(plan):
+            from engine.backends import HubContext
+
+            # The servers' logs and batch mode's batches go in the run; a resume answers the batched
+            # calls of the games it plays again.
+            factory.hub = factory.hub.for_run(HubContext(run_dir=run.path, replayed=lambda game_id: game_id not in recorded))
         # True (or "full"): full transcripts; "messages": messages-only transcripts (``engine.records.transcripts``)
         # Games against models are few and dear: each transcript is written as its game ends.
         transcript_writer = TranscriptWriter(run.path, full=transcripts != "messages", at_once=models_play(plan)) if transcripts else None
-        if models_play(plan):
-            factory.hub.log_dir = run.path  # where the servers the engine starts write their logs
-            factory.hub.run_dir = run.path  # where batch mode keeps the run's batches (batches.jsonl)
-            factory.hub.replayed = lambda game_id: game_id not in recorded  # the games whose batched calls a resume answers
         try:
             async with factory:
                 try:

@@ -32,7 +32,8 @@ import msgspec
 
 from puzzles import GAMES, Game
 
-from engine.backends.clients import CALL_GAME, Backend, BackendSettings, ModelHub, split_name
+from engine.backends import CALL_GAME, Backend, BackendSettings, ModelHub, ProviderBackend, Request, split_name
+from engine.backends.wire import Reply
 from engine.backends.endpoints import known
 from engine.backends.limiter import Limiter
 from engine.spending.budget import PerGame
@@ -88,7 +89,7 @@ class Forecast(msgspec.Struct):
         )
 
 
-class _StandIn(Backend):
+class _StandIn(ProviderBackend):
     """A backend that answers without a call: a scripted strategy per (game, role), tokens counted."""
 
     def __init__(self, game: Game, strategy: str, reply_tokens: float | None, **kwargs: Any) -> None:
@@ -98,7 +99,8 @@ class _StandIn(Backend):
         self.reply_tokens = reply_tokens
         self.agents: dict[tuple, Any] = {}
 
-    async def _send(self, system, user, schema, history, sample=0):
+    async def _send(self, request: Request, call: str) -> tuple[Reply, dict[str, str]]:
+        system, user, _, history, _ = request
         count = self.tokenizer.count
         prompt = count(system) + count(user) + sum(count(a) + count(b) for a, b in history)
         found = self.game.faces.prompter.read(system, user)
@@ -112,7 +114,7 @@ class _StandIn(Backend):
                 agent = self.agents[key] = self.game.rules.scripted[self.strategy](context.role, random.Random(repr(key)))
             text = (await agent.reply(context)).text
         completion = self.reply_tokens if self.reply_tokens is not None else count(text)
-        return text, prompt, 0, 0, int(completion), {}
+        return Reply(text, prompt, 0, 0, int(completion)), {}
 
 
 class _StandInHub(ModelHub):
@@ -131,12 +133,12 @@ class _StandInHub(ModelHub):
             strategy = strategy_of(model)
             if strategy not in self.game.rules.scripted:
                 strategy = self.game.default_policy
-            backend = self._backends[name] = _StandIn(
+            backend = self._backends[name] = self._providers[name] = _StandIn(
                 self.game, strategy, self.reply_tokens, client=None, sdk=None, model=model,
                 limiter=Limiter(name, max_in_flight=1 << 20, learn_limits=False, adaptive=False),
                 options=self.settings.options, tokenizer=self.tokenizer, prices=self.prices, secrets=self.secrets,
+                provider=provider,
             )
-            backend.provider = provider
         return backend
 
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ..base import Faces, Game, Records, Rules
+from ..base import Faces, Game, Records, ResultsFormat, Rules
 from ..positions.rules import POSITION_SCORE_WORDS, Format1, feedback_modes, position_sort_keys, position_upgrade
 from .analyses import analyses
 from .params import AsymPuzlParams
@@ -55,11 +55,15 @@ GAME = Game(
         score_words=POSITION_SCORE_WORDS,
         sort_keys=position_sort_keys(),
         instance=AsymPuzlGame.instance,
-        upgrade=position_upgrade(prompt="guided"),
-        # Games recorded before the prompt was a parameter were played with the guided prompt.
-        format_1=Format1(("size", "distractors", "distractors_in"), played_with={"prompt": "guided"}),
-        saved_before={"prompt": "guided"},
         analyses=analyses,
+    ),
+    # Version 2: the prompt became a parameter (games recorded before were played with the guided
+    # prompt) and actions per position count modifications, writes apart.
+    results_format=ResultsFormat(
+        version=2,
+        upgrade=position_upgrade(prompt="guided"),
+        saved_before={"prompt": "guided"},
+        format_1=Format1(("size", "distractors", "distractors_in"), played_with={"prompt": "guided"}),
     ),
 )
 

@@ -174,8 +174,8 @@ def read_prompt(system: str, user: str) -> TurnContext:
     return TurnContext(
         game_id=0,
         role=role,
-        turn=int(turn.group(1)) if guided else 0,
-        max_turns=int(turn.group(2)) if guided else 0,
+        turn=int(turn.group(1)) if turn else 0,
+        max_turns=int(turn.group(2)) if turn else 0,
         view=view,
         feedback=feedback,
         conversation=shared.read_conversation(found) if guided else read_paper_conversation(found),
@@ -190,19 +190,19 @@ class AsymPuzlPrompter:
 
     chat_memory = False  # each turn is a fresh (system, user) pair
 
-    def render(self, context: TurnContext) -> tuple[str, str]:
+    def render(self, context: TurnContext[AsymView]) -> tuple[str, str]:
         return render_prompt(context)
 
-    def schema(self, context: TurnContext) -> dict[str, Any] | None:
+    def schema(self, context: TurnContext[AsymView]) -> dict[str, Any] | None:
         return reply_schema(context)
 
-    def parse(self, text: str, context: TurnContext) -> Reply:
+    def parse(self, text: str, context: TurnContext[AsymView]) -> Reply[Replace]:
         return parse_reply(text, optional_fields(context))
 
-    def format(self, reply: Reply, prose: str = "") -> str:
+    def format(self, reply: Reply[Replace], prose: str = "") -> str:
         return format_reply(prose, reply.message, reply.actions, to=reply.to, scratchpad=reply.scratchpad)
 
-    def read(self, system: str, user: str) -> tuple[TurnContext, Any] | None:
+    def read(self, system: str, user: str) -> tuple[TurnContext[AsymView], Any] | None:
         try:
             context = read_prompt(system, user)
         except UnreadablePrompt:

@@ -17,7 +17,7 @@ Choices where the papers are silent:
 from __future__ import annotations
 
 import random
-from typing import Literal, get_args
+from typing import Final, Literal, get_args
 
 import msgspec
 
@@ -26,8 +26,8 @@ from ..turn import Rejected
 from ..positions.rules import PositionGame
 from ..positions.vocab import COLOR_SET, COLORS, SHAPE_SET, SHAPES
 
-ALICE = "alice"
-BOB = "bob"
+ALICE: Final = "alice"
+BOB: Final = "bob"
 ROLES: tuple[str, str] = (ALICE, BOB)
 SOLO = "solo"  # the single-agent check: one agent holds both views
 ROLE_NAMES = {ALICE: "Alice", BOB: "Bob", SOLO: "You"}

@@ -121,7 +121,7 @@ def target_for(context: TurnContext, memory: _Memory) -> dict[int, Piece]:
 def _changes(context: TurnContext, target: dict[int, Piece], positions) -> list[Replace]:
     hypothesis = context.view.hypothesis
     return [
-        Replace(p, target[p].shape, target[p].color)
+        Replace(p, target[p].shape, target[p].color)  # type: ignore[arg-type]  # a target's colors are known
         for p in sorted(positions)
         if hypothesis[p - 1] != target[p]
     ]
@@ -230,8 +230,8 @@ class Noisy:
 
     def _garble(self, piece: Piece, context: TurnContext) -> Piece:
         if context.role in (ALICE, SOLO):
-            others = [c for c in COLORS if c != piece.color]
-            return Piece(piece.shape, self.rng.choice(others))
+            colors = [c for c in COLORS if c != piece.color]
+            return Piece(piece.shape, self.rng.choice(colors))
         others = [p for p in context.view.clues if p != piece]
         return self.rng.choice(others) if others else piece
 
@@ -244,7 +244,7 @@ class Noisy:
         for p in sorted(positions):
             piece = target[p]
             written = self._garble(piece, context) if self.rng.random() < self.noise else piece
-            actions.append(Replace(p, written.shape, written.color))
+            actions.append(Replace(p, written.shape, written.color))  # type: ignore[arg-type]  # a target's colors are known
             self.intended[p] = piece
         return Answer(format_reply("Let me fix my hypothesis.", share_message(context), actions))
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ..base import Faces, Game, Records, Rules
+from ..base import Faces, Game, Records, ResultsFormat, Rules
 from ..positions.rules import POSITION_SCORE_WORDS, Format1, feedback_modes, position_sort_keys, position_upgrade
 from .analyses import analyses
 from .params import ChainParams
@@ -54,10 +54,10 @@ GAME = Game(
         score_words=POSITION_SCORE_WORDS,
         sort_keys=position_sort_keys(),
         instance=ChainGame.instance,
-        upgrade=position_upgrade(),
-        format_1=Format1(("size",)),
         analyses=analyses,
     ),
+    # Version 2: actions per position count modifications, writes apart.
+    results_format=ResultsFormat(version=2, upgrade=position_upgrade(), format_1=Format1(("size",))),
 )
 
 __all__ = ["GAME", "ChainParams"]

@@ -114,19 +114,19 @@ class ChainPrompter:
 
     chat_memory = False  # each turn is a fresh (system, user) pair
 
-    def render(self, context: TurnContext) -> tuple[str, str]:
+    def render(self, context: TurnContext[ChainView]) -> tuple[str, str]:
         return render_prompt(context)
 
-    def schema(self, context: TurnContext) -> dict[str, Any] | None:
+    def schema(self, context: TurnContext[ChainView]) -> dict[str, Any] | None:
         return shared.reply_schema(context, context.view.attributes)
 
-    def parse(self, text: str, context: TurnContext) -> Reply:
+    def parse(self, text: str, context: TurnContext[ChainView]) -> Reply[ChainReplace]:
         return read_reply(text, action_reader(context.view.attributes), optional=optional_fields(context))
 
-    def format(self, reply: Reply, prose: str = "") -> str:
+    def format(self, reply: Reply[ChainReplace], prose: str = "") -> str:
         return format_reply(prose, reply.message, reply.actions, to=reply.to, scratchpad=reply.scratchpad)
 
-    def read(self, system: str, user: str) -> tuple[TurnContext, Any] | None:
+    def read(self, system: str, user: str) -> tuple[TurnContext[ChainView], Any] | None:
         context = read_prompt(system, user)
         if context is None:
             return None

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ..base import Faces, Game, Records, Rules
+from ..base import Faces, Game, Records, ResultsFormat, Rules
 from .actions import Action, Ask, Grounding, Move, Relation, Share
 from .analyses import EinsteinActionUse
 from .board import BIN_NAMES, MAX_BLOCK_NUMBER, ROLES
@@ -35,7 +35,7 @@ def prepare(params: EinsteinParams, seed: int) -> None:
     optimum(generate(params.blocks, seed), params.modes, params.planner_budget, answers=params.seek_answers)
 
 
-def invalid_examples(state: EinsteinGame, role: str) -> list:
+def invalid_examples(state: EinsteinGame, role: str) -> list[Action]:
     """Actions no reply can name (a block or bin that does not exist, a relation of no type): the
     game rejects them without spending the step."""
     big = MAX_BLOCK_NUMBER + 1
@@ -76,8 +76,6 @@ GAME = Game(
         human_study={"success": "SR", "step_ratio": "StepR"},
         # Table 1: a row per action space, with and without the verifier (and CoT); N across.
         table_rows=("actions", "cot", "verifier"),
-        # A game solved on its last step failed by default until the paper's rule became the default.
-        default_was={"success_on_last_step": False},
         score_words={
             "success": "solved", "partial": "share of the blocks in their right bins",
             "steps": "steps taken", "step_ratio": "steps taken for each step the shortest solution needs (1 is best)",
@@ -87,6 +85,8 @@ GAME = Game(
         # How much each player shares and asks, in solved and unsolved games.
         analyses=EinsteinActionUse,
     ),
+    # Version 2: a game solved on its last step failed by default until the paper's rule became the default.
+    results_format=ResultsFormat(version=2, default_was={"success_on_last_step": False}),
 )
 
 __all__ = ["GAME", "EinsteinGame", "EinsteinParams"]

@@ -26,7 +26,7 @@ from typing import Any
 import msgspec
 
 from ..turn import ChatLine, Reply, ReplyFormatError, TurnContext
-from .actions import Unreadable, _Bad, _item, item_text, read_action, reply_text
+from .actions import Action, Unreadable, _Bad, _item, item_text, read_action, reply_text
 from .board import BIN_NAMES, BIN_OF, BOARD_ORDER, REACH, ROLES, SIDE
 from .prompt_text import system_prompts, user_template
 from .view import EinsteinView, HistoryEntry, history_line
@@ -172,7 +172,8 @@ def read_prompt(system: str, user: str) -> TurnContext | None:
             mode=mode, prompt=prompt, cot=cot, notices=False, knowledge=_items(head.group(3)),
             bins=_bins(head.group(4)), reach=tuple(re.findall(r"'([a-z0-9_]+)'", head.group(5))), history=history,
         )
-        max_turns, notices, conversation, directed = DEFAULT_ROUNDS, (), None, False
+        max_turns, notices, directed = DEFAULT_ROUNDS, (), False
+        conversation: tuple[ChatLine, ...] | None = None
         for part in parts[1:]:
             if (m := _LIMIT.match(part)) is not None:
                 max_turns = int(m.group(1)) // 2
@@ -216,19 +217,19 @@ class EinsteinPrompter:
 
     chat_memory = False  # each turn is a fresh (system, user) pair
 
-    def render(self, context: TurnContext) -> tuple[str, str]:
+    def render(self, context: TurnContext[EinsteinView]) -> tuple[str, str]:
         return render_prompt(context)
 
-    def schema(self, context: TurnContext) -> dict[str, Any] | None:
+    def schema(self, context: TurnContext[EinsteinView]) -> dict[str, Any] | None:
         return None
 
-    def parse(self, text: str, context: TurnContext) -> Reply:
+    def parse(self, text: str, context: TurnContext[EinsteinView]) -> Reply[Action]:
         return parse_reply(text)
 
-    def format(self, reply: Reply, prose: str = "") -> str:
+    def format(self, reply: Reply[Action], prose: str = "") -> str:
         return format_reply(reply, prose)
 
-    def read(self, system: str, user: str) -> tuple[TurnContext, Any] | None:
+    def read(self, system: str, user: str) -> tuple[TurnContext[EinsteinView], Any] | None:
         context = read_prompt(system, user)
         if context is None:
             return None

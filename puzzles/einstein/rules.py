@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import Say, Step
+from ..base import Outcome, Say, Step
 from ..turn import Rejected
 from .actions import Action, Ask, Move, Pass, Share, Unreadable, action_text, item_text, malformed, why_unreadable
 from .board import BIN_NAMES, BIN_OF, COMMON, REACH, ROLES, Instance
@@ -44,7 +44,7 @@ class EinsteinGame:
         self.instance = instance
         self.params = params
         self.max_turns = max_turns
-        self.roles = ROLES
+        self.roles: tuple[str, ...] = ROLES
         self.limit = 2 * max_turns
         self.modes = dict(zip(ROLES, params.modes))
         self.board = list(instance.start)
@@ -114,7 +114,7 @@ class EinsteinGame:
 
     # ---- Steps ----
 
-    def step(self, role: str, actions: tuple[Any, ...]) -> Step:
+    def step(self, role: str, actions: tuple[Action, ...]) -> Step:
         if self.done():
             return Step(rejected=tuple(Rejected(_text(a), "the game is over") for a in actions))
         extra = tuple(Rejected(_text(a), "one action per step: only the first action of a turn is taken") for a in actions[1:])
@@ -142,7 +142,7 @@ class EinsteinGame:
             if isinstance(action, Move):
                 self._move(action)
             elif isinstance(action, Share):
-                i = self._item_index[compact(action.item)]
+                i = self._item_index[compact(action.item)]  # type: ignore[index]  # a valid share's item is the instance's
                 self.minds[partner] = self.minds[partner].hears(i, self.instance.items[i]).marked(1 << i)
                 self.minds[role] = self.minds[role].marked(1 << i)
                 outcome.say = (Say(action_text(action)),)
@@ -223,7 +223,7 @@ class EinsteinGame:
             return False
         return self.params.success_on_last_step or self.solved_step < self.limit
 
-    def outcome(self) -> str:
+    def outcome(self) -> Outcome:
         return "success" if self.success() else "failure"
 
     def placed(self) -> int:
@@ -237,7 +237,7 @@ class EinsteinGame:
 
     def scores(self) -> dict[str, bool | float]:
         success = self.success()
-        steps = self.solved_step if success else self.steps
+        steps = self.solved_step if success and self.solved_step is not None else self.steps
         scores: dict[str, bool | float] = {
             "success": success, "partial": self.placed() / self.instance.n, "steps": steps,
         }

@@ -77,6 +77,9 @@ def _could_answer(state: Any, role: str, block: int) -> bool:
     return any(mentions(item, block) for item in items)
 
 
+_KINDS: dict[type, str] = {Move: "moves", Share: "shares", Ask: "asks", Pass: "passes", Unreadable: "unreadable"}
+
+
 class Tally:
     """What one player did: actions by kind, failed steps, guesses the board took, error labels."""
 
@@ -85,7 +88,7 @@ class Tally:
         self.labels: Counter[str] = Counter()
 
     def count(self, action: Any, labels: list[str], outcome: Any) -> None:
-        kind = {Move: "moves", Share: "shares", Ask: "asks", Pass: "passes", Unreadable: "unreadable"}[type(action)]
+        kind = _KINDS[type(action)]
         self.kinds[kind] += 1
         self.kinds["steps"] += 1
         if outcome.failed:

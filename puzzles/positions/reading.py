@@ -69,7 +69,7 @@ def item_words(item: Any) -> frozenset[str]:
 
 def start_state(game: PlayedGame, params_type: type, start: Start) -> Any:
     """The game as it started, through the game's own rules."""
-    params = game.params
+    params: Any = game.params  # decoded to params_type below
     if not isinstance(params, params_type):
         try:
             params = msgspec.convert(params, params_type)

@@ -17,6 +17,8 @@ import re
 
 import msgspec
 
+from ..base import Outcome
+
 Hypotheses = Mapping[str, Sequence[Any]]
 
 
@@ -220,7 +222,10 @@ class PositionGame:
     def done(self) -> bool:
         return all(h == self.truth for h in self._hypotheses.values())
 
-    def outcome(self) -> str:
+    def private(self, role: str) -> Any:  # each game's own
+        raise NotImplementedError
+
+    def outcome(self) -> Outcome:
         return "success" if self.done() else "failure"
 
     def progress(self, role: str) -> int:
@@ -295,7 +300,7 @@ def position_sort_keys() -> dict[str, Callable[[str], Any]]:
 
 
 def position_upgrade(**played_with: Any) -> Callable[[Any, dict, dict], tuple[Any, dict, dict]]:
-    """A position game's ``Records.upgrade``: a record written before modifications were told from
+    """A position game's ``ResultsFormat.upgrade``: a record written before modifications were told from
     writes gets its figures renamed as writes and ``played_with`` as its parameters (parameters
     that did not exist then, as its games were played)."""
 

@@ -18,7 +18,7 @@ from typing import Any
 from ..turn import TurnContext
 from ..seat import ActionForm, Field, Section, Values, check_values, form_named
 from .rules import Feedback, render_feedback
-from ..common.replay import Board, Span
+from ..common.replay import Board, Mark, Span
 
 REPLACE = "replace"
 UNKNOWN = "?"
@@ -29,7 +29,7 @@ def person_name(role: str) -> str:
     return role.capitalize()
 
 
-def marks(feedback: Any, size: int) -> list[str]:
+def marks(feedback: Any, size: int) -> list[Mark]:
     """Per position, what the feedback says of it: "right", "wrong", or "" where it says nothing.
     Only the role's own status marks positions: "solved" marks all right, a list of wrong positions
     marks those wrong and the rest right."""

@@ -19,7 +19,7 @@ from .board import GHOST, LIGHT, ROOM_ORDER
 from .modules import GroundingRequest, prepare
 from .prompt import NOTICES_LINE, START, WRONG_FORMAT, fields, system_prompt, user_prompt
 from .replies import format_reply, parse_reply
-from .rules import TspView
+from .rules import TspAction, TspView
 
 _WORLD = re.compile(r"you are in the (light|ghost) world")
 _HALLWAY = re.compile(r"^- hallway between ([A-Z]) and ([A-Z]): (\d+) (?:light|ghost) coins$", re.M)
@@ -108,22 +108,22 @@ class TspPrompter:
 
     chat_memory = True
 
-    def render(self, context: TurnContext) -> tuple[str, str]:
+    def render(self, context: TurnContext[TspView]) -> tuple[str, str]:
         return system_prompt(context.view), user_prompt(context)
 
-    def schema(self, context: TurnContext) -> dict[str, Any] | None:
+    def schema(self, context: TurnContext[TspView]) -> dict[str, Any] | None:
         return None
 
-    def parse(self, text: str, context: TurnContext) -> Reply:
+    def parse(self, text: str, context: TurnContext[TspView]) -> Reply[TspAction]:
         return parse_reply(text)
 
-    def format(self, reply: Reply, prose: str = "") -> str:
+    def format(self, reply: Reply[TspAction], prose: str = "") -> str:
         return format_reply(prose or "...", tuple(reply.actions), reply.message)
 
-    async def prepare(self, context: TurnContext, notes: dict, ask: ModelCall) -> TurnContext:
+    async def prepare(self, context: TurnContext[TspView], notes: dict, ask: ModelCall) -> TurnContext[TspView]:
         return await prepare(context, notes, ask)
 
-    def read(self, system: str, user: str) -> tuple[TurnContext, Any] | None:
+    def read(self, system: str, user: str) -> tuple[TurnContext[TspView], Any] | None:
         context = read_prompt(system, user)
         if context is None:
             return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..common.replay import Board, Line, Span, line, role_name
+from ..common.replay import Board, Line, Mark, Span, line, role_name
 from .rules import TspAction, TspGame
 from .solver import is_tour, tour_score
 
@@ -61,7 +61,7 @@ class TspReplay:
                     taken.setdefault(frozenset(pair), []).append(role_name(role))
         rows = []
         for a, b in board.edges():
-            mark = "strong" if frozenset((a, b)) in optimal else ""
+            mark: Mark = "strong" if frozenset((a, b)) in optimal else ""
             cells = [Span(f"{a}-{b}", mark), *(Span(str(board.weight(r, a, b))) for r in roles), Span(str(board.joint(a, b)), mark)]
             cells.append(Span(", ".join(taken.get(frozenset((a, b)), []))))
             rows.append(tuple(cells))

@@ -17,7 +17,7 @@ from collections import Counter
 
 import msgspec
 
-from ..base import Step
+from ..base import Outcome, Step
 from ..turn import Rejected
 from .board import GHOST, LIGHT, Board
 from .params import TspParams
@@ -126,7 +126,8 @@ class TspGame:
         if role == self.roles[0]:
             self.turn += 1
         player = self.players[role]
-        done, rejected = [], []
+        done: list[TspAction] = []
+        rejected: list[Rejected] = []
         for action in actions:
             if rejected and self.params.drop_after_error:
                 rejected.append(Rejected(str(action), "dropped: an earlier action of this reply failed"))
@@ -196,7 +197,7 @@ class TspGame:
             return next(iter(paths))
         return None
 
-    def outcome(self):
+    def outcome(self) -> Outcome:
         path = self.agreed()
         return "success" if path is not None and is_tour(path, self.rooms) else "failure"
 

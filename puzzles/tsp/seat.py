@@ -113,10 +113,10 @@ def _submitted(view: TspView, coins: dict[frozenset, int]) -> tuple[str, ...]:
     path = view.submitted
     if path is None:
         return ("Not submitted yet.",)
-    own = [coins.get(frozenset((a, b))) for a, b in zip(path, path[1:])]
+    pairs = [frozenset(pair) for pair in zip(path, path[1:])]
     lines = [ARROW.join(path)]
-    if all(c is not None for c in own):
-        lines.append(f"Your {WORLDS[view.role][0]} coins on it: {sum(own)} (your partner's coins add to the score).")
+    if all(pair in coins for pair in pairs):
+        lines.append(f"Your {WORLDS[view.role][0]} coins on it: {sum(coins[pair] for pair in pairs)} (your partner's coins add to the score).")
     lines.append("You may submit again to change it until your partner has submitted too.")
     return tuple(lines)
 

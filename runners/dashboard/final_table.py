@@ -50,6 +50,7 @@ class SummaryTable:
         columns += [Column(label(k), [score_cell(s.scores.get(k)) for s in summaries], priority=5, wrap=True) for k in scores]
         columns += [
             Column("format errors", [str(s.format_errors) for s in summaries], priority=2),
+            *([Column("cut replies", [str(s.cut_replies) for s in summaries], priority=2)] if any(s.cut_replies for s in summaries) else []),
             Column("invalid actions", [str(s.invalid_actions) for s in summaries], priority=4),
             Column("game errors", [str(s.errors) for s in summaries], priority=1),
         ]

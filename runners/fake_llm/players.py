@@ -6,7 +6,7 @@ context and the role it was written for. The strategy is the one the model is na
 (``openai:one_piece`` plays ``one_piece``) if the game has it, else the server's default.
 
 A player's state belongs to one agent of one game. The engine names the game of every call in the
-``X-Game-Id`` header (``engine.backends.clients.GAME_HEADER``: the run, the game and its seed), so:
+``X-Game-Id`` header (``engine.backends.GAME_HEADER``: the run, the game and its seed), so:
 
 - with the header, each (game, role) has its own strategy object, kept across its turns, whose
   randomness is seeded as in process (from the game's seed and the role), so a game through the

@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from engine.backends.clients import CALL_HEADER, GAME_HEADER
+from engine.backends import CALL_HEADER, GAME_HEADER
 from engine.backends.limiter import Bucket
 from engine.backends.tokens import estimate_tokens
 from puzzles import GAMES, Game

@@ -141,31 +141,35 @@ def errors_table(run: Source, fields: Sequence[str]) -> Table:
     run = totals_of(run)
     roles = roles_of(run)
     data = error_counts(run, fields)
+    cut = [role for role in roles if any(r.cut_replies[role] for r in data)]  # shown where the token limit cut a reply
     header = (
-        label_columns(fields) + ["games"] + [f"format errors {role}" for role in roles]
+        label_columns(fields) + ["games"] + [f"format errors {role}" for role in roles] + [f"cut replies {role}" for role in cut]
         + [f"invalid actions {role}" for role in roles] + ["infra errors", "other errors"]
     )
     rows = []
     for r in data:
         kinds = ", ".join(f"{k} {v}" for k, v in r.other_kinds.items())
         rows.append(
-            label_cells(fields, r.key) + [str(r.games)]
-            + [str(r.format_errors[role]) for role in roles] + [str(r.invalid_actions[role]) for role in roles]
+            label_cells(fields, r.key) + [str(r.games)] + [str(r.format_errors[role]) for role in roles]
+            + [str(r.cut_replies[role]) for role in cut] + [str(r.invalid_actions[role]) for role in roles]
             + [str(r.infra_errors), f"{r.other_errors} ({kinds})" if kinds else str(r.other_errors)]
         )
     full = full_values(run, fields)
     csv_rows = [
-        full[r.key] + [r.games] + [r.format_errors[role] for role in roles] + [r.invalid_actions[role] for role in roles]
+        full[r.key] + [r.games] + [r.format_errors[role] for role in roles] + [r.cut_replies[role] for role in cut]
+        + [r.invalid_actions[role] for role in roles]
         + [r.infra_errors, r.other_errors, ";".join(f"{k}:{v}" for k, v in r.other_kinds.items())]
         for r in data
     ]
     note = (
-        "Format errors and invalid actions: totals over the games. Infra errors: games lost to the "
-        "infrastructure. Other errors: games that ended in any other error. Both are left out of every rate."
+        "Format errors and invalid actions: totals over the games. Cut replies (where there are any): replies "
+        "the run's token limit (--max-tokens) cut and that could not be read, the run's doing, not in the format "
+        "errors. Infra errors: games lost to the infrastructure. Other errors: games that ended in any other "
+        "error. Both are left out of every rate."
     )
     return Table(
         "errors", "Errors", header, rows, len(label_columns(fields)), note,
-        condition_columns(run) + ["games"] + [f"format_errors_{role}" for role in roles]
+        condition_columns(run) + ["games"] + [f"format_errors_{role}" for role in roles] + [f"cut_replies_{role}" for role in cut]
         + [f"invalid_actions_{role}" for role in roles] + ["infra_errors", "other_errors", "other_error_kinds"],
         csv_rows,
     )

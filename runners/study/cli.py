@@ -19,6 +19,7 @@ from pathlib import Path
 
 import anyio
 
+from engine.backends import Request
 from engine.policies import PolicyFactory, is_model
 from engine.records import RunDir, RunDirError
 from engine.study import PERSON, Study, StudyError, StudyHost, load_study, partner_policy
@@ -93,7 +94,7 @@ async def check_models(study: Study, factory: PolicyFactory) -> None:
     for name in (n for n in names if is_model(n)):
         try:
             with anyio.fail_after(CHECK_SECONDS):
-                await factory.hub.backend(factory.canonical(name)).complete("Answer in one word.", "Say OK.")
+                await factory.hub.backend(factory.canonical(name)).complete(Request("Answer in one word.", "Say OK."))
         except TimeoutError:
             raise StartError(f"the model partner {name} did not answer within {CHECK_SECONDS:g} s; start it, or check --endpoint/--openai-url") from None
         except Exception as exc:  # noqa: BLE001 - said in one line: whatever it is, the study cannot start

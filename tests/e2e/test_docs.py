@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import io
 import os
 import re
@@ -18,6 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+import puzzles.base
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -333,3 +336,18 @@ def test_every_toml_block_is_a_grid_the_sweep_reads():
             grid_from_dict(tomllib.loads(text)).validate()
         except (ValueError, tomllib.TOMLDecodeError) as exc:
             pytest.fail(f"{where}: {exc}")
+
+
+# --- the design page --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("part", ["rules", "faces", "records", "results_format"])
+def test_the_design_page_lists_every_field_of_each_part_of_the_game_contract(part):
+    """The bullet of ``docs/design.md`` that describes a part of ``Game`` names exactly its fields:
+    every name it quotes (a call's arguments aside) that is not a class of the contract is a field."""
+    kind = {f.name: str(f.type).partition("[")[0] for f in dataclasses.fields(puzzles.base.Game)}[part]  # its class
+    page = (DOCS / "design.md").read_text()
+    found = re.search(rf"^- `{part}` \(`{kind}`, (.*?)\n(?=- |\n)", page, re.M | re.S)
+    assert found, f"docs/design.md has no bullet for Game.{part}"
+    named = set(re.findall(r"`(\w+)(?:\([^`]*\))?`", found.group(1))) - set(vars(puzzles.base))
+    assert named == {f.name for f in dataclasses.fields(getattr(puzzles.base, kind))}

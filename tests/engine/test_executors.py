@@ -23,7 +23,8 @@ from engine.executors import make_executor
 from engine.records.ids import IdSet
 from engine.session.playing import finish, play_plan
 from engine.backends import BackendSettings, ModelOptions
-from engine.backends.clients import InfraError, ModelHub
+from engine.backends import HubContext, InfraError, ModelHub, Request
+from engine.backends.wrappers import Wrapper
 from engine.executors.tally import UsageReports
 from engine.spending.budget import Caps, Spending
 from runners.fake_llm.server import FakeConfig, FakeServer
@@ -195,7 +196,7 @@ def test_a_call_ends_once_a_report_taken_after_it_landed_one_report_in_flight():
         await gates[-1].wait()
         landed.append(summary["calls"])
 
-    reports = UsageReports(SimpleNamespace(summary=lambda: {"calls": calls[0]}), SimpleNamespace(report=SimpleNamespace(remote=remote)), 0)
+    reports = UsageReports(SimpleNamespace(report=SimpleNamespace(remote=remote)), 0)
 
     async def call(n):
         calls[0] += 1
@@ -204,7 +205,7 @@ def test_a_call_ends_once_a_report_taken_after_it_landed_one_report_in_flight():
 
     async def main():
         async with anyio.create_task_group() as tg:
-            tg.start_soon(reports.keep_sending)
+            tg.start_soon(reports.keep_sending, lambda: {"calls": calls[0]})
             tg.start_soon(call, 1)
             await wait_all_tasks_blocked()
             tg.start_soon(call, 2)
@@ -222,24 +223,32 @@ def test_a_call_ends_once_a_report_taken_after_it_landed_one_report_in_flight():
     anyio.run(main)
 
 
+def layers(backend):
+    """The backends a call goes through, outermost first."""
+    while isinstance(backend, Wrapper):
+        yield backend
+        backend = backend.inner
+    yield backend
+
+
 def test_the_hub_awaits_its_hook_as_each_call_ends_answered_or_failed_and_has_none_in_one_process():
     async def main():
         async with fake_server(latency=0.0, models=["share_everything"], only_models=True) as server:
-            hub = ModelHub(settings_for(server, clients={"openai": "lean"}), environ=KEYS)
             seen = []
 
             async def after_call():
                 await anyio.sleep(0)  # a report on its way
                 seen.append(sum(b.limiter.stats.calls + b.limiter.stats.failed for b in hub.backends()))
 
-            hub.after_call = after_call
+            hub = ModelHub(settings_for(server, clients={"openai": "lean"}), environ=KEYS, context=HubContext(after_call=after_call))
             async with hub:
-                await hub.backend("openai:share_everything").complete("system", "user")
+                await hub.backend("openai:share_everything").complete(Request("system", "user"))
                 assert seen == [1]
                 with pytest.raises(InfraError):  # 404: given up at once
-                    await hub.backend("openai:unknown").complete("system", "user")
+                    await hub.backend("openai:unknown").complete(Request("system", "user"))
                 assert seen == [1, 2]
-            assert "complete" not in vars(ModelHub(settings_for(server), environ=KEYS).backend("openai:share_everything"))
+            plain = ModelHub(settings_for(server), environ=KEYS).backend("openai:share_everything")
+            assert [type(b).__name__ for b in layers(plain)] == ["PacedCalls", "OpenAIBackend"]
 
     anyio.run(main)
 

@@ -1,5 +1,5 @@
 """What start-up imports: a run whose agents are all scripted calls no model, so it imports no HTTP
-client and no provider SDK (they load when a model's backend is built, ``engine.backends.clients``).
+client and no provider SDK (they load when a model's backend is built, ``engine.backends.build``).
 
 A test of what is imported, never of how long it takes."""
 

@@ -6,7 +6,7 @@ import msgspec
 
 from bus import Usage
 from bus.messages import USAGE_COUNTS, USAGE_TIMES
-from engine.backends.base import network_failure, status_failure
+from engine.backends.provider import network_failure, status_failure
 from engine.backends.limiter import COUNTERS, CallCounters, LimiterStats
 from engine.records.record import UsageTotals
 from engine.session.playing import merge_usage
@@ -15,7 +15,7 @@ from engine.session.playing import merge_usage
 def test_the_call_counters_are_the_usage_json_counters_in_order():
     assert COUNTERS == (
         "calls", "attempts", "rate_limited", "server_errors", "timeouts", "connection_errors", "malformed", "failed",
-        "prompt_tokens", "completion_tokens", "cached_tokens", "cache_hits", "batched",
+        "prompt_tokens", "completion_tokens", "cached_tokens", "cache_hits", "batched", "cut",
     )
     stats = LimiterStats()
     assert isinstance(stats, CallCounters) and all(getattr(stats, name) == 0 for name in COUNTERS)

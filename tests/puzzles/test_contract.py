@@ -8,7 +8,7 @@ import msgspec
 import pytest
 
 from puzzles import GAMES, Reply, Step
-from puzzles.base import AgentModules, BestOfN, Faces, Game, Records, Rules, Secrets
+from puzzles.base import AgentModules, BestOfN, Faces, Game, Records, ResultsFormat, Rules, Secrets
 from puzzles.common.replay import BoardReplay
 from puzzles.contract import ContractError, check_contract, registered
 from puzzles.seat import IdleActions
@@ -118,8 +118,8 @@ class Quiet:
         return "{}"
 
 
-def toy(rules=None, faces=None, records=None, name="toy") -> Game:
-    """The toy game, with parts of its rules, faces and records replaced."""
+def toy(rules=None, faces=None, records=None, results_format=None, name="toy") -> Game:
+    """The toy game, with parts of its rules, faces, records and results format replaced."""
     return Game(
         name=name,
         rules=dataclasses.replace(
@@ -129,6 +129,7 @@ def toy(rules=None, faces=None, records=None, name="toy") -> Game:
         ),
         faces=dataclasses.replace(Faces(prompter=ToyPrompter(), seat=ToySeat(), replay=ToyReplay()), **(faces or {})),
         records=dataclasses.replace(Records(), **(records or {})),
+        results_format=dataclasses.replace(ResultsFormat(), **(results_format or {})),
     )
 
 
@@ -245,8 +246,11 @@ OtherTag = msgspec.defstruct("OtherTag", [("size", int, 1)], tag_field="game", t
         (toy(faces={"seat": Silent()}), ["seat", "messages"]),
         (toy(faces={"seat": ZeroActions()}), ["seat", "max_actions"]),
         (toy(faces={"seat": IdleNumber()}), ["seat", "idle", "IdleActions"]),
-        (toy(records={"format_1": OldFormat()}), ["records.format_1", "figures"]),
-        (toy(records={"saved_before": {"colour": "red"}}), ["records.saved_before", "'colour'"]),
+        (toy(results_format={"format_1": OldFormat()}), ["results_format.format_1", "figures"]),
+        (toy(results_format={"version": 2, "saved_before": {"colour": "red"}}), ["results_format.saved_before", "'colour'"]),
+        (toy(results_format={"default_was": {"size": 2}}), ["results_format.default_was", "version", "above 1"]),
+        (toy(results_format={"version": 0}), ["results_format.version"]),
+        (toy(records={"table_rows": ("colour",)}), ["records.table_rows", "'colour'"]),
         (toy(records={"score_labels": {"x": 1}}), ["records.score_labels"]),
     ],
     ids=lambda value: " ".join(value[:2]) if isinstance(value, list) else "toy",

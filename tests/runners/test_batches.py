@@ -12,7 +12,8 @@ import pytest
 from rich.console import Console
 
 from engine import Grid, PolicyFactory, run_games
-from engine.backends.batch_log import BATCHES_FILE, BatchLog
+from engine.backends import HubContext
+from engine.backends.batch.log import BATCHES_FILE, BatchLog
 from engine.backends.settings import BatchSettings
 from engine.play.run import RunProgress
 from engine.records.rundir import RunDir
@@ -43,7 +44,7 @@ async def _stopped(run_path, server, monkeypatch, *, lose_the_id: bool = False) 
     if lose_the_id:
         monkeypatch.setattr(BatchLog, "sent", lambda self, tag, batch_id: None)
     factory = PolicyFactory(settings, environ=KEYS)
-    factory.hub.run_dir = run_path
+    factory.hub = factory.hub.for_run(HubContext(run_dir=run_path))
     with anyio.fail_after(LIMIT):
         async with factory, anyio.create_task_group() as group:
             group.start_soon(lambda: run_games(PLAN.specs_for(range(PLAN.total)), factory=factory, concurrency=64, on_record=lambda r: None))

@@ -10,7 +10,8 @@ import msgspec
 import pytest
 
 from engine import Grid, PolicyFactory, run_games
-from engine.backends.batch_log import BATCHES_FILE, BatchLog
+from engine.backends import HubContext
+from engine.backends.batch.log import BATCHES_FILE, BatchLog
 from engine.backends.prices import PriceTable
 from engine.backends.sdk import sdk_client
 from engine.backends.settings import BatchSettings, ModelOptions
@@ -93,7 +94,7 @@ async def test_a_batch_refused_for_its_key_loses_its_games_and_the_key_reaches_n
     plan = _plan("openai", "openai", seeds=2)
     async with fake_server(latency=0.0, batch_delay=0.02, api_key="sk-another-key-000000") as server:
         factory = PolicyFactory(_batched(server), environ=KEYS)
-        factory.hub.run_dir = tmp_path
+        factory.hub = factory.hub.for_run(HubContext(run_dir=tmp_path))
         records = []
         with anyio.fail_after(LIMIT):
             async with factory:
@@ -158,7 +159,7 @@ async def _stopped_mid_batch(plan: Grid, server, run_dir, *, lose_the_id: bool =
     sending the batch and recording its id."""
     settings = _batched(server)
     factory = PolicyFactory(settings, environ=KEYS)
-    factory.hub.run_dir = run_dir
+    factory.hub = factory.hub.for_run(HubContext(run_dir=run_dir))
     if lose_the_id:
         original = BatchLog.sent
         BatchLog.sent = lambda self, tag, batch_id: None  # type: ignore[method-assign]
@@ -191,7 +192,7 @@ async def test_a_run_stopped_mid_batch_collects_it_when_it_goes_on(tmp_path, pro
             batch.wake.set()
         settings = _batched(server)
         factory = PolicyFactory(settings, environ=KEYS)
-        factory.hub.run_dir, factory.hub.replayed = tmp_path, lambda game_id: True
+        factory.hub = factory.hub.for_run(HubContext(run_dir=tmp_path, replayed=lambda game_id: True))
         records = []
         with anyio.fail_after(LIMIT):
             async with factory:

@@ -12,9 +12,9 @@ import pytest
 
 from engine.backends.base import Failure
 from engine.backends.batch import call_base, game_of, parse_custom_id
-from engine.backends.batch_anthropic import read_line as anthropic_line
-from engine.backends.batch_log import BatchLog
-from engine.backends.batch_openai import read_line as openai_line
+from engine.backends.batch.anthropic_api import read_line as anthropic_line
+from engine.backends.batch.log import BatchLog
+from engine.backends.batch.openai_api import read_line as openai_line
 from engine.backends.prices import PriceTable, read_price_file
 from engine.backends.settings import BackendSettings, BatchSettings
 from engine.backends.wire import Reply

@@ -8,6 +8,7 @@ import msgspec
 import pytest
 
 from engine import Grid, PolicyFactory
+from engine.backends import Request
 
 from tests.engine.backends.helpers import FAST, KEYS, OPENAI_PATHS, fake_server, play, settings_for
 
@@ -44,6 +45,6 @@ async def test_each_candidate_is_sent_its_own_seed_and_the_run_s_sampling(path):
         async with factory:
             backend = factory.hub.backend("openai:optimal")
             for sample in (0, 2):
-                await backend.complete("system", "user", None, (), sample=sample)
+                await backend.complete(Request("system", "user", None, (), sample))
                 body = server.last_body
                 assert (body["seed"], body["temperature"], body["top_p"]) == (11 + sample, 0.2, 0.9)

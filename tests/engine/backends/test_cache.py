@@ -15,8 +15,9 @@ import pytest
 from rich.console import Console
 
 from engine import RunProgress
-from engine.backends.cache import CachedCalls, Entry, ResponseStore, server_identity
-from engine.backends.clients import ModelHub
+from engine.backends.cache import CachedCalls, Entry, ResponseStore, model_key, server_identity
+from engine.backends import ModelHub, Request
+from engine.backends.wrappers import Wrapper
 from engine.backends.settings import BackendSettings, CacheSettings, ModelOptions
 from runners.args import OneLineParser
 from runners.dashboard import render_dashboard
@@ -104,13 +105,23 @@ def _backend(settings: BackendSettings, name: str = "openai:m", environ=KEYS):
     return ModelHub(settings, environ=environ).backend(name)
 
 
+def _layers(backend):
+    """The backends a call goes through, outermost first."""
+    while isinstance(backend, Wrapper):
+        yield backend
+        backend = backend.inner
+    yield backend
+
+
 def test_the_key_holds_what_decides_the_reply_and_no_secret(tmp_path):
     store = ResponseStore(tmp_path / "r.sqlite")
     base = BackendSettings(urls={"openai": "http://127.0.0.1:9/v1"})
 
     def key(settings=base, name="openai:m", environ=KEYS, server="http://127.0.0.1:9/v1", kind="openai",
             call=("sys", "user", None, (), 0)) -> bytes:
-        return CachedCalls(_backend(settings, name, environ), store, kind=kind, server=server_identity(server)).key(*call)
+        provider = list(_layers(_backend(settings, name, environ)))[-1]
+        fixed = model_key(kind, server_identity(server), provider.provider, provider.model, provider.options, provider.bound_schema)
+        return CachedCalls(provider, store, fixed, provider.options.seed).key(Request(*call))
 
     first = key()
     assert key(environ={**KEYS, "OPENAI_API_KEY": "sk-another-key-1234"}) == first  # the key is not in it
@@ -238,7 +249,7 @@ def test_the_cache_off_leaves_the_call_as_it_is():
     backend = _backend(BackendSettings(urls={"openai": "http://127.0.0.1:9/v1"}))
     assert "complete" not in vars(backend)  # the class's own call, nothing in front of it
     cached = _backend(BackendSettings(urls={"openai": "http://127.0.0.1:9/v1"}, cache=CacheSettings(mode="on", directory="/nowhere")))
-    assert vars(cached)["complete"].__self__.__class__ is CachedCalls
+    assert [type(b).__name__ for b in _layers(cached)] == ["PacedCalls", "CachedCalls", "OpenAIBackend"]
 
 
 def test_replicas_are_known_by_their_servers_in_any_order(tmp_path):
@@ -247,4 +258,4 @@ def test_replicas_are_known_by_their_servers_in_any_order(tmp_path):
     backend = hub.backend("vllm:m")
     other = ModelHub(msgspec.structs.replace(settings, urls={"vllm": "http://a:1/v1,http://b:2/v1"}), environ={}).backend("vllm:m")
     call = ("s", "u", None, (), 0)
-    assert vars(backend)["complete"].__self__.key(*call) == vars(other)["complete"].__self__.key(*call)
+    assert backend.inner.key(Request(*call)) == other.inner.key(Request(*call))

@@ -28,10 +28,10 @@ def _parse(*flags: str) -> argparse.Namespace:
 async def test_vllm_is_lean_and_openai_goes_through_its_sdk_unless_asked():
     urls = {"openai": "http://127.0.0.1:9/v1", "vllm": "http://127.0.0.1:9/v1"}
     hub = ModelHub(BackendSettings(urls=urls), environ=KEYS)
-    assert type(hub.backend("vllm:m")) is LeanBackend and type(hub.backend("openai:m")) is OpenAIBackend
+    assert type(hub.provider("vllm:m")) is LeanBackend and type(hub.provider("openai:m")) is OpenAIBackend
     swapped = ModelHub(BackendSettings(urls=urls, clients={"vllm": "sdk", "openai": "lean"}), environ=KEYS)
-    assert type(swapped.backend("vllm:m")) is VLLMBackend
-    lean = swapped.backend("openai:m")
+    assert type(swapped.provider("vllm:m")) is VLLMBackend
+    lean = swapped.provider("openai:m")
     assert type(lean) is LeanBackend and lean.provider == "openai" and "max_completion_tokens" in lean.fixed
     with pytest.raises(ValueError, match="OpenAI-compatible API only"):
         ModelHub(BackendSettings(clients={"anthropic": "lean"}), environ=KEYS).check("anthropic:m")

@@ -38,7 +38,7 @@ async def test_a_game_through_each_backend_plays_as_the_scripted_strategy(backen
     assert [without_models(r) for r in records] == [without_models(r) for r in expected]
     assert server.last_body.get("stream", False) == how.get("stream", False)
     lean = backend in ("openai-lean", "openai-lean-stream", "vllm")  # vllm: lean unless asked
-    assert isinstance(factory.hub.backends()[0].client, LeanClient) == lean
+    assert isinstance(factory.hub.provider(factory.hub.backends()[0].name).client, LeanClient) == lean
     usage = records[0].usage
     assert set(usage) == {"alice", "bob"}
     assert usage["alice"].calls == records[0].turns

@@ -68,7 +68,7 @@ def test_each_kind_gets_its_backend_under_the_endpoints_name():
     hub = ModelHub(BackendSettings(endpoints=endpoints), environ={"PROXY_KEY": "k1", "CLAUDE_KEY": "k2"})
     for name in ("proxy:m", "claude:m", "gpu:m", "fast:m"):
         hub.check(name)
-    proxy, claude, gpu, fast = (hub.backend(f"{n}:m") for n in ("proxy", "claude", "gpu", "fast"))
+    proxy, claude, gpu, fast = (hub.provider(f"{n}:m") for n in ("proxy", "claude", "gpu", "fast"))
     assert type(proxy) is VLLMBackend and "max_tokens" in proxy.fixed  # what OpenAI-compatible servers take
     assert type(claude) is AnthropicBackend and type(gpu) is LeanBackend and type(fast) is LeanBackend
     assert [b.provider for b in (proxy, claude, gpu, fast)] == ["proxy", "claude", "gpu", "fast"]

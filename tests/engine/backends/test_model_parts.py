@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.backends.clients import Secrets, read_vllm_metrics
+from engine.backends import Secrets, read_vllm_metrics
 from engine.backends.limiter import Bucket, Limiter, parse_duration, retry_after
 from engine.backends.prices import PriceTable, price_numbers, read_prices
 from engine.backends.tokens import Tokenizer, estimate_tokens

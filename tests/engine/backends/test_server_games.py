@@ -5,7 +5,7 @@ served others, on the same puzzles, are the games played in process."""
 from __future__ import annotations
 
 from engine import Grid
-from engine.backends.clients import CALL_GAME
+from engine.backends import CALL_GAME
 from puzzles.asympuzl.game import GAME
 from puzzles.asympuzl.rules import ALICE, BOB
 

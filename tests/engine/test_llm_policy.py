@@ -3,9 +3,9 @@ with its own seed index, and with chat memory the chat goes on with the reply th
 
 from __future__ import annotations
 
-from actors.llm import LLMPolicy
+from engine.policies.llm import LLMPolicy
 from bus import Usage
-from engine.backends.clients import Completion
+from engine.backends import Completion
 from puzzles.turn import TurnContext
 from puzzles.policy import SamplingPolicy
 
@@ -16,9 +16,9 @@ class Scripted:
     def __init__(self) -> None:
         self.calls: list[tuple] = []
 
-    async def complete(self, system, user, schema=None, history=(), *, sample=0):
-        self.calls.append((user, history, sample))
-        return Completion(f"reply {sample}", Usage(model="m", prompt_tokens=10, completion_tokens=2))
+    async def complete(self, request):
+        self.calls.append((request.user, request.history, request.sample))
+        return Completion(f"reply {request.sample}", Usage(model="m", prompt_tokens=10, completion_tokens=2))
 
 
 class ChatPrompter:
@@ -67,9 +67,9 @@ class Structured(Scripted):
         super().__init__()
         self.sent: list[tuple] = []
 
-    async def complete(self, system, user, schema=None, history=(), *, sample=0):
-        self.sent.append((system, schema))
-        return await super().complete(system, user, schema, history, sample=sample)
+    async def complete(self, request):
+        self.sent.append((request.system, request.schema))
+        return await super().complete(request)
 
 
 async def test_without_chat_memory_each_turn_is_one_call_on_its_own_prompt():

@@ -18,8 +18,9 @@ from typing import Any
 
 import msgspec
 
-from engine.backends.base import Failure, status_failure
-from engine.backends.batch_log import BatchState
+from engine.backends.base import Failure
+from engine.backends.provider import status_failure
+from engine.backends.batch.log import BatchState
 from engine.backends.sdk import openai_fixed, sdk_failure
 from engine.backends.settings import History, ModelOptions, chat_turns
 from engine.backends.wire import MalformedReply, Reply, encode, openai_body, openai_reply

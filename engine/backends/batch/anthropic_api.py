@@ -9,7 +9,7 @@ read as a reply (``wire.anthropic_reply``); ``errored`` carries the API's error,
 status of its type would be (``invalid_request_error`` is a 400, not sent again; ``api_error`` a 500,
 ``overloaded_error`` a 529); ``canceled`` and ``expired`` requests never ran and are sent again.
 A Message Batch takes no metadata: one whose id was not recorded is found by when it was made, its
-size and then its results' custom ids (``find``, ``batch_log``).
+size and then its results' custom ids (``find``, ``batch.log``).
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from typing import Any
 
 import msgspec
 
-from engine.backends.base import Failure, status_failure
-from engine.backends.batch_log import BatchState, Recorded
+from engine.backends.base import Failure
+from engine.backends.provider import status_failure
+from engine.backends.batch.log import BatchState, Recorded
 from engine.backends.sdk import anthropic_params, sdk_failure
 from engine.backends.settings import History, ModelOptions
 from engine.backends.wire import MalformedReply, Reply, anthropic_reply, encode

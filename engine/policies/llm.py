@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 
 from bus import Usage
+from engine.backends import Backend, Completion, Request
 from puzzles.base import AgentModules, Prompter
 from puzzles.turn import TurnContext, clean_text
 from puzzles.optional import implements
@@ -29,7 +30,7 @@ from puzzles.policy import Answer
 
 
 class LLMPolicy:
-    def __init__(self, backend: Any, prompter: Prompter, *, structured: bool = False) -> None:
+    def __init__(self, backend: Backend, prompter: Prompter, *, structured: bool = False) -> None:
         self.backend = backend
         self.prompter = prompter
         self.structured = structured
@@ -51,7 +52,7 @@ class LLMPolicy:
         modules: list[dict[str, str]] = []
         if self.prepare is not None:
             async def ask(system: str, user: str, purpose: str) -> str:
-                completion = await self.backend.complete(system, user, None)
+                completion = await self.backend.complete(Request(system, user))
                 usages.append(completion.usage)
                 text = clean_text(completion.text)
                 modules.append({"purpose": purpose, "system": system, "user": user, "reply": text})
@@ -63,10 +64,10 @@ class LLMPolicy:
             self.system = system = self.system or system
         schema = self.prompter.schema(context) if self.structured else None
         history = tuple(self.history)
-        completions: list[Any] = [None] * n
+        completions: list[Completion | None] = [None] * n
 
         async def sample(i: int) -> None:
-            completions[i] = await self.backend.complete(system, user, schema, history, sample=i)
+            completions[i] = await self.backend.complete(Request(system, user, schema, history, i))
 
         if n == 1:
             await sample(0)
@@ -74,7 +75,8 @@ class LLMPolicy:
             async with anyio.create_task_group() as tg:
                 for i in range(n):
                     tg.start_soon(sample, i)
-        texts = [c.text for c in completions]
+        done = [c for c in completions if c is not None]
+        texts = [c.text for c in done]
         if self.chat_memory:
             self.history.append((user, clean_text(texts[0])))
             self._sampled = texts
@@ -83,10 +85,11 @@ class LLMPolicy:
             prompt["earlier_turns"] = str(len(self.history) - 1)
         if modules:
             prompt["modules"] = modules
-        first = Usage.total([*usages, completions[0].usage])
+        first = Usage.total([*usages, done[0].usage])
         return tuple(
-            Answer(c.text, usage=first if i == 0 else c.usage, prompt=prompt, count_tokens=self._count_tokens)
-            for i, c in enumerate(completions)
+            Answer(c.text, usage=first if i == 0 else c.usage, prompt=prompt, count_tokens=self._count_tokens,
+                   cut=c.finish == "length")
+            for i, c in enumerate(done)
         )
 
     def chose(self, index: int) -> None:

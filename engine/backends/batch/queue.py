@@ -4,7 +4,7 @@ looked at with growing pauses until it ends, and its results are handed to the c
 them. The batches of a run overlap: a batch sent does not hold up the next.
 
 A batch is recorded before it is sent and again as soon as the provider has taken it
-(``batch_log``). Its failures are its calls' failures (``base.Failure``), which the call path
+(``batch.log``). Its failures are its calls' failures (``base.Failure``), which the call path
 (``batch.BatchedCalls``) retries in a later batch as it would retry a call: a batch the provider
 refuses, a request in it that failed, one it never ran (the batch expired or was cancelled), or a
 batch that can no longer be looked at (ten looks in a row failed).
@@ -24,7 +24,7 @@ import anyio
 import anyio.abc
 
 from engine.backends.base import Failure
-from engine.backends.batch_log import BatchLog, Recorded, ids_digest
+from engine.backends.batch.log import BatchLog, Recorded, ids_digest
 from engine.backends.limiter import LimiterStats
 from engine.backends.settings import BatchSettings, History
 from engine.backends.wire import Reply
@@ -48,7 +48,7 @@ Outcome = Reply | Failure
 
 
 class BatchAPI(Protocol):
-    """A provider's batch API (``batch_openai``, ``batch_anthropic``)."""
+    """A provider's batch API (``batch.openai_api``, ``batch.anthropic_api``)."""
 
     max_requests: int
     max_bytes: int

@@ -1,0 +1,74 @@
+"""Backends around a backend: each adds one thing to every call of a model and passes the call on
+to the backend inside it. ``build.compose`` puts them together; the response cache
+(``cache.CachedCalls``) and batch mode (``batch.BatchedCalls``) are two more, in their modules."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+import anyio
+
+from engine.backends.admission import GAME_CALLED
+from engine.backends.base import Backend, Completion, Request
+
+if TYPE_CHECKING:
+    from engine.backends.limiter import Limiter
+    from engine.backends.tokens import Tokenizer
+
+
+class Wrapper:
+    """A backend around ``inner``: the same model, limiter and tokenizer; ``complete`` adds its part."""
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner = inner
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def limiter(self) -> Limiter:
+        return self.inner.limiter
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        return self.inner.tokenizer
+
+    async def complete(self, request: Request) -> Completion:
+        return await self.inner.complete(request)
+
+
+class PacedCalls(Wrapper):
+    """Tells the run's pacing (``GAME_CALLED``, set by the run for each game it starts) that the game
+    made its first call, whether the call is answered from the cache, a batch or the provider."""
+
+    async def complete(self, request: Request) -> Completion:
+        called = GAME_CALLED.get()
+        if called is not None:
+            called.set()
+        return await self.inner.complete(request)
+
+
+class ReportedCalls(Wrapper):
+    """Awaits ``after_call`` as each call ends, answered or failed, before returning (a cluster
+    worker's usage report: no reply reaches a game before the run's tally counts it); a cancelled
+    call is left to stop."""
+
+    def __init__(self, inner: Backend, after_call: Callable[[], Awaitable[None]]) -> None:
+        super().__init__(inner)
+        self.after_call = after_call
+
+    async def complete(self, request: Request) -> Completion:
+        try:
+            completion = await self.inner.complete(request)
+        except anyio.get_cancelled_exc_class():
+            raise
+        except Exception:
+            await self.after_call()
+            raise
+        await self.after_call()
+        return completion
+
+
+__all__ = ["PacedCalls", "ReportedCalls", "Wrapper"]
