@@ -22,7 +22,8 @@ import msgspec
 from engine.backends.tomlfile import read_toml
 
 BUILT_IN = Path(__file__).with_name("endpoints.toml")
-KINDS = ("openai", "anthropic", "vllm")
+Kind = Literal["openai", "anthropic", "vllm"]
+KINDS: tuple[Kind, ...] = ("openai", "anthropic", "vllm")
 NAME = re.compile(r"[a-z][a-z0-9_-]*")  # no dot: a dotted name before ":" is a module (a policy class)
 ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -30,7 +31,7 @@ ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 class Endpoint(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
     """One place models are served. ``url`` empty: the provider's own (the engine's three)."""
 
-    kind: Literal["openai", "anthropic", "vllm"]
+    kind: Kind
     url: str = ""
     url_env: str | None = None  # an environment variable that replaces ``url`` when set
     key_env: str | None = None  # the environment variable holding the key; None: no key is needed
@@ -104,8 +105,8 @@ def endpoint_entry(name: str, spec: str) -> tuple[str, Endpoint]:
     parts = [p.strip() for p in spec.split(",")]
     if len(parts) not in (2, 3) or not all(parts):
         raise ValueError(f"expected NAME=KIND,URL[,KEY_ENV] with KIND one of {', '.join(KINDS)}, got {text!r}")
-    kind = parts[0].lower()
-    if kind not in KINDS:
+    kind = next((k for k in KINDS if k == parts[0].lower()), None)
+    if kind is None:
         raise ValueError(f"unknown kind {parts[0]!r} in {text!r}; use {', '.join(KINDS)}")
     try:
         return check_name(name), Endpoint(kind=kind, url=parts[1], key_env=parts[2] if len(parts) == 3 else None)

@@ -23,7 +23,7 @@ import anyio
 
 from engine.backends.base import Request
 from engine.backends.lean import LeanBackend, LeanClient
-from engine.backends.limiter import Limiter
+from engine.backends.limiter import Limiter, LimiterStats
 from engine.backends.vllm import ServerLoad, metrics_url, poll_vllm, vllm_headroom
 from engine.backends.wire import Reply
 
@@ -54,7 +54,7 @@ class Replica:
         self.failures_in_row = 0
 
     @property
-    def stats(self):
+    def stats(self) -> LimiterStats:
         return self.replicas.limiter.stats
 
     def set_cap(self, value: int) -> None:

@@ -7,10 +7,11 @@ import math
 import re
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 import anyio
 
-from engine.backends.limiter import Limiter
+from engine.backends.limiter import LimiterStats
 
 # vLLM's queue, and llama.cpp's server's (its requests processing and deferred) read as the same two.
 _METRIC = re.compile(
@@ -49,8 +50,23 @@ class ServerLoad:
         self.error: str | None = None
 
 
+class Steered(Protocol):
+    """What ``poll_vllm`` steers: a limiter, or one server of several (``replicas.Replica``)."""
+
+    @property
+    def stats(self) -> LimiterStats: ...
+
+    @property
+    def cap(self) -> int: ...
+
+    @property
+    def running(self) -> int: ...
+
+    def set_cap(self, value: int) -> None: ...
+
+
 async def poll_vllm(
-    url: str, limiter: Limiter, load: ServerLoad, seqs: int, every: float = 0.25,
+    url: str, limiter: Steered, load: ServerLoad, seqs: int, every: float = 0.25,
     heard: Callable[[bool], None] | None = None,
 ) -> None:
     """Keep calls in flight near the server's batch size: a few more than it runs at once, fewer if

@@ -14,7 +14,7 @@ standard library, as the SDKs decode it.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import Annotated, Any
 
 import msgspec
@@ -86,7 +86,7 @@ encode = msgspec.json.Encoder().encode
 def _reader(kind: type) -> Callable[[bytes | str], Any]:
     """A decoder of ``kind`` that raises ``MalformedReply``, falling back on the standard library's
     JSON for what msgspec refuses (half of a surrogate pair, escaped)."""
-    decode = msgspec.json.Decoder(kind).decode
+    decode: Callable[[bytes | str], Any] = msgspec.json.Decoder(kind).decode
 
     def read(body: bytes | str) -> Any:
         try:
@@ -121,7 +121,7 @@ def openai_reply(body: bytes) -> Reply:
     return _openai_counts(choice.message.content or "", reply.usage, choice.finish_reason)
 
 
-async def openai_stream(lines: AsyncIterator[bytes | str]) -> Reply:
+async def openai_stream(lines: AsyncIterable[bytes | str]) -> Reply:
     """Read a streamed completion: the text of the first choice and the usage chunk (the request
     asks for one with ``stream_options.include_usage``)."""
     parts: list[str] = []
@@ -202,7 +202,7 @@ def anthropic_reply(body: bytes) -> Reply:
     return _anthropic_counts(text, reply.usage, reply.usage.output_tokens, reply.stop_reason)
 
 
-async def anthropic_stream(lines: AsyncIterator[bytes | str]) -> Reply:
+async def anthropic_stream(lines: AsyncIterable[bytes | str]) -> Reply:
     """Read a streamed message: the input usage of ``message_start``, the text deltas and the output
     tokens of the last ``message_delta``."""
     parts: list[str] = []
@@ -225,7 +225,7 @@ async def anthropic_stream(lines: AsyncIterator[bytes | str]) -> Reply:
     return _anthropic_counts("".join(parts), started, output, stop)
 
 
-async def _events(lines: AsyncIterator[bytes | str]) -> AsyncIterator[bytes]:
+async def _events(lines: AsyncIterable[bytes | str]) -> AsyncIterator[bytes]:
     """The data of each server-sent event (one ``data:`` line each, as both APIs send them)."""
     async for line in lines:
         if isinstance(line, str):

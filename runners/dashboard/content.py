@@ -152,7 +152,7 @@ def _models(frame: _Frame) -> Section | None:
     """One row per model: calls in flight and the cap, requests per minute over the last minute,
     429s and other failures, mean latency, tokens and cost; for vLLM the server's running/waiting;
     with the response cache, the calls it answered; the share of prompt tokens the provider read from
-    its prefix cache."""
+    its prefix cache; the replies the server cut at the run's token limit."""
     if not frame.backends:
         return None
     now = time.monotonic()
@@ -172,17 +172,18 @@ def _models(frame: _Frame) -> Section | None:
             f"{load.running:.0f}/{load.waiting:.0f}" if load is not None else "",
             str(s.cache_hits) if s.cache_hits else "",
             f"{100 * s.cached_tokens / s.prompt_tokens:.0f}" if s.cached_tokens and s.prompt_tokens else "",
+            str(s.cut) if s.cut else "",
         ])
     heads = ("model", "in flight", "rpm (limit)", "calls", "429/529", "5xx", "timeouts", "failed", "latency s", "tokens in/out",
-             "cost $", "server run/wait", "cache hits", "prefix cached %")
-    priorities = (0, 0, 1, 2, 1, 3, 3, 2, 4, 5, 2, 3, 2, 4)
+             "cost $", "server run/wait", "cache hits", "prefix cached %", "cut at max tokens")
+    priorities = (0, 0, 1, 2, 1, 3, 3, 2, 4, 5, 2, 3, 2, 4, 2)
 
     def build(width: int, shown: int) -> Table:
         part = take(rows, shown)
         columns = []
         for i, (head, priority) in enumerate(zip(heads, priorities)):
             cells = [r[i] for r in part]
-            if i >= 11 and not any(cells):  # no vLLM server, no call answered from the response cache, no prefix read
+            if i >= 11 and not any(cells):  # no vLLM server, no cache hit, no prefix read, no reply cut
                 continue
             if i == 0:
                 columns.append(Column(head, cells, justify="left", short=[frame.short.get(c, c) for c in cells], squeeze=12))

@@ -31,6 +31,18 @@ FAULT_KINDS = ("400", "429", "500", "503", "529", "timeout", "malformed", "incom
 MAX_MODEL_LEN = 32768
 
 
+def cut_to(text: str, max_tokens: int) -> tuple[str, bool]:
+    """``text`` as a server writes it under a limit of ``max_tokens``: whole, or its longest start
+    within the limit (as counted here), and whether it was cut."""
+    if estimate_tokens(text) <= max_tokens:
+        return text, False
+    low, high = 0, len(text)  # the longest start within the limit: low fits, high does not
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if estimate_tokens(text[:middle]) <= max_tokens else (low, middle)
+    return text[:low], True
+
+
 class FakeConfig(msgspec.Struct, kw_only=True):
     strategy: str = "share_everything"  # played when the model is not named after a strategy of the game
     latency: float = 0.05  # seconds per request, plus jitter
@@ -202,8 +214,9 @@ class FakeServer:
 
     # ---- answering ----
 
-    async def _serve(self, request: web.Request, anthropic: bool) -> tuple[dict, str, int, int, int, dict[str, str]]:
-        """Admit and answer one call: (body, text, prompt tokens, cached tokens, completion tokens, headers)."""
+    async def _serve(self, request: web.Request, anthropic: bool) -> tuple[dict, str, int, int, int, bool, dict[str, str]]:
+        """Admit and answer one call: (body, text, prompt tokens, cached tokens, completion tokens, cut at
+        the request's max tokens, headers)."""
         stats = self.stats
         stats.requests += 1
         if self.started is None:
@@ -241,9 +254,10 @@ class FakeServer:
             stats.running -= 1
             if self.batch is not None:
                 self.batch.release()
+        text, cut = cut_to(text, int(max_tokens))
         cached, completion_tokens = self._counts(system, text)
         stats.served += 1
-        return body, text, prompt_tokens, cached, completion_tokens, self._limit_headers(anthropic)
+        return body, text, prompt_tokens, cached, completion_tokens, cut, self._limit_headers(anthropic)
 
     def _check_body(self, body: Any) -> None:
         if not isinstance(body, dict) or not isinstance(body.get("model"), str):
@@ -295,7 +309,7 @@ class FakeServer:
 
     async def _handle(self, request: web.Request, anthropic: bool) -> web.StreamResponse:
         try:
-            body, text, prompt, cached, completion, headers = await self._serve(request, anthropic)
+            body, text, prompt, cached, completion, cut, headers = await self._serve(request, anthropic)
         except Refused as refusal:
             self.stats.refused[str(refusal.status)] = self.stats.refused.get(str(refusal.status), 0) + 1
             return error_reply(refusal, anthropic)
@@ -305,13 +319,13 @@ class FakeServer:
         model = body["model"]
         if body.get("stream"):
             if anthropic:
-                return await anthropic_stream(request, model, text, prompt, cached, completion, headers)
+                return await anthropic_stream(request, model, text, prompt, cached, completion, headers, cut)
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-            return await openai_stream(request, model, text, prompt, cached, completion, headers, include_usage)
+            return await openai_stream(request, model, text, prompt, cached, completion, headers, include_usage, cut)
         if anthropic:
-            reply = anthropic_message(model, text, prompt, cached, completion)
+            reply = anthropic_message(model, text, prompt, cached, completion, cut)
         else:
-            reply = openai_completion(model, text, prompt, cached, completion)
+            reply = openai_completion(model, text, prompt, cached, completion, cut)
         return web.json_response(reply, headers=headers)
 
     async def chat_completions(self, request: web.Request) -> web.StreamResponse:

@@ -72,11 +72,12 @@ async def broken_reply(request: web.Request, kind: str) -> web.StreamResponse:
     return response
 
 
-def openai_completion(model: str, text: str, prompt: int, cached: int, completion: int) -> dict:
+def openai_completion(model: str, text: str, prompt: int, cached: int, completion: int, cut: bool = False) -> dict:
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion", "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop", "logprobs": None}],
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "length" if cut else "stop",
+                     "logprobs": None}],
         "usage": {
             "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
             "prompt_tokens_details": {"cached_tokens": cached},
@@ -84,10 +85,10 @@ def openai_completion(model: str, text: str, prompt: int, cached: int, completio
     }
 
 
-def anthropic_message(model: str, text: str, prompt: int, cached: int, completion: int) -> dict:
+def anthropic_message(model: str, text: str, prompt: int, cached: int, completion: int, cut: bool = False) -> dict:
     return {
         "id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant", "model": model,
-        "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
+        "content": [{"type": "text", "text": text}], "stop_reason": "max_tokens" if cut else "end_turn", "stop_sequence": None,
         "usage": {
             "input_tokens": prompt - cached, "output_tokens": completion,
             "cache_read_input_tokens": cached, "cache_creation_input_tokens": 0,
@@ -105,14 +106,15 @@ async def _sse(request: web.Request, headers: dict[str, str]) -> web.StreamRespo
     return response
 
 
-async def openai_stream(request, model, text, prompt, cached, completion, headers, include_usage) -> web.StreamResponse:
+async def openai_stream(request, model, text, prompt, cached, completion, headers, include_usage, cut=False) -> web.StreamResponse:
     response = await _sse(request, headers)
     base = {"id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
     for i, piece in enumerate(_pieces(text)):
         delta = {"role": "assistant", "content": piece} if i == 0 else {"content": piece}
         chunk = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
         await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
-    await response.write(f"data: {json.dumps({**base, 'choices': [{'index': 0, 'delta': {}, 'finish_reason': 'stop'}]})}\n\n".encode())
+    finish = "length" if cut else "stop"
+    await response.write(f"data: {json.dumps({**base, 'choices': [{'index': 0, 'delta': {}, 'finish_reason': finish}]})}\n\n".encode())
     if include_usage:
         usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
                  "prompt_tokens_details": {"cached_tokens": cached}}
@@ -122,7 +124,7 @@ async def openai_stream(request, model, text, prompt, cached, completion, header
     return response
 
 
-async def anthropic_stream(request, model, text, prompt, cached, completion, headers) -> web.StreamResponse:
+async def anthropic_stream(request, model, text, prompt, cached, completion, headers, cut=False) -> web.StreamResponse:
     response = await _sse(request, headers)
 
     async def event(name: str, data: dict) -> None:
@@ -135,7 +137,8 @@ async def anthropic_stream(request, model, text, prompt, cached, completion, hea
     for piece in _pieces(text):
         await event("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}})
     await event("content_block_stop", {"type": "content_block_stop", "index": 0})
-    await event("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": completion}})
+    stop = "max_tokens" if cut else "end_turn"
+    await event("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": completion}})
     await event("message_stop", {"type": "message_stop"})
     await response.write_eof()
     return response

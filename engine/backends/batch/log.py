@@ -111,12 +111,12 @@ class BatchLog:
                     at=float(at) if isinstance(at, (int, float)) else None,
                 )
                 intents[tag] = [i for i in ids if keep(i)]
-            elif (tag := entry.get("sent")) in self.batches:
-                self.batches[tag].batch_id = str(entry.get("batch"))
-            elif (tag := entry.get("collected")) in self.batches:
-                self.batches[tag].collected = True
-            elif (tag := entry.get("dropped")) in self.batches:
-                self.batches[tag].dropped = True
+            elif (sent := entry.get("sent")) in self.batches:
+                self.batches[sent].batch_id = str(entry.get("batch"))
+            elif (collected := entry.get("collected")) in self.batches:
+                self.batches[collected].collected = True
+            elif (dropped := entry.get("dropped")) in self.batches:
+                self.batches[dropped].dropped = True
         for tag, ids in intents.items():
             if ids and not self.batches[tag].dropped:
                 self.index.update(dict.fromkeys(ids, tag))

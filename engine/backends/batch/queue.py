@@ -131,7 +131,8 @@ class BatchQueue:
             await self._arrived.wait()
             with anyio.move_on_after(self.settings.wait):
                 await self._full.wait()
-            chunk, size = [], 0
+            chunk: list[_Waiting] = []
+            size = 0
             for waiting in self._queue:
                 if len(chunk) == self.size or (chunk and size + waiting.size > self.api.max_bytes):
                     break
