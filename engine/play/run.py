@@ -200,12 +200,8 @@ async def run_games(
     stops the run; games in flight are dropped."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-    stream: AsyncIterator[GameSpec] | None = None  # a stream that others feed while the games run
-    pending: Iterator[GameSpec] = iter(())
-    if isinstance(specs, AsyncIterator):
-        stream = specs
-    else:
-        pending = iter(specs)
+    stream = specs if isinstance(specs, AsyncIterator) else None  # a stream that others feed while the games run
+    pending: Iterator[GameSpec] = iter(()) if isinstance(specs, AsyncIterator) else iter(specs)
     watchers = ([progress] if progress is not None else []) + list(observers)
     preparing = anyio.CapacityLimiter(1)  # the games' slow set-up: one worker thread for the run
 

@@ -25,8 +25,8 @@ from __future__ import annotations
 import secrets
 import time
 from collections import Counter
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 import anyio
