@@ -26,7 +26,7 @@ _EXPORTS = {
     "Grid": "engine", "GameSpec": "engine", "GameRecord": "engine", "PolicyFactory": "engine",
     "load_grid": "engine", "play_game": "engine", "run_games": "engine", "summarize": "engine",
     "BackendSettings": "engine.backends", "ModelOptions": "engine.backends",
-    "GameEnv": "engine.play.aec", "env": "engine.play.aec",
+    "GameEnv": "engine.play", "env": "engine.play",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine import Grid, PolicyFactory, run_games  # noqa: E402
 from engine.backends import BackendSettings, ModelOptions  # noqa: E402
-from engine.session.pacing import GameStarts  # noqa: E402
+from engine.play.pacing import GameStarts  # noqa: E402
 
 
 class Server:

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 import anyio  # noqa: E402
 
 from engine import Grid, PolicyFactory, RunDir  # noqa: E402
-from engine.session.collector import tuned_collector  # noqa: E402
+from engine.play.collector import tuned_collector  # noqa: E402
 from engine.executors import make_executor  # noqa: E402
 from engine.executors.startup import Startup  # noqa: E402
 from engine.backends import BackendSettings, ModelOptions  # noqa: E402

@@ -12,7 +12,7 @@
 2. CPU per game with 5000 games in flight against 256: `python -m runners.concurrent --games 20000
    --concurrency C` (scripted AsymPuzl games, N=5) in a fresh interpreter, C alternated, CPU time of
    the child. ``--collector`` runs each also with Python's own collector settings instead of the
-   runner's (``engine/session/collector.py``).
+   runner's (``engine/play/collector.py``).
 3. 1000 scripted games end to end, as a user runs them, in a fresh interpreter: wall time including
    interpreter start, games per second, the child's peak memory.
 
@@ -41,11 +41,11 @@ sys.path.insert(0, str(BENCH))
 import ring  # noqa: E402
 
 GAMES = 1000
-# Start the runner with Python's own collector settings (the runner's are in engine/session/collector.py).
+# Start the runner with Python's own collector settings (the runner's are in engine/play/collector.py).
 _DEFAULT_COLLECTOR = """
 import contextlib, runpy, sys
-import engine.session.collector
-engine.session.collector.tuned_collector = contextlib.nullcontext
+import engine.play.collector
+engine.play.collector.tuned_collector = contextlib.nullcontext
 sys.argv[0] = "runners.concurrent"
 runpy.run_module("runners.concurrent", run_name="__main__", alter_sys=True)
 """

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 
-from engine.policies.factory import PolicyFactory
+from engine.policies import PolicyFactory
 from puzzles import DEFAULT_GAME, GAMES, Game, get_game
 from runners.args import OneLineParser
 from runners.flags.game import add_game_arguments, check_saved, chosen_game, config_from_args

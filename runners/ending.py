@@ -19,7 +19,7 @@ from typing import Literal
 
 from rich.console import Console
 
-from engine.session.playing import Tally
+from engine.session import Tally
 
 EXIT_LOST_GAMES = 3
 EXIT_STORAGE = 4

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from engine.policies.factory import PolicyFactory
+from engine.policies import PolicyFactory
 from runners.seats.browser.cli import PROG, prepare
 from runners.seats.browser.run import play
 

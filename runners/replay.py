@@ -24,7 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from engine import GameRecord, RunDir, RunDirError
-from engine.records.transcripts import Transcript, read_transcript
+from engine.records import Transcript, read_transcript
 from puzzles import Game, InvalidParameter, get_game
 
 from runners.args import OneLineParser, integer

@@ -10,15 +10,12 @@ import anyio
 from rich.console import Console
 
 from engine.executors import make_executor
-from engine.policies.factory import PolicyFactory
-from engine.records.rundir import StorageError
-from engine.serving.process import ServeError
-from engine.session.collector import tuned_collector
-from engine.session.giveup import SameFailure
-from engine.play.run import RunProgress
-from engine.session.stopping import StopStarting
-from engine.session.playing import counted_keys, finish, new_progress, play_plan
-from engine.spending.budget import Spending
+from engine.play import RunProgress, tuned_collector
+from engine.policies import PolicyFactory
+from engine.records import StorageError
+from engine.serving import ServeError
+from engine.session import SameFailure, StopStarting, counted_keys, finish, new_progress, play_plan
+from engine.spending import Spending
 from runners.dashboard.display import ProgressDisplay, wide_console
 from runners.dashboard.final_table import summary_table
 from runners.dashboard.spending import spending_line

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from engine.serving.install import MODEL_FILE, SetupError, built_server, home, setup_model, setup_server
+from engine.serving import MODEL_FILE, SetupError, built_server, home, setup_model, setup_server
 from runners.args import OneLineParser, integer
 
 

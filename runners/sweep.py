@@ -12,8 +12,8 @@ from pathlib import Path
 import msgspec
 
 from engine import PolicyFactory
-from engine.records.rundir import Plan
-from engine.plan.grid import Grid, load_grid
+from engine.plan import Grid, load_grid
+from engine.records import Plan
 from puzzles import GAMES
 
 from runners.args import OneLineParser, choice, integer

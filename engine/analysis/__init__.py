@@ -16,6 +16,7 @@ Conventions used throughout:
   ``totals``: what a report keeps of a run, per condition, one record at a time (memory set by the conditions, not the games).
   ``measures``: success, scores, sizes, errors, model calls and cost. ``paired``: two values of a field compared by seed.
   ``seats`` (and ``humans``): the games with a person in a seat, with the game's human-study scores and the turns they took.
+  ``played``: the analyses that read the games played turn by turn. ``power``: how many seeds a comparison needs.
 """
 
 from __future__ import annotations
@@ -42,6 +43,11 @@ _EXPORTS = {
     "PairedComparison": "paired", "PairedRow": "paired", "paired_comparison": "paired",
     "paired_difference_interval": "paired",
     "Results": "reading", "read_results": "reading", "ReadCounts": "reading", "read_totals": "reading",
+    "recorded_games": "reading", "ABSENT": "humans", "human_roles": "humans", "is_absent": "humans",
+    "RunAnalyses": "played", "run_analyses": "played", "Source": "totals",
+    "ConditionSummary": "stats", "ScoreSummary": "stats", "wilson_interval": "stats",
+    "ALPHA": "power", "BASE_RATE": "power", "POWER": "power", "compared_rates": "power",
+    "independent_discordance": "power", "paired_seeds": "power", "unpaired_seeds": "power",
 }
 
 __all__ = [
@@ -52,6 +58,9 @@ __all__ = [
     "paired_comparison", "paired_difference_interval", "read_results", "roles_of", "score_keys",
     "scores_per_condition", "size_field", "size_units", "sizes_per_turn", "success_by_turn", "success_cell",
     "success_series", "success_table", "usage_per_condition", "conditions_of", "read_totals", "totals_of", "values_of",
+    "recorded_games", "ABSENT", "human_roles", "is_absent", "RunAnalyses", "run_analyses", "Source",
+    "ConditionSummary", "ScoreSummary", "wilson_interval", "ALPHA", "BASE_RATE", "POWER", "compared_rates",
+    "independent_discordance", "paired_seeds", "unpaired_seeds",
 ]
 
 

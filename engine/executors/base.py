@@ -2,28 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from puzzles import Game
+from puzzles import GAMES, Game
 
-from engine.session.pacing import GameStarts
-from engine.policies.factory import PolicyFactory
+from engine.play.pacing import GameStarts
+from engine.play.run import GameObserver, RunProgress, run_games
+from engine.policies.factory import PolicyFactory, models_play
 from engine.records.record import GameRecord
 from engine.records.rundir import Plan
-from engine.play.run import RunProgress, run_games
+from engine.records.transcribe import TranscriptWriter
+from engine.spending.budget import Spending
 
 
 class Executor(Protocol):
     """Plays the games ``ids`` of ``plan``: every observer sees each game start and end, and
-    ``on_record`` gets each record, on the driver. Cancelling the caller's scope stops it."""
+    ``on_record`` gets each record, on the driver, after ``transcripts`` (if given) has written the
+    game's transcript. No game starts past ``spending``'s caps (given when models play). Cancelling
+    the caller's scope stops it."""
 
     name: str
 
     async def play(
         self, plan: Plan, ids: Iterator[int], *, factory: PolicyFactory, concurrency: int,
-        on_record: Callable[[GameRecord], None], progress: RunProgress | None, observers: Iterable[Any],
-        starts: GameStarts | None, games: Mapping[str, Game],
+        on_record: Callable[[GameRecord], None], progress: RunProgress | None = None,
+        observers: Sequence[GameObserver] = (), games: Mapping[str, Game] = GAMES,
+        transcripts: TranscriptWriter | None = None, spending: Spending | None = None,
     ) -> None: ...
 
     def summaries(self, factory: PolicyFactory) -> list[dict[str, Any]]:
@@ -51,8 +56,16 @@ class LocalExecutor:
     def summaries(self, factory: PolicyFactory) -> list[dict[str, Any]]:
         return [factory.hub.summary()] if factory.hub.backends() else []
 
-    async def play(self, plan, ids, *, factory, concurrency, on_record, progress, observers, starts, games) -> None:
+    async def play(
+        self, plan: Plan, ids: Iterator[int], *, factory: PolicyFactory, concurrency: int,
+        on_record: Callable[[GameRecord], None], progress: RunProgress | None = None,
+        observers: Sequence[GameObserver] = (), games: Mapping[str, Game] = GAMES,
+        transcripts: TranscriptWriter | None = None, spending: Spending | None = None,
+    ) -> None:
+        """Games against models start as the limits serve them and within the caps (``engine.play.pacing``)."""
+        starts = GameStarts(factory.hub, spending=spending) if models_play(plan) else None
+        watchers = [*observers, *(w for w in (spending, transcripts) if w is not None)]
         await run_games(
             plan.specs_for(ids, games), factory=factory, concurrency=concurrency, on_record=on_record,
-            progress=progress, observers=observers, games=games, starts=starts,
+            progress=progress, observers=watchers, games=games, starts=starts,
         )

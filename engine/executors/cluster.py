@@ -27,16 +27,22 @@ import time
 from collections import deque
 from typing import Any
 
+from collections.abc import Callable, Iterator, Mapping, Sequence
+
 import anyio
 import msgspec
 
+from puzzles import GAMES, Game
+
 from engine.backends import BackendSettings, HubContext
-from engine.session.collector import tune_collector
-from engine.policies.factory import PolicyFactory, is_model
+from engine.plan.spec import GameSpec
+from engine.play.collector import tune_collector
+from engine.play.run import GameObserver, RunProgress, run_games
+from engine.policies.factory import PolicyFactory, models_play
 from engine.records.record import GameRecord, decode_record, encode_record
 from engine.records.rundir import Plan
-from engine.play.run import run_games
 from engine.records.transcribe import TranscriptMaker, TranscriptWriter
+from engine.spending.budget import Spending
 from engine.executors.leases import Leases, LimitLedger
 from engine.executors.startup import Startup
 from engine.executors.tally import UsageReports, UsageTally
@@ -66,7 +72,7 @@ class GameWorker:
         self.factory = PolicyFactory(msgspec.json.decode(settings, type=BackendSettings))
         self.ledger = ledger
         self.transcripts = None if transcripts is None else TranscriptMaker(full=transcripts == "full")
-        tune_collector()  # as the runner does in one process (``engine.session.collector``)
+        tune_collector()  # as the runner does in one process (``engine.play.collector``)
         self.concurrency = concurrency
         self.batch_of: dict[int, _Batch] = {}
         self.failure: BaseException | None = None
@@ -171,7 +177,12 @@ class RayExecutor:
     def started_cluster(self) -> bool:
         return self.startup.started_cluster
 
-    async def play(self, plan, ids, *, factory, concurrency, on_record, progress, observers, starts, games) -> None:
+    async def play(
+        self, plan: Plan, ids: Iterator[int], *, factory: PolicyFactory, concurrency: int,
+        on_record: Callable[[GameRecord], None], progress: RunProgress | None = None,
+        observers: Sequence[GameObserver] = (), games: Mapping[str, Game] = GAMES,
+        transcripts: TranscriptWriter | None = None, spending: Spending | None = None,
+    ) -> None:
         # The event loop (dashboard, signals) runs on meanwhile; Ctrl-C leaves the start to the exit.
         ray = await anyio.to_thread.run_sync(self.startup.wait, abandon_on_cancel=True)
         from ray.exceptions import RayActorError
@@ -182,20 +193,15 @@ class RayExecutor:
         actor_class = ray.remote(num_cpus=1, max_restarts=0)(GameWorker)
         plan_bytes, settings_bytes = msgspec.json.encode(plan), msgspec.json.encode(factory.hub.settings)
         ledger = self.ledger = None
-        if any(is_model(name) for names in plan.agents for name in names):  # scripted games need none: one process less to start
+        if models_play(plan):  # scripted games need none: one process less to start
             # On the driver's node: it outlives any worker's node, and the run ends with the driver anyway.
             here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=True)
             ledger = self.ledger = ray.remote(num_cpus=0, scheduling_strategy=here)(Ledger).remote(settings_bytes)
-        watchers = ([progress] if progress is not None else []) + list(observers)
+        watchers = [*([progress] if progress is not None else []), *observers, *([spending] if spending is not None else [])]
         # Transcripts are made by the workers, which see the games' buses; the driver writes them.
-        writer = next((w for w in watchers if isinstance(w, TranscriptWriter)), None)
-        watchers = [w for w in watchers if w is not writer]
-        transcripts = None if writer is None else "full" if writer.full else "messages"
-        caps = [w for w in watchers if hasattr(w, "allows_another")]  # spending caps (``engine.spending.budget``)
-        retry: deque[list[Any]] = deque()  # batches (specs) of workers that died
+        made = None if transcripts is None else "full" if transcripts.full else "messages"
+        retry: deque[list[GameSpec]] = deque()  # batches (specs) of workers that died
         pending = iter(ids)
-        capped = False
-        announced: set[int] = set()  # games shown as started (once, even when played again)
         outstanding = 0  # batches sent and not yet back
         changed = anyio.Event()
         returned: dict[int, list[float]] = {}  # per worker: the cost and tokens of the records it returned
@@ -204,7 +210,7 @@ class RayExecutor:
         async def write_off(worker: int) -> None:
             """Tell the caps what a dead worker spent beyond the records it returned (its usage as it
             last reported it to the ledger): its games are played again, its calls were billed."""
-            if ledger is None or not caps or worker in written_off:
+            if ledger is None or spending is None or worker in written_off:
                 return
             written_off.add(worker)
             try:
@@ -215,42 +221,33 @@ class RayExecutor:
             cost = sum(m.get("cost_usd") or 0.0 for m in models)
             tokens = sum((m.get("prompt_tokens") or 0) + (m.get("completion_tokens") or 0) for m in models)
             spent_cost, spent_tokens = returned.get(worker, (0.0, 0))
-            for cap in caps:
-                cap.spent_elsewhere(max(0.0, cost - spent_cost), max(0, int(tokens - spent_tokens)))
+            spending.spent_elsewhere(max(0.0, cost - spent_cost), max(0, int(tokens - spent_tokens)))
 
-        def next_batch() -> list[Any]:
-            """The specs of the next batch: one a dead worker left, or new games within the caps."""
-            nonlocal capped
+        def within_caps() -> Iterator[int]:
+            """The games to start, while the caps allow another (a refusal is final; games in flight finish)."""
+            while spending is None or spending.allows_another():
+                game_id = next(pending, None)
+                if game_id is None:
+                    return
+                yield game_id
+
+        def next_batch() -> list[GameSpec]:
+            """The specs of the next batch: one a dead worker left (its games shown as started already), or
+            new games, each shown as started (and so counted in flight by the caps) before the next is weighed."""
             if retry:
                 return retry.popleft()
-            if not caps:
-                batch = list(plan.specs_for(list(itertools.islice(pending, batch_size)), games))
-            else:
-                batch = []
-                while len(batch) < batch_size:
-                    if not all(cap.allows_another() for cap in caps):
-                        capped = True  # within the caps no more games start; those in flight finish
-                        break
-                    game_id = next(pending, None)
-                    if game_id is None:
-                        break
-                    batch.extend(plan.specs_for([game_id], games))
-                    announce(batch[-1:])  # counted in flight before the next game is weighed
-            announce(batch)
+            batch = []
+            for spec in plan.specs_for(itertools.islice(within_caps(), batch_size), games):
+                for w in watchers:
+                    w.game_started(spec)
+                batch.append(spec)
             return batch
-
-        def announce(specs) -> None:
-            for spec in specs:
-                if spec.game_id not in announced:
-                    announced.add(spec.game_id)
-                    for w in watchers:
-                        w.game_started(spec)
 
         async def feed(worker: int, actor: Any) -> None:
             nonlocal outstanding, changed
             stats = self.worker_stats.setdefault(worker, [0, 0])
             while True:
-                batch = [] if capped and not retry else next_batch()
+                batch = next_batch()
                 if not batch:
                     if not outstanding:
                         return
@@ -279,8 +276,8 @@ class RayExecutor:
                         spent[1] += usage.prompt_tokens + usage.completion_tokens
                     for w in watchers:
                         w.game_finished(specs[record.game_id], record)
-                    if transcript is not None and writer is not None:
-                        writer.write(transcript)  # before its record, as in one process
+                    if transcript is not None and transcripts is not None:
+                        transcripts.write(transcript)  # before its record, as in one process
                     on_record(record)
                 if worker not in self.nodes:
                     self.nodes[worker] = ("", "-")  # asked once
@@ -288,7 +285,7 @@ class RayExecutor:
                         self.nodes[worker] = await actor.node.remote()
 
         actors = self.actors = [
-            actor_class.remote(plan_bytes, settings_bytes, per_call, ledger, transcripts, worker) for worker in range(self.workers)
+            actor_class.remote(plan_bytes, settings_bytes, per_call, ledger, made, worker) for worker in range(self.workers)
         ]
         try:
             async with anyio.create_task_group() as watching:

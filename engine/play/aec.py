@@ -46,7 +46,7 @@ except ImportError as exc:  # pragma: no cover - the optional extra
 
 from actors.agent import recent_lines
 from puzzles import DEFAULT_GAME, GAMES, ChatLine, Game, Reply, ReplyFormatError, Turn, TurnContext, get_game
-from puzzles.referee import Referee
+from puzzles.referee import Referee, TurnOrder
 from puzzles.testing import run_now
 
 from engine.policies.factory import scripted_rng
@@ -61,13 +61,14 @@ class GameEnv(AECEnv):
     def __init__(
         self, game: str = DEFAULT_GAME, *, seed: int = 0, roles: tuple[str, ...] | None = None,
         max_turns: int | None = None, feedback: str | None = None, history: int | None = 1,
-        turn_order: str = "round_robin", max_prompt_bytes: int = MAX_PROMPT_BYTES, render_mode: str | None = None,
+        turn_order: TurnOrder = "round_robin", max_prompt_bytes: int = MAX_PROMPT_BYTES, render_mode: str | None = None,
         games: dict[str, Game] | None = None, **params: Any,
     ) -> None:
         super().__init__()
         self.game = get_game(game, GAMES if games is None else games)
-        self.params = msgspec.convert({"game": self.game.name, **params}, self.game.rules.Params)
-        self.params.check()
+        chosen: Any = msgspec.convert({"game": self.game.name, **params}, self.game.rules.Params)
+        chosen.check()
+        self.params = chosen
         self.roles = tuple(roles) if roles is not None else self.game.rules.rosters[0]
         if self.roles not in self.game.rules.rosters:
             raise ValueError(f"{self.game.name} is played by {' or '.join('/'.join(r) for r in self.game.rules.rosters)}, not {'/'.join(self.roles)}")
@@ -108,7 +109,7 @@ class GameEnv(AECEnv):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {agent: {"turn": 1} for agent in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {agent: {"turn": 1} for agent in self.agents}
         self._heard: dict[str, list[ChatLine]] = {agent: [] for agent in self.agents}
         self._contexts: dict[str, TurnContext] = {}
         self._asked: list[str] = []
@@ -168,12 +169,12 @@ class GameEnv(AECEnv):
         assert self.referee is not None
         context = self.context(agent)
         turn = self.referee.turn
+        chars = len(action) if isinstance(action, str) else 0
         try:
             reply = action if isinstance(action, Reply) else self.game.faces.prompter.parse(action, context)
-            played = Turn(turn=turn, role=agent, message=reply.message, actions=reply.actions, rejected=reply.rejected,
-                          reply_chars=len(action) if isinstance(action, str) else 0)
+            played = Turn(turn=turn, role=agent, message=reply.message, actions=reply.actions, rejected=reply.rejected, reply_chars=chars)
         except ReplyFormatError as exc:
-            reply, played = None, Turn(turn=turn, role=agent, format_error=str(exc), reply_chars=len(action))
+            reply, played = None, Turn(turn=turn, role=agent, format_error=str(exc), reply_chars=chars)
         if reply is not None and reply.message:
             for listener in self.roles:
                 self._heard[listener].append(ChatLine(turn, agent, reply.message))

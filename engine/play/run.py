@@ -6,7 +6,7 @@ import itertools
 import os
 import time
 from collections import Counter, deque
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 import anyio
@@ -17,7 +17,7 @@ from puzzles import GAMES, Game
 from engine.backends.admission import CALL_PRIORITY
 from engine.backends.settings import CALL_GAME
 from engine.play.game import play_game
-from engine.session.pacing import GameStarts
+from engine.play.pacing import GameStarts
 from engine.policies.factory import PolicyFactory
 from engine.records.record import GameRecord
 from engine.plan.spec import GameSpec
@@ -196,25 +196,24 @@ async def run_games(
     """Play every spec, at most ``concurrency`` at a time, handing each record to ``on_record`` as
     soon as its game ends. ``specs`` may also be a stream (an anyio receive stream) that others feed
     while the games run; the run then ends when the stream is closed. With ``starts``, each game waits for its turn to start (see
-    ``engine.session.pacing``), and no game starts once it says no more may. Cancelling the caller's scope
+    ``engine.play.pacing``), and no game starts once it says no more may. Cancelling the caller's scope
     stops the run; games in flight are dropped."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-    pending = specs if hasattr(specs, "__anext__") else iter(specs)
+    stream = specs if isinstance(specs, AsyncIterator) else None  # a stream that others feed while the games run
+    pending: Iterator[GameSpec] = iter(()) if isinstance(specs, AsyncIterator) else iter(specs)
     watchers = ([progress] if progress is not None else []) + list(observers)
     preparing = anyio.CapacityLimiter(1)  # the games' slow set-up: one worker thread for the run
 
     admitted = itertools.count()
     run_token = os.urandom(4).hex()  # tells this run's games from another's at a shared model server
 
-    streamed = hasattr(pending, "__anext__")  # a stream that others feed while the games run
-
     async def next_spec() -> GameSpec | None:
         """The next game to play, None when there is none (or no more may start). It returns before
         the game is played: no frame of it is held while the game goes on."""
-        if streamed:
+        if stream is not None:
             try:
-                return await pending.__anext__()
+                return await stream.__anext__()
             except StopAsyncIteration:
                 return None
         spec = next(pending, None)  # one shared iterator: each game is taken by exactly one worker

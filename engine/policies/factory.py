@@ -33,6 +33,7 @@ from engine.policies.seat import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, HUM
 
 if TYPE_CHECKING:
     from engine.backends import ModelHub
+    from engine.plan.grid import Grid
 
 MODEL_FORMS = ("openai:MODEL", "anthropic:MODEL", "vllm:MODEL", "ENDPOINT:MODEL", "package.module:Policy")
 
@@ -43,6 +44,11 @@ def _normal(name: str) -> str:
 
 def is_model(name: str) -> bool:
     return ":" in name and not is_import(name)
+
+
+def models_play(plan: Grid) -> bool:
+    """Whether a model plays any seat of the plan."""
+    return any(is_model(name) for names in plan.agents for name in names)
 
 
 def is_human(name: str) -> bool:

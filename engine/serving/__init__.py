@@ -20,6 +20,8 @@ _EXPORTS = {
     "ServeError": "process", "ServerProcess": "process", "free_port": "process",
     "ServedModel": "kinds", "find_executable": "kinds", "served_model": "kinds",
     "Servers": "servers",
+    "MODEL_FILE": "install", "SetupError": "install", "built_server": "install", "home": "install",
+    "setup_model": "install", "setup_server": "install",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -104,6 +104,7 @@ def open_session(
         if check is not None:
             check(before)
         if resume is None:
+            assert out is not None  # a new run has both (raised above otherwise)
             run = RunDir.create(out, before.plan)
         lock = run.lock()
     except (RunDirError, ValueError) as exc:

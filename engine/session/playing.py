@@ -25,8 +25,7 @@ from puzzles import GAMES, Game
 from engine.backends.limiter import COUNTERS
 from engine.spending.budget import Spending
 from engine.executors import Executor, LocalExecutor
-from engine.session.pacing import GameStarts
-from engine.policies.factory import PolicyFactory, is_human, is_model
+from engine.policies.factory import PolicyFactory, is_human, is_model, models_play
 from engine.records.record import GameRecord, is_infra_error
 from engine.records.ids import IdSet
 from engine.records.rundir import Plan, RunDir, RunDirError
@@ -129,10 +128,6 @@ def read_usage(run: RunDir) -> dict[str, Any] | None:
         return None
 
 
-def models_play(plan: Plan) -> bool:
-    return any(is_model(name) for names in plan.agents for name in names)
-
-
 def slow_games(plan: Plan) -> bool:
     """Models or people play: games end seconds apart, not thousands a second."""
     return any(is_model(name) or is_human(name) for names in plan.agents for name in names)
@@ -162,13 +157,14 @@ def write_usage(path: Path, summaries: list[dict[str, Any]], log: Any) -> None:
     if not summaries:
         return
     file = path / USAGE_FILE
-    summary = None
+    earlier = None
     if file.exists():
         try:
-            summary = msgspec.json.decode(file.read_bytes())
+            earlier = msgspec.json.decode(file.read_bytes())
         except msgspec.DecodeError:
             log.warning("usage_unreadable", file=str(file))  # the earlier totals are lost, not the run
-    for process in summaries:
+    summary = merge_usage(earlier, summaries[0])
+    for process in summaries[1:]:
         summary = merge_usage(summary, process)
     file.write_bytes(msgspec.json.format(msgspec.json.encode(summary)) + b"\n")
     log.info("model_usage", models=summary["models"])
@@ -214,7 +210,7 @@ async def play_plan(
 ) -> None:
     """Play the games of ``plan`` not in ``recorded`` into ``run`` (in ``play_order``; the first
     ``limit`` of them, if given), in this process or on ``executor``. When models play here, games start as the limits serve them and
-    within ``spending``'s caps (``engine.session.pacing``). After ``stop.stop()`` no game starts.
+    within ``spending``'s caps (``engine.play.pacing``). After ``stop.stop()`` no game starts.
     Cancelling the caller's scope stops the run; every record written before stays, and the log
     says the run was interrupted."""
     total = plan.total
@@ -225,7 +221,6 @@ async def play_plan(
     with run.log_path.open("a", encoding="utf-8") as log_stream, run.writer() as writer:
         log = make_logger(log_stream, log_level, at_once=slow_games(plan))
         log.info("run_started", run_dir=str(run.path), config=msgspec.to_builtins(plan), to_play=total - sum(1 for i in recorded if i < total))
-        watchers: list[Any] = [GameLog(log, debug=log_level == "debug"), *observers]
         executor = executor or LocalExecutor()
         if models_play(plan):
             from engine.backends import HubContext
@@ -233,22 +228,16 @@ async def play_plan(
             # The servers' logs and batch mode's batches go in the run; a resume answers the batched
             # calls of the games it plays again.
             factory.hub = factory.hub.for_run(HubContext(run_dir=run.path, replayed=lambda game_id: game_id not in recorded))
-        starts = None
-        if models_play(plan) and executor.name == "local":
-            starts = GameStarts(factory.hub, spending=spending)
-        if models_play(plan) and spending is not None:
-            watchers.append(spending)  # the local starts, or a cluster's batches, stop at its caps
         # True (or "full"): full transcripts; "messages": messages-only transcripts (``engine.records.transcripts``)
         # Games against models are few and dear: each transcript is written as its game ends.
         transcript_writer = TranscriptWriter(run.path, full=transcripts != "messages", at_once=models_play(plan)) if transcripts else None
-        if transcript_writer is not None:
-            watchers.append(transcript_writer)
         try:
             async with factory:
                 try:
                     await executor.play(
-                        plan, todo, factory=factory, concurrency=concurrency, on_record=writer.write,
-                        progress=progress, observers=watchers, starts=starts, games=games,
+                        plan, todo, factory=factory, concurrency=concurrency, on_record=writer.write, progress=progress,
+                        observers=[GameLog(log, debug=log_level == "debug"), *observers], games=games,
+                        transcripts=transcript_writer, spending=spending if models_play(plan) else None,
                     )
                 finally:
                     write_usage(run.path, executor.summaries(factory), log)

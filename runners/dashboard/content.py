@@ -15,9 +15,9 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from engine.spending.budget import Spending
-from engine.play.run import RunProgress
-from engine.analysis.stats import ScoreSummary, wilson_interval
+from engine.analysis import ScoreSummary, wilson_interval
+from engine.play import RunProgress
+from engine.spending import Spending
 from puzzles import GAMES
 
 from runners.dashboard.layout import LEAST_ROWS, Dashboard, Section, counters_section, fitted, take

@@ -16,9 +16,9 @@ from runners.dashboard.content import Section, counters_section, render_dashboar
 from runners.dashboard.spending import spending_line
 
 if TYPE_CHECKING:
-    from engine.executors.base import Executor
-    from engine.play.run import RunProgress
-    from engine.spending.budget import Spending
+    from engine.executors import Executor
+    from engine.play import RunProgress
+    from engine.spending import Spending
 
 TERMINAL_REFRESH = 0.5  # seconds between dashboard redraws (about 2 per second)
 LINE_INTERVAL = 5.0  # seconds between summary lines when not on a terminal

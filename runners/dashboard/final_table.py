@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console, ConsoleOptions, RenderResult
 
-from engine.analysis.stats import ConditionSummary
+from engine.analysis import ConditionSummary
 from puzzles import GAMES
 
 from runners.dashboard.content import score_cell

@@ -6,11 +6,10 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from engine.analysis.power import ALPHA, POWER, compared_rates, independent_discordance, paired_seeds, unpaired_seeds
-from engine.records.rundir import Plan
-from engine.session.playing import models_play
-from engine.spending.budget import Spending
-from engine.spending.forecast import Forecast
+from engine.analysis import ALPHA, POWER, compared_rates, independent_discordance, paired_seeds, unpaired_seeds
+from engine.policies import models_play
+from engine.records import Plan
+from engine.spending import Forecast, Spending
 
 
 def _money(value: float | None) -> str:

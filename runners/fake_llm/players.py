@@ -33,7 +33,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
-from engine.policies.factory import scripted_rng, strategy_of
+from engine.policies import scripted_rng, strategy_of
 from puzzles import GAMES, Game
 
 MAX_AGENTS_KEPT = 100_000

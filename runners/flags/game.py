@@ -12,9 +12,9 @@ import msgspec
 from msgspec import UNSET
 
 from bus.channel import ChannelSpec
-from engine.plan.grid import Grid
-from engine.policies.factory import PolicyFactory
-from engine.records.rundir import Plan, RunDir, RunDirError
+from engine.plan import Grid
+from engine.policies import PolicyFactory
+from engine.records import Plan, RunDir, RunDirError
 from puzzles import DEFAULT_GAME, GAMES, Game, InvalidParameter
 from runners.args import OneLineParser, bounded, choice, integer, pair, probability, whole, yes_no
 

@@ -16,10 +16,9 @@ from runners.flags.seats import SEAT_FLAGS, add_seat_arguments, check_seats, peo
 from runners.flags.spending import add_spending_arguments, check_detect, check_prices, make_forecast
 
 if TYPE_CHECKING:  # the session is opened after the flags are read: they alone load fast
-    from engine.policies.factory import PolicyFactory
-    from engine.records.ids import IdSet
-    from engine.records.rundir import Plan
-    from engine.session.opening import Before, Session
+    from engine.policies import PolicyFactory
+    from engine.records import IdSet, Plan
+    from engine.session import Before, Session
 
 DEFAULT_CONCURRENCY = 256
 RUNS_ROOT = Path("runs")
@@ -107,7 +106,7 @@ def open_run(
     """The run session of the command line: ``new_plan()`` in a new directory, or ``args.resume``
     with its saved plan checked by ``check_saved``. Exits with status 2 on any problem; with
     ``--dry-run`` prints the forecast and exits before anything is written."""
-    from engine.session.opening import SessionError, open_session
+    from engine.session import SessionError, open_session
 
     if args.executor == "local" and args.ray_address is not None:
         parser.error("argument --ray-address: give it with --executor ray")

@@ -6,9 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from engine.policies.seat import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, participant_id
-from engine.policies.factory import is_human
-from engine.records.rundir import Plan
+from engine.policies import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, is_human, participant_id
+from engine.records import Plan
 
 from runners.args import bounded
 

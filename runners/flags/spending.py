@@ -12,10 +12,8 @@ from runners.args import bounded, checked
 if TYPE_CHECKING:  # the engine's spending is imported when a run starts: the flags alone load fast
     from rich.console import Console
 
-    from engine.records.ids import IdSet
-    from engine.records.rundir import Plan
-    from engine.spending.budget import Caps, Spending
-    from engine.spending.forecast import Forecast
+    from engine.records import IdSet, Plan
+    from engine.spending import Caps, Forecast, Spending
 
 
 def add_spending_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,7 +28,7 @@ def add_spending_arguments(parser: argparse.ArgumentParser) -> None:
 def detection(text: str) -> tuple[float, float]:
     """``D`` or ``D@BASE`` of ``--detect``: the difference in success rate to detect and the lower
     rate (default ``engine.analysis.power.BASE_RATE``); ValueError with a one-line reason."""
-    from engine.analysis.power import BASE_RATE, compared_rates
+    from engine.analysis import BASE_RATE, compared_rates
 
     difference, at, base = text.partition("@")
     try:
@@ -48,7 +46,7 @@ def check_detect(parser: Any, args: argparse.Namespace) -> None:
 
 
 def caps(args: argparse.Namespace) -> Caps:
-    from engine.spending.budget import Caps
+    from engine.spending import Caps
 
     return Caps(args.max_cost, args.max_tokens_total)
 
@@ -67,8 +65,8 @@ def check_prices(parser: Any, args: argparse.Namespace, plan: Plan, hub: Any) ->
 def make_forecast(plan: Plan, recorded: IdSet, hub: Any, args: argparse.Namespace, earlier: dict | None) -> Forecast:
     import anyio
 
-    from engine.session.playing import play_order
-    from engine.spending.forecast import forecast, mean_reply_tokens, play_sampled
+    from engine.session import play_order
+    from engine.spending import forecast, mean_reply_tokens, play_sampled
 
     reply = args.reply_tokens if args.reply_tokens is not None else mean_reply_tokens(earlier)
     settings = hub.settings
@@ -79,8 +77,9 @@ def make_forecast(plan: Plan, recorded: IdSet, hub: Any, args: argparse.Namespac
 def spending_for(args: argparse.Namespace, plan: Plan, recorded: IdSet, run: Any, hub: Any, console: Console) -> Spending | None:
     """The run's spending when models play; with a cap, a forecast first gives the cost of a game
     until games finish (at most: to the turn limit)."""
-    from engine.session.playing import models_play, read_usage
-    from engine.spending.budget import Spending
+    from engine.policies import models_play
+    from engine.session import read_usage
+    from engine.spending import Spending
 
     if not models_play(plan):
         return None

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.analysis.played import RunAnalyses, run_analyses
-from engine.analysis.reading import recorded_games
-from engine.analysis.totals import Source
+from engine.analysis import RunAnalyses, Source, recorded_games, run_analyses
 from puzzles import AnalysisTable
 
 from runners.printable import printable

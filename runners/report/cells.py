@@ -8,9 +8,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from engine.analysis import AGENTS, conditions_of, group_by, layout
-from engine.analysis.stats import ScoreSummary
-from engine.analysis.totals import Source, totals_of
+from engine.analysis import AGENTS, ScoreSummary, Source, conditions_of, group_by, layout, totals_of
 from puzzles import get_game
 
 UNIT_NAMES = {"chars": "characters", "tokens": "tokens"}

@@ -24,8 +24,7 @@ from rich.console import Console
 
 from engine.analysis import AGENTS, ReadCounts, ReportError, RunTotals, group_by, layout, read_totals
 from puzzles import InvalidParameter, get_game
-from engine.records.rundir import RESULTS_FILE, RunDir, RunDirError
-from engine.records.record import INFRA_ERROR
+from engine.records import INFRA_ERROR, RESULTS_FILE, RunDir, RunDirError
 from runners.args import OneLineParser, key_value
 
 from runners.report.analyses import PREFIX as ANALYSIS_PREFIX, analysis_tables

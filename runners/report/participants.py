@@ -13,10 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from engine.analysis.conditions import field_values
-from engine.analysis.humans import ABSENT, human_roles, is_absent
-from engine.analysis.reading import recorded_games
-from engine.records.record import GameRecord
+from engine.analysis import ABSENT, field_values, human_roles, is_absent, recorded_games
+from engine.records import GameRecord
 
 from runners.report.cells import Table, frac, key_label, num
 

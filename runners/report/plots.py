@@ -14,18 +14,10 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.analysis.totals import Source, totals_of
 from engine.analysis import (
-    AGENTS,
-    condition_fields,
-    observed_values,
-    score_keys,
-    scores_per_condition,
-    size_field,
-    success_by_turn,
-    success_series,
+    AGENTS, Source, condition_fields, observed_values, score_keys, scores_per_condition, size_field, success_by_turn,
+    success_series, totals_of, wilson_interval,
 )
-from engine.analysis.stats import wilson_interval
 
 from runners.dashboard.widths import short_names
 

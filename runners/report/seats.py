@@ -7,10 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from engine.analysis import layout
-from engine.analysis.totals import Source, totals_of
-from engine.analysis.seats import ABSENT, human_seats
-from engine.analysis.stats import ScoreSummary
+from engine.analysis import ABSENT, ScoreSummary, Source, human_seats, layout, totals_of
 
 from runners.report.cells import (
     MEAN_INTERVAL, Table, condition_columns, frac, full_values, label_cells, label_columns, num, score_cell,

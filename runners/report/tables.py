@@ -7,19 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.analysis.totals import Source, totals_of
 from engine.analysis import (
-    condition_fields,
-    error_counts,
-    paired_comparison,
-    roles_of,
-    score_keys,
-    scores_per_condition,
-    size_units,
-    sizes_per_turn,
-    success_by_turn,
-    success_table,
-    usage_per_condition,
+    Source, condition_fields, error_counts, paired_comparison, roles_of, score_keys, scores_per_condition, size_units,
+    sizes_per_turn, success_by_turn, success_table, totals_of, usage_per_condition,
 )
 from runners.report.cells import (
     MEAN_INTERVAL, UNIT_NAMES, Table, condition_columns, fixed_note, frac, full_values, key_label, label_cells,

@@ -26,8 +26,9 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from engine.policies.factory import PolicyFactory
-from engine.policies.seat import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, ChosenAction, HumanAbsent, SeatAnswer, SeatTurn
+from engine.policies import (
+    DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, ChosenAction, HumanAbsent, PolicyFactory, SeatAnswer, SeatTurn,
+)
 from puzzles import Reply
 from puzzles.seat import ActionForm, Field, Section, check_values, pick
 

@@ -13,10 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.study.design import cells, target
-from engine.study.ledger import Ended, Interrupted, Person
-
-from runners.study.host import StudyHost
+from engine.study import Ended, Interrupted, Person, StudyHost, cells, target
 
 COLUMNS = (
     "participant", "status", "code", "joined", "seconds_on_task", "games_played", "games_unfinished", "walked_away",

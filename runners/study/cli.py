@@ -18,26 +18,23 @@ import sys
 from pathlib import Path
 
 import anyio
-import msgspec
 
-from engine.backends import BackendSettings, Request
-from engine.policies.factory import PolicyFactory, is_model
-from engine.records.rundir import RunDir, RunDirError
-from engine.study.design import partner_policy
-from engine.study.spec import PERSON, Study, StudyError, load_study
+from engine.backends import Request
+from engine.policies import PolicyFactory, is_model
+from engine.records import RunDir, RunDirError
+from engine.study import PERSON, Study, StudyError, StudyHost, load_study, partner_policy
 from runners.args import OneLineParser, integer
 from runners.flags.models import add_model_arguments, settings_from_args
 from runners.runloop import Interrupt
 
 from runners.study.admin import write_participants
+from runners.study.front import StudyFront
 from runners.study.guard import allowed_hosts
-from runners.study.host import StudyHost
 from runners.study.server import make_app, serving
 
 PROG = "python -m runners.study"
 DEFAULT_PORT = 8770
 STUDY_FILE = "study.toml"
-MODELS_FILE = "models.json"
 SUMMARY_EVERY = 2.0  # seconds between rewrites of participants.csv while the study changes
 CHECK_SECONDS = 60.0  # the start-up call to each model partner, retries included
 
@@ -72,17 +69,15 @@ def _study_dir(parser: OneLineParser, args: argparse.Namespace, study: Study) ->
 
 def _factory(parser: OneLineParser, args: argparse.Namespace, study: Study, out: Path) -> PolicyFactory:
     """The policy factory with the study's model settings (saved in its directory), every partner checked."""
-    factory = PolicyFactory()
-    saved_path = out / MODELS_FILE
+    factory, run = PolicyFactory(), RunDir(out)  # the study's directory keeps models.json as a run's does
     try:
-        saved = msgspec.json.decode(saved_path.read_bytes(), type=BackendSettings) if saved_path.exists() else None
-        factory.configure(settings_from_args(args, saved))
+        factory.configure(settings_from_args(args, run.model_settings()))
         for b, block in enumerate(study.blocks):
             for condition in block.conditions:
                 if condition.partner != PERSON:
                     factory.check(partner_policy(study, b, condition.name), study.game(b))
-        saved_path.write_bytes(msgspec.json.format(msgspec.json.encode(factory.hub.settings)) + b"\n")
-    except (ValueError, msgspec.DecodeError) as exc:
+        run.save_model_settings(factory.hub.settings)
+    except (ValueError, RunDirError) as exc:
         parser.error(str(exc))
     return factory
 
@@ -163,7 +158,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     with lock:
         factory = _factory(parser, args, study, out)
         try:
-            host = StudyHost(study, out, factory)
+            host = StudyHost(study, out, factory, StudyFront)
         except (RunDirError, ValueError, OSError) as exc:
             parser.error(f"cannot go on with {out}: {exc}")
         try:

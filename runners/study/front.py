@@ -11,16 +11,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from engine.policies.seat import HumanAbsent
-from engine.study.spec import Texts
+from engine.policies import HumanAbsent
+from engine.study import Screen
 
 from runners.seats.browser.seats import BrowserFront
-
-
-class Screen(dict):
-    """What the page shows instead of a game: ``kind``, ``title``, ``text``, and optionally the
-    button that goes on (``button``: its words, ``step``: what it asks for), the completion
-    ``code``, and ``last`` (the last game's outcome is shown above it)."""
 
 
 class StudyFront(BrowserFront):
@@ -94,38 +88,3 @@ class StudyFront(BrowserFront):
         super().game_over(record, game)
         assert self.last is not None
         self.last["game"] = self.number
-
-
-def end_screen(texts: Texts, code: str) -> Screen:
-    return Screen(kind="done", title="Thank you", text=texts.end.replace("{code}", code), code=code)
-
-
-def time_up_screen(texts: Texts, code: str) -> Screen:
-    """The end of a session that reached the study's time limit: why, then the end with the code."""
-    return Screen(kind="done", title="Time is up", text=texts.time_up + "\n\n" + texts.end.replace("{code}", code), code=code)
-
-
-def left_screen(texts: Texts) -> Screen:
-    return Screen(kind="left", title="You have left the study", text=texts.left)
-
-
-def full_screen(texts: Texts) -> Screen:
-    return Screen(kind="full", title="The study is full", text=texts.full)
-
-
-def instructions_screen(title: str, text: str) -> Screen:
-    return Screen(kind="instructions", title=title, text=text, button="Start", step="start")
-
-
-def ready_screen(note: str = "") -> Screen:
-    text = (note + "\n\n" if note else "") + "Your first game starts when you are ready."
-    return Screen(kind="ready", title="Ready to start?", text=text, button="Start", step="start")
-
-
-def between_screen(note: str = "") -> Screen:
-    text = (note + "\n\n" if note else "") + "Take a moment if you like; the next game starts when you are ready."
-    return Screen(kind="between", title="Ready for the next game?", text=text, button="Next game", step="start", last=True)
-
-
-def waiting_screen(texts: Texts) -> Screen:
-    return Screen(kind="waiting", title="The waiting room", text=texts.waiting)

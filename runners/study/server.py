@@ -27,11 +27,12 @@ import anyio
 import msgspec
 from aiohttp import web
 
+from engine.study import StudyHost
+
 from runners.seats.browser.server import MAX_BODY, json_response, read_json, seat_routes
 from runners.study.admin import ADMIN_PAGE, participants_csv, status
 from runners.study.front import StudyFront
 from runners.study.guard import JoinLimit, client_address, refusal
-from runners.study.host import StudyHost
 
 HEADERS = {
     "Cache-Control": "no-store", "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY",

@@ -21,8 +21,8 @@ from typing import Any
 import msgspec
 
 from engine import GameRecord
-from engine.policies.factory import is_human
-from engine.records.transcripts import DETAIL_FULL, Transcript, TranscriptTurn
+from engine.policies import is_human
+from engine.records import DETAIL_FULL, Transcript, TranscriptTurn
 from puzzles import BestOfN, Game, Rejected, get_game, implements
 from puzzles.common.replay import BoardReplay
 

@@ -20,8 +20,7 @@ from typing import Any
 import msgspec
 
 from engine import GameRecord, RunDir
-from engine.records.rundir import decode_any_record
-from engine.records.transcripts import TranscriptIndex
+from engine.records import TranscriptIndex, decode_any_record
 
 from runners.view.detail import game_detail, humans_of
 

@@ -1,6 +1,6 @@
 import gc
 
-from engine.session.collector import THRESHOLDS, tuned_collector
+from engine.play.collector import THRESHOLDS, tuned_collector
 
 
 def test_a_run_freezes_what_is_loaded_and_sets_the_thresholds_then_puts_them_back():

@@ -9,7 +9,7 @@ import pytest
 
 from engine import PolicyFactory, run_games
 from engine.spending.forecast import forecast, play_sampled
-from engine.session.pacing import GameStarts
+from engine.play.pacing import GameStarts
 from tests.engine.backends.helpers import KEYS, fake_server, settings_for
 from tests.helpers import grid
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import anyio
 
 from engine import PolicyFactory, run_games
-from engine.session.pacing import HEADROOM, GameStarts
+from engine.play.pacing import HEADROOM, GameStarts
 from tests.engine.backends.helpers import KEYS, fake_server, settings_for
 from tests.helpers import grid
 

@@ -18,7 +18,7 @@ from engine.backends.settings import BatchSettings
 from engine.play.run import RunProgress
 from engine.records.rundir import RunDir
 from runners.batches import main as batches_main
-from runners.batches import survey
+from engine.session import survey
 from runners.concurrent import main as run_main
 from runners.dashboard import render_dashboard
 from runners.dashboard.display import batch_line

@@ -14,8 +14,9 @@ from engine.policies.factory import PolicyFactory
 from engine.policies.seat import SeatAnswer
 from engine.study.ledger import Ended, Interrupted, Started
 from engine.study.spec import study_from_dict
-from runners.study.front import waiting_screen
-from runners.study.host import StudyHost, Wait
+from engine.study.screens import waiting_screen
+from engine.study.host import StudyHost, Wait
+from runners.study.front import StudyFront
 
 
 STUDY = {
@@ -43,7 +44,7 @@ async def _page(front) -> None:
 
 
 async def _with_host(study, out, body) -> StudyHost:
-    host = StudyHost(study, out, PolicyFactory())
+    host = StudyHost(study, out, PolicyFactory(), StudyFront)
     async with anyio.create_task_group() as group:
         host.group = group
         host.open()
@@ -126,7 +127,7 @@ def test_a_restart_ends_a_game_from_its_record_or_marks_it_interrupted(tmp_path,
         record = next(r for r in block.run.iter_records() if r.game_id == games[0].started.game_id)
         block.writer.write(type(record)(**{**{f: getattr(record, f) for f in record.__struct_fields__}, "game_id": open_game.game_id}))
         block.close()
-    again = StudyHost(study, tmp_path, PolicyFactory())
+    again = StudyHost(study, tmp_path, PolicyFactory(), StudyFront)
 
     async def reopen():
         async with anyio.create_task_group() as group:

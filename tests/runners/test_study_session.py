@@ -22,7 +22,8 @@ from engine.study.spec import study_from_dict
 from runners.study.admin import participants_csv
 from runners.study.cli import StartError, check_models, main as study_main
 from runners.study.guard import client_address
-from runners.study.host import EXTRA_TRIES, FAULT_NOTE, StudyHost
+from engine.study.host import EXTRA_TRIES, FAULT_NOTE, StudyHost
+from runners.study.front import StudyFront
 from runners.study.server import make_app, serving
 from runners.transcript import main as transcript_main
 from tests.engine.backends.helpers import fake_server, settings_for
@@ -150,7 +151,7 @@ def test_games_lost_to_the_model_going_down_do_not_count_and_the_participant_is_
                             host.go(front)
                         await anyio.sleep(0.01)
 
-                host = StudyHost(study_from_dict(MODEL_STUDY), tmp_path, factory)
+                host = StudyHost(study_from_dict(MODEL_STUDY), tmp_path, factory, StudyFront)
                 async with anyio.create_task_group() as group:
                     host.group = group
                     host.open()
@@ -178,7 +179,7 @@ def test_the_join_limit_reads_x_forwarded_for_only_when_the_study_trusts_a_proxy
 
     async def joins(trust: bool) -> list[int]:
         study = study_from_dict({**STUDY, "name": f"proxy{trust}", "trust_proxy": trust, "join": {"per_minute": 1}})
-        host = StudyHost(study, tmp_path / str(trust), PolicyFactory())
+        host = StudyHost(study, tmp_path / str(trust), PolicyFactory(), StudyFront)
         hosts: set[str] = set()
         async with anyio.create_task_group() as group:
             host.group = group

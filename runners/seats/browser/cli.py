@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from engine import PolicyFactory
-from engine.policies.seat import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, HUMAN, participant_id
-from engine.records.rundir import Plan
+from engine.policies import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, HUMAN, participant_id
+from engine.records import Plan
 from puzzles import DEFAULT_GAME, GAMES, Game, InvalidParameter, get_game
 from runners.args import OneLineParser, bounded, choice, integer, key_value
 from runners.flags.game import CHANNEL_FLAGS, EXTENSION_FLAGS, add_game_parameters, check_saved, chosen_game, config_from_args, role_assignment

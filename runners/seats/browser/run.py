@@ -13,7 +13,7 @@ import time
 import anyio
 
 from engine import PolicyFactory
-from engine.session.playing import finish, play_plan
+from engine.session import finish, play_plan
 from runners.dashboard.display import wide_console
 from runners.ending import Ending, say_ending
 from runners.flags.running import transcripts_kept

@@ -20,7 +20,7 @@ import anyio
 import msgspec
 
 from bus import Act, Chat
-from engine.policies.seat import HUMAN, ChosenAction, HumanAbsent, SeatAnswer, SeatTurn, participant_id
+from engine.policies import HUMAN, ChosenAction, HumanAbsent, SeatAnswer, SeatTurn, participant_id
 from puzzles import GAMES, ChatLine, Game, Reply
 
 TIME_RAN_OUT = "the turn's time ran out"

@@ -22,7 +22,7 @@ import anyio
 import msgspec
 from aiohttp import web
 
-from engine.policies.seat import SeatAnswer
+from engine.policies import SeatAnswer
 
 from runners.local_http import refusal
 from runners.seats.browser.page import page_html

@@ -1,6 +1,6 @@
 """A study's games: one block's run directory, and one game played with its people in their seats.
 
-Each block of the study is an ordinary run directory (``engine.study.design.block_grid`` is its
+Each block of the study is an ordinary run directory (``design.block_grid`` is its
 plan), so ``asymgames report``, ``view`` and ``replay`` read it as any run. A game is played with
 ``engine.play.game.play_game`` on the study's event loop; its people's pages are its human seats
 (through a factory that seats this game's people, the rest as the run's factory makes them); its

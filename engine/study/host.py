@@ -25,24 +25,26 @@ from __future__ import annotations
 import secrets
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import anyio
 
+from puzzles import GAMES, Game
+
 from engine.play.game import play_game
 from engine.policies.factory import PolicyFactory
-from engine.records.record import is_infra_error
+from engine.policies.seat import FrontEnd
+from engine.records.record import GameRecord, is_infra_error
 from engine.study.design import Cell, block_order, choose, fallback, grid_condition, open_cells, slot
+from engine.study.games import Block, SeatedFactory, absent_one
 from engine.study.ledger import Done, Ended, Event, Interrupted, Joined, Journal, Left, Person, Started, token_hash
-from engine.study.spec import Study
-from puzzles import GAMES
-
-from runners.study.front import (
-    StudyFront, between_screen, end_screen, full_screen, instructions_screen, left_screen, ready_screen, time_up_screen,
+from engine.study.screens import (
+    Screen, between_screen, end_screen, full_screen, instructions_screen, left_screen, ready_screen, time_up_screen,
     waiting_screen,
 )
-from runners.study.games import Block, SeatedFactory, absent_one
+from engine.study.spec import Study
 
 TICK = 0.25  # seconds between the waiting room's and the pages' checks
 EXTRA_TRIES = 2  # games a participant may start in a block beyond its rounds, for games that did not count
@@ -57,15 +59,44 @@ class Wait(NamedTuple):
     since: float
 
 
+class Page(FrontEnd, Protocol):
+    """A participant's page for the whole study: the seat they take in each game (a seat's front end)
+    and the screens between games. ``away()``: seconds since the page last asked (0 while it asks)."""
+
+    number: int  # games started for this participant
+    gone: bool
+    why: str  # why the person (or their partner) left, put in the game's error
+    instructed: set[int]  # blocks whose instructions were shown
+    skipped: set[int]  # blocks that had no game left for them
+
+    def show(self, screen: Screen | None, *, final: bool = False) -> None: ...
+
+    def away(self) -> float: ...
+
+    def new_game(self, game_id: int) -> None: ...
+
+    def seat(self, role: str) -> None: ...
+
+    def heard(self, address: str, message: Any) -> None: ...
+
+    def game_over(self, record: GameRecord, game: Game) -> None: ...
+
+    def leave(self, partner: str | None = None) -> None: ...
+
+
 class StudyHost:
-    def __init__(self, study: Study, out: Path, factory: PolicyFactory) -> None:
+    """The study on one event loop; ``pages`` makes a participant's page (participant, the study's
+    title, games in all)."""
+
+    def __init__(self, study: Study, out: Path, factory: PolicyFactory, pages: Callable[[str, str, int], Page]) -> None:
         self.study = study
         self.out = out
         self.factory = factory
+        self.pages = pages
         self.journal = Journal(out / "journal.jsonl")
         self.ledger = self.journal.read()
         self.blocks = [Block(study, b, out) for b in range(len(study.blocks))]
-        self.fronts: dict[str, StudyFront] = {}
+        self.fronts: dict[str, Page] = {}
         self.waiting: list[Wait] = []
         self.group: Any = None
         self.total = sum(b.rounds for b in study.blocks)
@@ -127,14 +158,14 @@ class StudyHost:
         self.go(self._front(self.ledger.people[participant]))
         return token
 
-    def front(self, token: str) -> StudyFront | None:
+    def front(self, token: str) -> Page | None:
         person = self.ledger.by_token.get(token_hash(token))
         return None if person is None else self._front(person)
 
-    def _front(self, person: Person) -> StudyFront:
+    def _front(self, person: Person) -> Page:
         front = self.fronts.get(person.id)
         if front is None:
-            front = self.fronts[person.id] = StudyFront(person.id, self.study.texts.title, self.total)
+            front = self.fronts[person.id] = self.pages(person.id, self.study.texts.title, self.total)
             if person.done is not None:
                 front.show(end_screen(self.study.texts, person.joined.code), final=True)
             elif person.left is not None:
@@ -146,7 +177,7 @@ class StudyHost:
                     front.show(full_screen(texts) if reason == "full" else left_screen(texts), final=True)
         return front
 
-    def go(self, front: StudyFront) -> None:
+    def go(self, front: Page) -> None:
         """The participant is ready for their next game."""
         person = self.ledger.people[front.participant]
         if person.left or person.done or person.playing() or any(w.participant == person.id for w in self.waiting):
@@ -179,7 +210,7 @@ class StudyHost:
             front.skipped.add(block)
             self.go(front)
 
-    def _block_of(self, person: Person, front: StudyFront) -> int | None:
+    def _block_of(self, person: Person, front: Page) -> int | None:
         for b in person.order(len(self.blocks)):
             block = self.study.blocks[b]
             tries = len(person.played(b))
@@ -209,7 +240,7 @@ class StudyHost:
             self.waiting.append(wait)
         return False
 
-    def leave(self, front: StudyFront, reason: str = "left") -> None:
+    def leave(self, front: Page, reason: str = "left") -> None:
         person = self.ledger.people[front.participant]
         if person.left or person.done:
             return
@@ -302,9 +333,9 @@ class StudyHost:
                 if t.session_limit and time.time() - person.joined.at > t.session_limit:
                     self.leave(self._front(person), TIME_UP)
                     continue
-                front = self.fronts.get(person.id)
-                if front is not None and person.playing() is not None and not front.gone and front.away() > t.gone_after:
-                    self.leave(front, "gone")
+                page = self.fronts.get(person.id)
+                if page is not None and person.playing() is not None and not page.gone and page.away() > t.gone_after:
+                    self.leave(page, "gone")
 
     def _fall_back(self, wait: Wait) -> None:
         """No partner came: the person plays the condition's fallback, else any open cell with a model partner."""
@@ -328,4 +359,4 @@ class StudyHost:
         return not any(open_cells(self.study, b, self._counts(b)) for b in range(len(self.blocks)))
 
 
-__all__ = ["StudyHost", "Wait"]
+__all__ = ["Page", "StudyHost", "Wait"]

@@ -9,20 +9,28 @@ in flight, so the fewer in flight, the less is lost. Only runs in which models p
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, Protocol
 
 import anyio
 
 from engine.backends.admission import GAME_CALLED
-from engine.spending.budget import Spending
 
 HEADROOM = 8  # calls waiting in the limiters, over all models, before starts pause
 SETTLE = 1.0  # seconds to wait for a started game's first call
 POLL = 0.02  # seconds between looks at the queues while they are long
 
 
+class WithinCaps(Protocol):
+    """Whether a game may start within the spending caps (``engine.spending.Spending``): ``wait`` until
+    a game in flight finishes (``a_game_finished``), or ``stop`` for good."""
+
+    def verdict(self) -> Literal["start", "wait", "stop"]: ...
+
+    async def a_game_finished(self) -> None: ...
+
+
 class GameStarts:
-    def __init__(self, hub: Any, *, spending: Spending | None = None, headroom: int = HEADROOM, settle: float = SETTLE) -> None:
+    def __init__(self, hub: Any, *, spending: WithinCaps | None = None, headroom: int = HEADROOM, settle: float = SETTLE) -> None:
         self.hub = hub
         self.spending = spending
         self.headroom = headroom
