@@ -11,8 +11,7 @@ import sqlite3
 import sys
 import time
 
-from engine.backends.cache import cache_file, prune, store_figures
-from engine.backends.settings import CacheSettings
+from engine.backends import CacheSettings, cache_file, prune, store_figures
 
 __all__ = ["main"]
 

@@ -14,24 +14,33 @@ if TYPE_CHECKING:
     from engine.backends.base import (
         Backend, Completion, FinishReason, InfraError, Request, RequestError, Secrets, Tokens, finish_reason,
     )
+    from engine.backends.batch import parse_custom_id
     from engine.backends.build import HubContext, served_schema_bounds
+    from engine.backends.cache import cache_file, prune, store_figures
+    from engine.backends.endpoints import ENDPOINT_NAME, endpoint_entry, known, read_endpoints
     from engine.backends.hub import ModelHub
-    from engine.backends.limiter import COUNTERS, Limiter
+    from engine.backends.limiter import COUNTERS, Bucket, Limiter
+    from engine.backends.prices import price_entry, price_numbers, read_price_file
     from engine.backends.provider import ProviderBackend
     from engine.backends.settings import (
-        CALL_GAME, CALL_HEADER, CLIENTS, GAME_HEADER, PROVIDERS, BackendSettings, History, ModelOptions, split_name,
+        CACHE_MODES, CALL_GAME, CALL_HEADER, CLIENTS, GAME_HEADER, PROVIDERS, BackendSettings, BatchSettings,
+        CacheSettings, History, ModelOptions, split_name,
     )
-    from engine.backends.tokens import Tokenizer
+    from engine.backends.tokens import Tokenizer, estimate_tokens
     from engine.backends.vllm import read_vllm_metrics
 
 _EXPORTS = {
     "Backend": "base", "Completion": "base", "FinishReason": "base", "InfraError": "base", "Request": "base",
     "RequestError": "base", "Secrets": "base", "Tokens": "base", "finish_reason": "base",
-    "HubContext": "build", "served_schema_bounds": "build", "ModelHub": "hub", "COUNTERS": "limiter", "Limiter": "limiter",
-    "ProviderBackend": "provider",
-    "CALL_GAME": "settings", "CALL_HEADER": "settings", "CLIENTS": "settings", "GAME_HEADER": "settings",
-    "PROVIDERS": "settings", "BackendSettings": "settings", "History": "settings", "ModelOptions": "settings",
-    "split_name": "settings", "Tokenizer": "tokens", "read_vllm_metrics": "vllm",
+    "parse_custom_id": "batch", "HubContext": "build", "served_schema_bounds": "build",
+    "cache_file": "cache", "prune": "cache", "store_figures": "cache",
+    "ENDPOINT_NAME": "endpoints", "endpoint_entry": "endpoints", "known": "endpoints", "read_endpoints": "endpoints",
+    "ModelHub": "hub", "COUNTERS": "limiter", "Bucket": "limiter", "Limiter": "limiter",
+    "price_entry": "prices", "price_numbers": "prices", "read_price_file": "prices", "ProviderBackend": "provider",
+    "CACHE_MODES": "settings", "CALL_GAME": "settings", "CALL_HEADER": "settings", "CLIENTS": "settings",
+    "GAME_HEADER": "settings", "PROVIDERS": "settings", "BackendSettings": "settings", "BatchSettings": "settings",
+    "CacheSettings": "settings", "History": "settings", "ModelOptions": "settings", "split_name": "settings",
+    "Tokenizer": "tokens", "estimate_tokens": "tokens", "read_vllm_metrics": "vllm",
 }
 
 __all__ = sorted(_EXPORTS)

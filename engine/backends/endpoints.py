@@ -24,7 +24,7 @@ from engine.backends.tomlfile import read_toml
 BUILT_IN = Path(__file__).with_name("endpoints.toml")
 Kind = Literal["openai", "anthropic", "vllm"]
 KINDS: tuple[Kind, ...] = ("openai", "anthropic", "vllm")
-NAME = re.compile(r"[a-z][a-z0-9_-]*")  # no dot: a dotted name before ":" is a module (a policy class)
+ENDPOINT_NAME = re.compile(r"[a-z][a-z0-9_-]*")  # no dot: a dotted name before ":" is a module (a policy class)
 ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -67,7 +67,7 @@ ENGINE_ENDPOINTS = {
 
 def check_name(name: str) -> str:
     name = name.strip().lower()
-    if not NAME.fullmatch(name):
+    if not ENDPOINT_NAME.fullmatch(name):
         raise ValueError(f"an endpoint name is a lower-case word (letters, digits, - and _), got {name!r}")
     if name in ENGINE_ENDPOINTS:
         raise ValueError(f"{name} is the engine's own endpoint; set its address with --{name}-url")

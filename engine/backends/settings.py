@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from engine.backends.endpoints import NAME, Endpoint, known
+from engine.backends.endpoints import ENDPOINT_NAME, Endpoint, known
 
 PROVIDERS = ("openai", "anthropic", "vllm")  # the engine's own; named endpoints add more (endpoints.py)
 KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "vllm": "VLLM_API_KEY"}
@@ -158,7 +158,7 @@ def split_name(name: str) -> tuple[str, str]:
     provider, sep, model = name.partition(":")
     provider = provider.strip().lower()
     model = model.strip()
-    if not sep or not NAME.fullmatch(provider):
+    if not sep or not ENDPOINT_NAME.fullmatch(provider):
         raise ValueError(f"unknown model provider in {name!r}; use openai:MODEL, anthropic:MODEL, vllm:MODEL or ENDPOINT:MODEL")
     if not model:
         raise ValueError(f"{name!r} names no model; use {provider}:MODEL")

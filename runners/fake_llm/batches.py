@@ -36,7 +36,7 @@ from typing import Any
 
 from aiohttp import web
 
-from engine.backends.batch import parse_custom_id
+from engine.backends import parse_custom_id
 
 from runners.fake_llm.batch_wire import BATCH_FAULT_KINDS, CUSTOM_ID, ENDPOINT, FakeBatch, openai_line, read_input, unrun_line
 from runners.fake_llm.wire import Broken, Refused, anthropic_message, error_reply, openai_completion

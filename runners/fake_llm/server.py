@@ -14,9 +14,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from engine.backends import CALL_HEADER, GAME_HEADER
-from engine.backends.limiter import Bucket
-from engine.backends.tokens import estimate_tokens
+from engine.backends import CALL_HEADER, GAME_HEADER, Bucket, estimate_tokens
 from puzzles import GAMES, Game
 
 from runners.fake_llm.bad_replies import BAD_REPLY_KINDS, bad_reply

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import msgspec
 
-from engine.backends import CLIENTS, PROVIDERS, BackendSettings
-from engine.backends.endpoints import NAME, endpoint_entry, known, read_endpoints
-from engine.backends.prices import price_entry, price_numbers, read_price_file
-from engine.backends.settings import CACHE_MODES, BatchSettings, CacheSettings
+from engine.backends import (
+    CACHE_MODES, CLIENTS, ENDPOINT_NAME, PROVIDERS, BackendSettings, BatchSettings, CacheSettings, endpoint_entry, known,
+    price_entry, price_numbers, read_endpoints, read_price_file,
+)
 
 from runners.args import bounded, checked, key_value, pair
 
@@ -41,14 +41,14 @@ def _rate(text: str) -> tuple[str, float]:
         return "*", value
     provider, colon, model = target.partition(":")
     provider = provider.strip().lower()
-    if not NAME.fullmatch(provider):
+    if not ENDPOINT_NAME.fullmatch(provider):
         raise argparse.ArgumentTypeError(f"unknown provider {provider!r} in {text!r}; use {', '.join(PROVIDERS)} or an endpoint's name")
     return (f"{provider}:{model.strip()}" if colon else provider), value
 
 
 def _provider(text: str) -> str:
     provider = text.strip().lower()
-    if not NAME.fullmatch(provider):
+    if not ENDPOINT_NAME.fullmatch(provider):
         raise argparse.ArgumentTypeError(f"expected one of {', '.join(PROVIDERS)} or an endpoint's name, got {text!r}")
     return provider
 
@@ -56,7 +56,7 @@ def _provider(text: str) -> str:
 def _client_entry(provider: str, client: str) -> tuple[str, str]:
     """``PROVIDER=lean`` or ``PROVIDER=sdk``."""
     provider, client = provider.lower(), client.lower()
-    if not NAME.fullmatch(provider) or client not in CLIENTS:
+    if not ENDPOINT_NAME.fullmatch(provider) or client not in CLIENTS:
         raise ValueError(f"expected PROVIDER=lean or PROVIDER=sdk with PROVIDER one of {', '.join(PROVIDERS)} or an endpoint's name, got {provider}={client}")
     if provider == "anthropic" and client == "lean":
         raise ValueError("the lean client speaks the OpenAI-compatible API only; anthropic=sdk")

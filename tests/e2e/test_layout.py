@@ -132,10 +132,6 @@ def test_the_folders_of_the_engine_import_each_other_without_a_loop():
     assert loops == []
 
 
-# The folders whose face does not yet name all the runners use (their modules are imported directly).
-FACE_PENDING = ("engine.backends",)
-
-
 def test_the_commands_import_the_engine_only_through_its_folders_faces():
     """``runners`` and ``asymgames`` import ``engine`` or a folder of it (``engine.records``: the names in
     its ``__all__``), never a module inside a folder."""
@@ -151,7 +147,7 @@ def test_the_commands_import_the_engine_only_through_its_folders_faces():
             else:
                 continue
             found += [f"{path.relative_to(ROOT)}:{node.lineno}: {name}" for name in names
-                      if name.startswith("engine.") and name.count(".") > 1 and not name.startswith(FACE_PENDING)]
+                      if name.startswith("engine.") and name.count(".") > 1]
     assert found == []
 
 
