@@ -54,14 +54,11 @@ def bundled_model(name: str) -> Path | None:
 
 
 def _run(command: list[str], what: str, log: Path | None = None, cwd: Path | None = None) -> None:
-    out = log.open("ab") if log is not None else subprocess.DEVNULL
-    try:
-        done = subprocess.run(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT if log is not None else subprocess.PIPE)
-    except OSError as exc:
-        raise SetupError(f"{what}: cannot run {command[0]}: {exc.strerror or exc}") from None
-    finally:
-        if log is not None:
-            out.close()
+    with log.open("ab") if log is not None else open(os.devnull, "wb") as out:
+        try:
+            done = subprocess.run(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT if log is not None else subprocess.PIPE)
+        except OSError as exc:
+            raise SetupError(f"{what}: cannot run {command[0]}: {exc.strerror or exc}") from None
     if done.returncode != 0:
         detail = f"see {log}" if log is not None else (done.stderr or b"").decode(errors="replace").strip()[-400:]
         raise SetupError(f"{what} failed (status {done.returncode}): {detail}")

@@ -202,9 +202,7 @@ def forecast(
                 name = record.spec.agents[role]
                 m = models.setdefault(name, ModelForecast())
                 provider, model = split_name(name)
-                completion = usage.completion_tokens
-                if reply_tokens is not None:
-                    completion = reply_tokens * usage.calls
+                completion = usage.completion_tokens if reply_tokens is None else reply_tokens * usage.calls
                 m.cached_share = shares.get(name, 0.0)
                 cached = int(usage.prompt_tokens * m.cached_share)
                 cost = prices.cost(provider, model, usage.prompt_tokens, cached, 0, int(completion), batch=name in batched)
