@@ -12,7 +12,6 @@ first) imports none of the project's top-level packages.
 
 from __future__ import annotations
 
-from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -33,12 +32,13 @@ __all__ = ["__version__", *_EXPORTS]
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
+    # Nothing is imported for another name (``from asymgames import cli`` asks first), nor at the top: the
+    # command imports this package before it sets the import path that finds the project's packages.
+    if name not in _EXPORTS:
         raise AttributeError(f"module 'asymgames' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+    from engine.lazy import load
+
+    return load(__name__, _EXPORTS, name)
 
 
 def __dir__() -> list[str]:

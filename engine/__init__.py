@@ -13,8 +13,7 @@ does not import every other (a run with scripted agents never imports an HTTP cl
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from engine.lazy import lazy_exports
 
 _EXPORTS = {
     "play_game": "engine.play.game",
@@ -29,16 +28,4 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'engine' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

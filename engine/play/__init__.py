@@ -5,8 +5,7 @@ needs the pettingzoo extra)."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from engine.lazy import lazy_exports
 from engine.play.collector import tune_collector, tuned_collector
 from engine.play.game import play_game
 from engine.play.pacing import GameStarts
@@ -17,10 +16,4 @@ __all__ = [
     "tune_collector", "tuned_collector",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    if name in ("GameEnv", "ScriptedPlayers", "env"):
-        from engine.play import aec
-
-        return getattr(aec, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, dict.fromkeys(("GameEnv", "ScriptedPlayers", "env"), ".aec"))

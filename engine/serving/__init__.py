@@ -11,30 +11,17 @@ the engine even when the engine is killed (``engine.serving.process``).
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from engine.lazy import lazy_exports
 
 # name -> the module of engine.serving that defines it, imported on first use: a run that starts no
 # server (every run but those of local models) never loads the kinds, the installer or the watcher.
 _EXPORTS = {
-    "ServeError": "process", "ServerProcess": "process", "free_port": "process",
-    "ServedModel": "kinds", "find_executable": "kinds", "served_model": "kinds",
-    "Servers": "servers",
-    "MODEL_FILE": "install", "SetupError": "install", "built_server": "install", "home": "install",
-    "setup_model": "install", "setup_server": "install",
+    "ServeError": ".process", "ServerProcess": ".process", "free_port": ".process",
+    "ServedModel": ".kinds", "find_executable": ".kinds", "served_model": ".kinds",
+    "Servers": ".servers",
+    "MODEL_FILE": ".install", "SetupError": ".install", "built_server": ".install", "home": ".install",
+    "setup_model": ".install", "setup_server": ".install",
 }
 
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"engine.serving.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

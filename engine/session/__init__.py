@@ -4,8 +4,7 @@ giving up on a run that cannot work (``giveup``), stopping game starts (``stoppi
 
 from __future__ import annotations
 
-from typing import Any
-
+from engine.lazy import lazy_exports
 from engine.session.giveup import SameFailure
 from engine.session.opening import Before, Session, SessionError, open_session
 from engine.session.playing import (
@@ -18,10 +17,5 @@ __all__ = [
     "new_progress", "open_session", "play_order", "play_plan", "read_usage", "recorded_games", "survey",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    if name in ("Shown", "survey"):  # the batch clients load only for a look at a run's batches
-        from engine.session import batches
-
-        return getattr(batches, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# the batch clients load only for a look at a run's batches
+__getattr__, __dir__ = lazy_exports(__name__, {"Shown": ".batches", "survey": ".batches"})
