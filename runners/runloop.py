@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import signal
 import time
+from collections.abc import Awaitable, Callable
+from functools import partial
 
 import anyio
 from rich.console import Console
@@ -23,6 +25,10 @@ from runners.ending import Ending, say_ending
 from runners.flags.running import Prepared, concurrency, transcripts_kept
 from runners.flags.seats import people_play
 from runners.flags.spending import spending_for
+
+
+# How a run's games are played, given the console and the spending: how the run ended.
+Play = Callable[[Console, Spending | None], Awaitable[Ending]]
 
 
 def batch_size(factory: PolicyFactory) -> int | None:
@@ -126,9 +132,10 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, 
     return Ending("finished")
 
 
-def run_and_report(prepared: Prepared, factory: PolicyFactory) -> int:
-    """Play the run, then print the summary table, how it ended and where the results are. Returns
-    the exit status."""
+def run_and_report(prepared: Prepared, factory: PolicyFactory, play: Play | None = None, command: str | None = None) -> int:
+    """Play the run (``play``: by default the games with the dashboard, ``execute``), then print the
+    summary table, how it ended and where the results are, with ``command`` to continue it (by
+    default the prepared one). Returns the exit status."""
     with prepared.session:
         plan, run = prepared.plan, prepared.session.run
         console = wide_console()
@@ -136,7 +143,7 @@ def run_and_report(prepared: Prepared, factory: PolicyFactory) -> int:
         started = time.perf_counter()
         try:
             with tuned_collector():
-                ending = anyio.run(execute, prepared, factory, console, spending)
+                ending = anyio.run(play or partial(execute, prepared, factory), console, spending)
         except KeyboardInterrupt:  # outside the games: every finished record is already on disk
             ending = Ending("interrupted", tally=None)
         else:
@@ -148,4 +155,4 @@ def run_and_report(prepared: Prepared, factory: PolicyFactory) -> int:
                 if spending is not None:
                     console.print(f"Models: {spending_line(spending)}", soft_wrap=True)
                 ending = Ending(ending.kind, tally, elapsed, ending.reason, ending.cut)
-        return say_ending(console, ending, total=plan.total, results=run.results_path, command=prepared.command)
+        return say_ending(console, ending, total=plan.total, results=run.results_path, command=command or prepared.command)

@@ -8,17 +8,17 @@ ends the pages are told so, and the server stays up a moment for them to hear it
 
 from __future__ import annotations
 
-import time
+from functools import partial
 
 import anyio
+from rich.console import Console
 
 from engine import PolicyFactory
-from engine.session import finish, play_plan
-from runners.dashboard.display import wide_console
-from runners.ending import Ending, say_ending
+from engine.session import play_plan
+from engine.spending import Spending
+from runners.ending import Ending
 from runners.flags.running import transcripts_kept
-from runners.flags.spending import spending_for
-from runners.runloop import Interrupt, storage_failure
+from runners.runloop import Interrupt, run_and_report, storage_failure
 
 from runners.seats.browser.cli import Setup
 from runners.seats.browser.seats import BrowserSeats
@@ -27,7 +27,7 @@ from runners.seats.browser.server import HOST, serving
 LINGER = 5.0  # seconds the server waits, after the last game, for the pages to hear the run is over
 
 
-async def serve_and_play(setup: Setup, factory: PolicyFactory, spending) -> Ending:
+async def serve_and_play(setup: Setup, factory: PolicyFactory, console: Console, spending: Spending | None) -> Ending:
     """Serve the seats and play the games not yet recorded; how the run ended (the tally is taken
     afterwards). A full disk stops it; the records before it stay."""
     prepared = setup.prepared
@@ -64,17 +64,4 @@ async def serve_and_play(setup: Setup, factory: PolicyFactory, spending) -> Endi
 
 def play(setup: Setup, factory: PolicyFactory) -> int:
     """Play the run and say how it ended; the exit status."""
-    prepared = setup.prepared
-    with prepared.session:
-        plan, run = prepared.plan, prepared.session.run
-        console = wide_console()
-        spending = spending_for(prepared.args, plan, prepared.recorded, run, factory.hub, console)
-        started = time.perf_counter()
-        try:
-            ending = anyio.run(serve_and_play, setup, factory, spending)
-        except KeyboardInterrupt:  # before the loop listened for it: every finished record is on disk
-            ending = Ending("interrupted")
-        if ending.kind != "storage":
-            tally, _ = finish(run, plan, complete=ending.kind == "finished")
-            ending = Ending(ending.kind, tally, time.perf_counter() - started)
-        return say_ending(console, ending, total=plan.total, results=run.results_path, command=setup.command)
+    return run_and_report(setup.prepared, factory, partial(serve_and_play, setup, factory), setup.command)
