@@ -18,7 +18,6 @@ are the game's parameters (checked against its ``Params``). Game ``c * seeds + i
 from __future__ import annotations
 
 import itertools
-import tomllib
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +28,7 @@ from msgspec import UNSET
 from bus.channel import ChannelSpec
 from puzzles import DEFAULT_GAME, GAMES, Game, InvalidParameter, get_game
 
+from engine.backends.tomlfile import read_toml
 from engine.plan.spec import GameSpec, Options, game_seed
 
 EXTENSION_AXES = ("topology", "turn_order", "max_actions", "memory", "channel")
@@ -200,13 +200,7 @@ def grid_from_dict(data: dict[str, Any], games: Mapping[str, Game] = GAMES, *, g
 
 def load_grid(path: Path | str, games: Mapping[str, Game] = GAMES, *, game: str | None = None) -> Grid:
     """Read and check a grid file; ValueError with a one-line reason otherwise."""
-    path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{path} is not valid TOML: {exc}") from None
+    data = read_toml(path, "grid file")
     try:
         return grid_from_dict(data, games, game=game)
     except ValueError as exc:

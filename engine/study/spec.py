@@ -42,7 +42,6 @@ is for tests and dry runs of the study's set-up.
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -50,6 +49,8 @@ from typing import Any
 import msgspec
 
 from puzzles import GAMES, Game, InvalidParameter
+
+from engine.backends.tomlfile import read_toml
 
 BALANCED = "balanced"  # block_order: each participant's order of blocks from a balanced Latin square
 FIXED = "fixed"  # block_order: the blocks in the study file's order
@@ -160,13 +161,10 @@ def study_from_dict(data: Mapping[str, Any], games: Mapping[str, Game] = GAMES) 
 
 def load_study(path: Path | str, games: Mapping[str, Game] = GAMES) -> Study:
     """Read and check a study file; StudyError naming the file and the key."""
-    path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise StudyError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise StudyError(f"{path} is not valid TOML: {exc}") from None
+        data = read_toml(path, "study file")
+    except ValueError as exc:
+        raise StudyError(str(exc)) from None
     try:
         return study_from_dict(data, games)
     except StudyError as exc:

@@ -68,7 +68,7 @@ def test_a_scripted_partner_is_for_tests_only_and_a_file_names_itself_in_its_err
     with pytest.raises(StudyError, match=r"study.toml: blocks\[0\].conditions\[0\].partner"):
         load_study(path)
     path.write_text("name = \n")
-    with pytest.raises(StudyError, match="is not valid TOML"):
+    with pytest.raises(StudyError, match="the study file .* is not TOML"):
         load_study(path)
 
 

@@ -54,7 +54,7 @@ def test_every_condition_uses_the_same_seeds_in_the_same_order():
         ("game = 'tetris'", "unknown game 'tetris'"),
         ("size = [1]", "size must be"),
         ("seeds = 0", "seeds must be at least 1"),
-        ("size = [", "not valid TOML"),
+        ("size = [", "is not TOML"),
     ],
 )
 def test_bad_grids_are_refused_with_a_reason(text, fragment, tmp_path):
