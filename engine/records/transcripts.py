@@ -76,10 +76,6 @@ class TranscriptTurn(msgspec.Struct, kw_only=True):
         return [Delivered(r, self.message) for r in self.heard] + self.delivered
 
 
-class CompactTurn(TranscriptTurn, kw_only=True, omit_defaults=True):
-    """A turn of a messages-only transcript: empty fields are not written."""
-
-
 DETAIL_FULL = "full"
 DETAIL_MESSAGES = "messages"
 
