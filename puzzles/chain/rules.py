@@ -112,24 +112,6 @@ def render_item(position: int, item: Item, attributes: tuple[str, ...]) -> str:
     return text + (f" ({', '.join(unknown)} unknown)." if unknown else ".")
 
 
-def render_chain_clues(role: str, puzzle: ChainPuzzle) -> str:
-    i = puzzle.roles.index(role)
-    attributes = puzzle.attributes
-    if i == 0:
-        head = f"You see the correct {attributes[0]} at each of the {puzzle.size} positions."
-        body = "\n".join(render_item(p, item, attributes) for p, item in enumerate(puzzle.clues[role], 1))
-    else:
-        head = (
-            f"You see which {attributes[i]} goes with each {attributes[i - 1]}, in random order; "
-            f"positions unknown. The puzzle has {puzzle.size} positions."
-        )
-        body = "\n".join(
-            f"The {attributes[i - 1]} {item[i - 1]} goes with the {attributes[i]} {item[i]}."
-            for item in puzzle.clues[role]
-        )
-    return head + "\n" + body
-
-
 class ChainGame(PositionGame):
     """One chain game in progress (a ``puzzles.base.GameState``)."""
 

@@ -46,10 +46,6 @@ def side_of(bin_: int) -> str:
     return "player1" if bin_ & 1 else "player2"
 
 
-def block_name(block: int) -> str:
-    return f"block{block}"
-
-
 class Instance(msgspec.Struct, frozen=True, gc=False):
     """One puzzle: ``n`` blocks, each block's start bin (4 or 5) and goal bin (0..3), the anchor of
     each relation (``anchors[i]`` for block i, ``anchors[0] == 0``), who holds each relation
@@ -116,8 +112,3 @@ def instance_from_id(game_id: str) -> Instance:
 
 def instance_id(instance: Instance) -> str:
     return instance.id
-
-
-def item_blocks(item: tuple[int, ...]) -> tuple[int, ...]:
-    """The blocks an instance item mentions."""
-    return item[:1] if len(item) == 2 else item[:2]

@@ -17,7 +17,6 @@ import re
 from ..turn import Rejected, Reply, ReplyFormatError
 from .rules import TspAction
 
-FLAGS = ("thought", "thought-draft", "thought-missing", "action", "message")
 _FLAG = re.compile(r"\[(thought-draft|thought-missing|thought|action|message)\][ \t]*:?", re.IGNORECASE)
 _NAME = re.compile(r"([A-Za-z_]+(?:-+[A-Za-z_]+)?)\s*\(")
 _CLOSING = {"(": ")", "[": "]", "{": "}"}

@@ -24,7 +24,6 @@ from .params import TspParams
 from .solver import Solution, TourStats, is_tour, solve, tour_score, tour_stats
 
 ACTIONS = ("suggest", "agree-inner", "agree-outer", "reject", "visit", "ask", "inform", "end", "solve")
-PATH_ACTIONS = ("suggest", "agree-inner", "agree-outer", "reject", "end", "solve")
 BOOKKEEPING = ("agree-inner", "agree-outer", "reject")
 STATE_VARIANTS = ("state_tracking", "problem_solving")
 MAX_ARGUMENT_CHARS = 2_000
