@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import gzip
 import json
-import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
-import pytest
 
 from engine import GameSpec, Grid, PolicyFactory, play_game
 from puzzles import Rejected, Say, Step
@@ -150,21 +146,3 @@ def drain(inbox):
             out.append(inbox.receive_nowait())
         except anyio.WouldBlock:
             return out
-
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
-
-@contextmanager
-def chromium() -> Iterator:
-    """The OS's Chromium, headless, through Playwright's synchronous API (a Playwright ``Browser``);
-    the test is skipped where either is missing."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
-    if not Path(CHROMIUM).exists():
-        pytest.skip("no Chromium (apt-get install chromium)")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()

@@ -11,7 +11,6 @@ import json
 import os
 import pty
 import select
-import shutil
 import subprocess
 import sys
 import threading
@@ -28,7 +27,7 @@ from runners.view.__main__ import main as view_main
 from runners.view.index import RunIndex
 from runners.view.serve import make_server
 from tests.e2e.test_model_runs import ROOT, server_process
-from tests.helpers import chromium, transcript_lines
+from tests.helpers import transcript_lines
 
 KEY = "sk-test-hostile-0000"
 # Each game with a strategy the local server plays, through OpenAI's SDK or Anthropic's.
@@ -97,15 +96,6 @@ def test_report_replay_and_transcripts_print_it_escaped(runs, game, capsys):
 
 # ---- The viewer in Chromium ----
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
-
-@pytest.fixture(scope="module")
-def browser(runs):
-    with chromium() as browser:
-        yield browser
-
-
 def open_every_game(browser, url: str) -> str:
     """Every game of the page's list opened in turn; the text shown. Fails on a dialog, a page
     error or an image (all the message could make if read as markup)."""
@@ -132,6 +122,7 @@ def open_every_game(browser, url: str) -> str:
 
 
 @pytest.mark.parametrize("game", GAMES)
+@pytest.mark.browser
 def test_the_written_viewer_shows_every_game_and_runs_nothing(runs, browser, game):
     assert view_main([str(runs[game])]) == 0
     shown = open_every_game(browser, (runs[game] / "view.html").as_uri())
@@ -140,6 +131,7 @@ def test_the_written_viewer_shows_every_game_and_runs_nothing(runs, browser, gam
 
 
 @pytest.mark.parametrize("game", GAMES)
+@pytest.mark.browser
 def test_the_served_viewer_shows_every_game_and_runs_nothing(runs, browser, game):
     server = make_server(RunIndex(runs[game]), port=0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

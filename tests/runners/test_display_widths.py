@@ -3,7 +3,6 @@ of 24 conditions with two models whose names share a prefix."""
 
 import io
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -188,7 +187,7 @@ def test_columns_drop_by_priority_and_numbers_keep_their_width():
             assert dropped == [] and "a rather long name" in text and "99.9 [95.1-100.0]" in text
 
 
-@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+@pytest.mark.terminal
 def test_a_sweep_in_an_80x24_tmux_pane_ends_with_a_readable_table(tmp_path):
     grid = tmp_path / "g.toml"
     grid.write_text(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -19,12 +18,8 @@ from pathlib import Path
 import pytest
 
 from puzzles import GAMES
-from tests.helpers import chromium
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
-if not Path(CHROMIUM).exists():
-    pytest.skip("no Chromium (apt-get install chromium)", allow_module_level=True)
+pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 SEAT_LINE = re.compile(r"^Seat (\S+?)(?: \(participant \S+\))?: (http://127\.0\.0\.1:\d+/seat/\S+)$")
@@ -73,12 +68,6 @@ def served(tmp_path):
     yield start
     for s in started:
         s.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ viewer's detail and list marking the person's seat and turns."""
 from __future__ import annotations
 
 import csv
-import shutil
 from pathlib import Path
 
 import anyio
@@ -25,7 +24,6 @@ from runners.report import main as report_main
 from runners.view.__main__ import main as view_main
 from runners.view.detail import game_detail
 from runners.view.index import RunIndex, people_of
-from tests.helpers import chromium
 
 GAME = get_game("asympuzl")
 PARTNER = "share_everything"
@@ -141,9 +139,6 @@ def test_the_viewer_detail_marks_the_persons_seat_and_turns(played):
     assert people_of(played[0]) == "P07" and people_of(played[3]) == ""
 
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
-
 @pytest.fixture(scope="module")
 def person_run(tmp_path_factory) -> Path:
     """A run of the viewer's usual kind (agents that take every turn), its game 1 turned into one a
@@ -169,7 +164,7 @@ def person_run(tmp_path_factory) -> Path:
     return out
 
 
-def test_the_viewer_shows_the_person_in_the_list_and_in_the_game(person_run):
+def test_the_viewer_s_index_shows_the_person_in_the_list_and_in_the_game(person_run):
     index = RunIndex(person_run)
     index.refresh()
     assert [row[7] for row in index.data()["rows"]] == ["", "P07"]
@@ -178,20 +173,22 @@ def test_the_viewer_shows_the_person_in_the_list_and_in_the_game(person_run):
     assert bob[:2] == [{"seconds": 12.4, "timed_out": False}, {"seconds": 60.0, "timed_out": True}]
     assert all(s["human"] is None for s in steps if s["name"] == "Alice")
 
-    with chromium() as browser:
-        page = browser.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto((person_run / "view.html").as_uri())
-        assert page.locator("#games td.person").all_inner_texts() == ["", "P07"]
-        page.select_option("#f-person", "yes")
-        assert page.locator("#games tbody a").all_inner_texts() == ["1"]
-        page.select_option("#f-person", "no")
-        assert page.locator("#games tbody a").all_inner_texts() == ["0"]
-        page.goto((person_run / "view.html").as_uri() + "#game=1")
-        page.wait_for_selector("#game .turn")
-        assert "Bob · person P07 · browser · 1 timeout" in page.inner_text("#game .seats")
-        shown = page.locator("#game .turn .human").all_inner_texts()
-        assert shown[:2] == ["person: 12.4 s", "person: timed out after 60.0 s"]
-        assert errors == []
+
+@pytest.mark.browser
+def test_the_viewer_page_shows_the_person_in_the_list_and_in_the_game(person_run, browser):
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto((person_run / "view.html").as_uri())
+    assert page.locator("#games td.person").all_inner_texts() == ["", "P07"]
+    page.select_option("#f-person", "yes")
+    assert page.locator("#games tbody a").all_inner_texts() == ["1"]
+    page.select_option("#f-person", "no")
+    assert page.locator("#games tbody a").all_inner_texts() == ["0"]
+    page.goto((person_run / "view.html").as_uri() + "#game=1")
+    page.wait_for_selector("#game .turn")
+    assert "Bob · person P07 · browser · 1 timeout" in page.inner_text("#game .seats")
+    shown = page.locator("#game .turn .human").all_inner_texts()
+    assert shown[:2] == ["person: 12.4 s", "person: timed out after 60.0 s"]
+    assert errors == []
 

@@ -7,20 +7,12 @@ browser. No test passes or fails on how long anything took; limits only fail a h
 from __future__ import annotations
 
 import json
-import shutil
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 
 from .study_driver import Participant, Server, by_api, drive
-from tests.helpers import chromium
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
-if not Path(CHROMIUM).exists():
-    pytest.skip("no Chromium (apt-get install chromium)", allow_module_level=True)
 
 PEOPLE = 20
 STUDY = """
@@ -64,12 +56,7 @@ def _get(url: str) -> dict:
         return json.loads(r.read())
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
-
-
+@pytest.mark.browser
 def test_twenty_people_at_once_through_one_link_and_a_restart(tmp_path, browser):
     study = tmp_path / "study.toml"
     study.write_text(STUDY)

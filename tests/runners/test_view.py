@@ -4,7 +4,6 @@ turn, and a served page fetches games on demand. Skipped where Chromium or Playw
 
 from __future__ import annotations
 
-import shutil
 import threading
 from pathlib import Path
 
@@ -20,12 +19,9 @@ from runners.sweep import main as sweep_main
 from runners.view.__main__ import main as view_main
 from runners.view.index import RunIndex
 from runners.view.serve import make_server
-from tests.helpers import chromium
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
-if not Path(CHROMIUM).exists():
-    pytest.skip("no Chromium (apt-get install chromium)", allow_module_level=True)
+# The runs are played before Chromium opens (the browser fixture says why).
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("mixed_run", "game_runs", "hostile_run")]
 
 
 ROSTERS = [(n, r) for n, g in GAMES.items() for r in g.rules.rosters]
@@ -42,13 +38,6 @@ def game_runs(tmp_path_factory) -> dict:
         assert view_main([str(run)]) == 0
         runs[name, roster] = run
     return runs
-
-
-@pytest.fixture(scope="module")
-def browser(mixed_run, game_runs, hostile_run):
-    # Set up after the runs: Playwright's synchronous API keeps an event loop running on this thread.
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture
