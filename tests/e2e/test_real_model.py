@@ -130,8 +130,6 @@ def test_the_servers_slots_are_kept_busy(tmp_path):
 
     async def main() -> None:
         async with factory:
-            load = None
-
             async def watch() -> None:
                 while True:
                     await anyio.sleep(0.2)

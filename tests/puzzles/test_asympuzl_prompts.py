@@ -16,7 +16,7 @@ from engine import Grid
 from puzzles.asympuzl.game import GAME
 from puzzles.asympuzl.params import AsymPuzlParams
 from puzzles.asympuzl.prompt import parse_reply, read_prompt, render_prompt
-from puzzles.asympuzl.rules import ALICE, BOB, SOLO, AsymView, Piece, generate
+from puzzles.asympuzl.rules import ALICE, BOB, SOLO, AsymView, Piece
 from puzzles.turn import ChatLine, TurnContext
 from puzzles.chain.game import GAME as CHAIN
 from puzzles.positions.rules import MODES, Feedback, RoleStatus

@@ -12,7 +12,6 @@ from engine.records.transcripts import read_transcript
 from puzzles import GAMES
 from runners.concurrent import main as run_main
 from runners.transcript import main
-from tests.helpers import HOSTILE_TEXT
 
 
 @pytest.fixture(scope="module")
