@@ -44,6 +44,7 @@ def _fake(url: str, path: str, body: dict | None = None) -> dict:
         return json.loads(response.read())
 
 
+@pytest.mark.slow
 def test_a_run_killed_mid_batch_resumes_collects_it_and_plays_the_games_of_a_run_without_batches(tmp_path, monkeypatch):
     for name, value in KEYS.items():
         monkeypatch.setenv(name, value)

@@ -243,6 +243,7 @@ def runnable(argv: list[str], fake_url: str) -> list[str]:
     return argv
 
 
+@pytest.mark.slow
 def test_the_documented_commands_run_offline(run_dir, tmp_path, monkeypatch):
     """Each page's commands in order (a later one reads the run an earlier one wrote), in a fresh
     working directory beside the project's ``examples/``; every OpenAI, Anthropic and vLLM model goes

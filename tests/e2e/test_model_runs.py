@@ -164,6 +164,7 @@ def test_usage_totals_count_every_process_of_a_resumed_run(tmp_path, monkeypatch
     assert [p["options"]["temperature"] for p in usage["processes"]] == [0.5, 0.5]  # the run's saved sampling
 
 
+@pytest.mark.slow
 def test_a_run_whose_first_games_all_fail_alike_stops_early_and_resumes(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-0000")
     run = tmp_path / "run"

@@ -23,6 +23,7 @@ import pytest
 from tests.e2e.test_docs import FENCE, ROOT, command_lines
 
 pytest.importorskip("ray")
+pytestmark = pytest.mark.slow  # a Ray head and a worker started as the documentation says
 
 PAGE = ROOT / "docs" / "ray.md"
 BIN = Path(sys.executable).parent

@@ -61,7 +61,7 @@ def test_a_cost_cap_needs_a_price_for_every_model(tmp_path, monkeypatch, capsys)
     assert not (tmp_path / "r").exists()
 
 
-@pytest.mark.parametrize("cap", [1, 5])
+@pytest.mark.parametrize("cap", [1, pytest.param(5, marks=pytest.mark.slow)])
 def test_a_cost_cap_stops_within_one_games_cost_of_it_and_says_spent_and_committed_apart(cap, tmp_path, monkeypatch, capsys):
     """Games of the local server at its prices: the run stops starting games when the next would pass
     the cap, however far the first estimate was from the real cost."""

@@ -35,6 +35,7 @@ from tests.e2e.test_spending import AGENTS, PRICES
 from tests.helpers import grid, transcript_lines
 
 ray = pytest.importorskip("ray")
+pytestmark = pytest.mark.slow  # a Ray cluster for the module, a run or more on it per test
 
 SURE = ModelOptions(timeout=60.0, max_attempts=8, backoff_base=0.01, backoff_max=0.05)  # no call timed out on a loaded machine
 

@@ -16,6 +16,8 @@ from tests.helpers import grid
 ray = pytest.importorskip("ray")
 from ray.cluster_utils import Cluster  # noqa: E402 - after the skip
 
+pytestmark = pytest.mark.slow  # a Ray cluster of two nodes
+
 
 @pytest.fixture
 def two_nodes():

@@ -59,6 +59,7 @@ async def _stopped(run_path, server, monkeypatch, *, lose_the_id: bool = False) 
     return console.export_text(), line
 
 
+@pytest.mark.slow
 async def test_the_dashboard_shows_each_models_batches_in_flight(tmp_path, monkeypatch):
     async with fake_server(latency=0.0, batch_delay=3600) as server:
         shown, line = await _stopped(tmp_path / "run", server, monkeypatch)

@@ -104,6 +104,7 @@ def uninterrupted(tmp_path_factory):
     return (out / "results.jsonl").read_bytes()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT])
 def test_interrupted_and_resumed_run_equals_an_uninterrupted_one(how, uninterrupted, tmp_path):
     out = tmp_path / "run"

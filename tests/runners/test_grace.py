@@ -45,6 +45,7 @@ def recorded(out) -> list[int]:
     return [json.loads(line)["game_id"] for line in (out / "results.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT])
 def test_games_in_flight_finish_within_the_grace_period_and_none_starts(how, tmp_path):
     out = tmp_path / "run"

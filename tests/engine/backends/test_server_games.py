@@ -4,6 +4,8 @@ served others, on the same puzzles, are the games played in process."""
 
 from __future__ import annotations
 
+import pytest
+
 from engine import Grid
 from engine.backends import CALL_GAME
 from puzzles.asympuzl.game import GAME
@@ -23,6 +25,7 @@ def _plan(model: str | None) -> Grid:
     )
 
 
+@pytest.mark.slow
 async def test_games_through_a_server_that_served_the_same_puzzles_are_the_games_in_process():
     in_process, _ = await play(_plan(None), settings_for(_NoServer()))
     assert len({r.spec.seed for r in in_process}) == 4  # 48 conditions on the same 4 puzzles
