@@ -7,8 +7,9 @@ scripted agents imports no HTTP client (``tests/engine/test_startup.py``)."""
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from engine.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from engine.backends.base import (
@@ -30,30 +31,25 @@ if TYPE_CHECKING:
     from engine.backends.vllm import read_vllm_metrics
 
 _EXPORTS = {
-    "Backend": "base", "Completion": "base", "FinishReason": "base", "InfraError": "base", "Request": "base",
-    "RequestError": "base", "Secrets": "base", "Tokens": "base", "finish_reason": "base",
-    "parse_custom_id": "batch", "HubContext": "build", "served_schema_bounds": "build",
-    "cache_file": "cache", "prune": "cache", "store_figures": "cache",
-    "ENDPOINT_NAME": "endpoints", "endpoint_entry": "endpoints", "known": "endpoints", "read_endpoints": "endpoints",
-    "ModelHub": "hub", "COUNTERS": "limiter", "Bucket": "limiter", "Limiter": "limiter",
-    "price_entry": "prices", "price_numbers": "prices", "read_price_file": "prices", "ProviderBackend": "provider",
-    "CACHE_MODES": "settings", "CALL_GAME": "settings", "CALL_HEADER": "settings", "CLIENTS": "settings",
-    "GAME_HEADER": "settings", "PROVIDERS": "settings", "BackendSettings": "settings", "BatchSettings": "settings",
-    "CacheSettings": "settings", "History": "settings", "ModelOptions": "settings", "split_name": "settings",
-    "Tokenizer": "tokens", "estimate_tokens": "tokens", "read_vllm_metrics": "vllm",
+    "Backend": ".base", "Completion": ".base", "FinishReason": ".base", "InfraError": ".base", "Request": ".base",
+    "RequestError": ".base", "Secrets": ".base", "Tokens": ".base", "finish_reason": ".base",
+    "parse_custom_id": ".batch", "HubContext": ".build", "served_schema_bounds": ".build",
+    "cache_file": ".cache", "prune": ".cache", "store_figures": ".cache",
+    "ENDPOINT_NAME": ".endpoints", "endpoint_entry": ".endpoints", "known": ".endpoints", "read_endpoints": ".endpoints",
+    "ModelHub": ".hub", "COUNTERS": ".limiter", "Bucket": ".limiter", "Limiter": ".limiter",
+    "price_entry": ".prices", "price_numbers": ".prices", "read_price_file": ".prices", "ProviderBackend": ".provider",
+    "CACHE_MODES": ".settings", "CALL_GAME": ".settings", "CALL_HEADER": ".settings", "CLIENTS": ".settings",
+    "GAME_HEADER": ".settings", "PROVIDERS": ".settings", "BackendSettings": ".settings", "BatchSettings": ".settings",
+    "CacheSettings": ".settings", "History": ".settings", "ModelOptions": ".settings", "split_name": ".settings",
+    "Tokenizer": ".tokens", "estimate_tokens": ".tokens", "read_vllm_metrics": ".vllm",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"engine.backends.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__all__ = [
+    "CACHE_MODES", "CALL_GAME", "CALL_HEADER", "CLIENTS", "COUNTERS", "ENDPOINT_NAME", "GAME_HEADER", "PROVIDERS",
+    "Backend", "BackendSettings", "BatchSettings", "Bucket", "CacheSettings", "Completion", "FinishReason", "History",
+    "HubContext", "InfraError", "Limiter", "ModelHub", "ModelOptions", "ProviderBackend", "Request", "RequestError",
+    "Secrets", "Tokenizer", "Tokens", "cache_file", "endpoint_entry", "estimate_tokens", "finish_reason", "known",
+    "parse_custom_id", "price_entry", "price_numbers", "prune", "read_endpoints", "read_price_file", "read_vllm_metrics",
+    "served_schema_bounds", "split_name", "store_figures",
+]
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

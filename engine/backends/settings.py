@@ -12,7 +12,6 @@ from engine.backends.endpoints import ENDPOINT_NAME, Endpoint, known
 
 PROVIDERS = ("openai", "anthropic", "vllm")  # the engine's own; named endpoints add more (endpoints.py)
 KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "vllm": "VLLM_API_KEY"}
-URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL", "vllm": "VLLM_BASE_URL"}
 CLIENTS = ("lean", "sdk")
 DEFAULT_CLIENT = {"openai": "sdk", "anthropic": "sdk", "vllm": "lean"}  # by kind of API
 LEAN_PROVIDERS = ("openai", "vllm")  # the lean client speaks the OpenAI-compatible API only

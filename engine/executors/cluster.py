@@ -120,9 +120,6 @@ class GameWorker:
             raise RuntimeError(f"the worker stopped: {type(self.failure).__name__}: {self.failure}")
         return batch.records
 
-    def ping(self) -> bool:
-        return True
-
     def node(self) -> tuple[str, str]:
         """(id, address) of the node this worker runs on."""
         import ray
