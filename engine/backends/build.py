@@ -22,7 +22,7 @@ from engine.backends.base import Backend, Secrets
 from engine.backends.limiter import DEFAULT_BURST, Bucket, Limiter
 from engine.backends.prices import PriceTable
 from engine.backends.provider import ProviderBackend
-from engine.backends.settings import KEY_ENV, PROVIDERS, BackendSettings, split_name
+from engine.backends.settings import PROVIDERS, BackendSettings, split_name
 from engine.backends.tokens import Tokenizer
 from engine.backends.vllm import ServerLoad, metrics_url, poll_vllm, vllm_headroom
 from engine.backends.wrappers import PacedCalls, ReportedCalls
@@ -108,9 +108,7 @@ class Builder:
         self.batches: Batches | None = None
 
     def base_url(self, provider: str) -> str | None:
-        endpoint = self.settings.endpoint(provider)
-        from_env = self.environ.get(endpoint.url_env) if endpoint.url_env else None
-        return self.settings.urls.get(provider) or from_env or endpoint.url or None
+        return self.settings.base_url(provider, self.environ)
 
     def backend(self, name: str) -> tuple[Backend, ProviderBackend]:
         """(the backend the model's calls go through, the provider's backend inside it)."""
@@ -130,10 +128,7 @@ class Builder:
         client = self.clients.get(provider)
         if client is None:
             connections = max(self.settings.max_in_flight, self.settings.vllm_max_seqs * 2) + 16
-            endpoint = self.settings.endpoint(provider)
-            key = self.environ.get(endpoint.key_env) if endpoint.key_env else None
-            key = key or ("EMPTY" if endpoint.kind == "vllm" or not endpoint.key_env else None)
-            url = self.base_url(provider)
+            key, url = self.settings.key(provider, self.environ), self.base_url(provider)
             if self.settings.client(provider) == "lean":
                 from engine.backends.lean import LeanClient
 
@@ -141,7 +136,7 @@ class Builder:
             else:
                 from engine.backends.sdk import sdk_client
 
-                client = sdk_client(endpoint.kind, key, url, connections)
+                client = sdk_client(self.settings.endpoint(provider).kind, key, url, connections)
             self.clients[provider] = client
         return client
 
@@ -155,8 +150,7 @@ class Builder:
             return self.client(provider), import_sdk(endpoint.kind)
         name = f"{provider}#sdk"
         if name not in self.clients:
-            key = self.environ.get(endpoint.key_env) if endpoint.key_env else None
-            self.clients[name] = sdk_client(endpoint.kind, key or ("EMPTY" if not endpoint.key_env else None), self.base_url(provider), 16)
+            self.clients[name] = sdk_client(endpoint.kind, self.settings.key(provider, self.environ), self.base_url(provider), 16)
         return self.clients[name], import_sdk(endpoint.kind)
 
     def _provider_backend(self, name: str) -> ProviderBackend:
@@ -241,7 +235,7 @@ class Builder:
         from engine.backends.replicas import ReplicaSet, ReplicatedBackend
 
         settings = self.settings
-        key = self.environ.get(KEY_ENV["vllm"]) or "EMPTY"
+        key = self.settings.key("vllm", self.environ)
         connections = settings.vllm_max_seqs * 2 + 16
         replicas = ReplicaSet(urls, key, connections, settings.options.timeout, settings.vllm_max_seqs, limiter)
         self.clients[name] = replicas  # closed with the clients

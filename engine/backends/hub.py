@@ -136,7 +136,7 @@ class ModelHub:
         """The checks of a model on a server the run names."""
         if endpoint.kind != "vllm" and endpoint.key_env and not self.environ.get(endpoint.key_env):
             raise ValueError(f"{name} needs the environment variable {endpoint.key_env} (the API key)")
-        url = self.base_url(provider)
+        url = self._settings.base_url(provider, self.environ)
         if provider == "vllm" and not url:
             raise ValueError(f"{name} needs the server's address: --vllm-url http://HOST:8000/v1")
         if provider not in PROVIDERS and not url:
@@ -147,11 +147,6 @@ class ModelHub:
             from engine.backends.sdk import import_sdk
 
             import_sdk(endpoint.kind)
-
-    def base_url(self, provider: str) -> str | None:
-        endpoint = self._settings.endpoint(provider)
-        from_env = self.environ.get(endpoint.url_env) if endpoint.url_env else None
-        return self._settings.urls.get(provider) or from_env or endpoint.url or None
 
     def backend(self, name: str) -> Backend:
         """The backend ``name``'s calls go through (``build.compose``), built on first use."""

@@ -4,6 +4,7 @@ server) and the small pieces every client shares: model names, chat turns and th
 from __future__ import annotations
 
 from contextvars import ContextVar
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import msgspec
@@ -108,6 +109,19 @@ class BackendSettings(msgspec.Struct, frozen=True, kw_only=True):
                 "(define one with --endpoint NAME=KIND,URL[,KEY_ENV] or --endpoints FILE)"
             )
         return found
+
+    def base_url(self, provider: str, environ: Mapping[str, str]) -> str | None:
+        """The server of ``provider``: the run's flag, else the endpoint's environment variable, else its URL."""
+        endpoint = self.endpoint(provider)
+        from_env = environ.get(endpoint.url_env) if endpoint.url_env else None
+        return self.urls.get(provider) or from_env or endpoint.url or None
+
+    def key(self, provider: str, environ: Mapping[str, str]) -> str | None:
+        """The API key the calls to ``provider`` send: its environment variable's, else "EMPTY" for a
+        server that needs none (vLLM's, an endpoint without a key variable)."""
+        endpoint = self.endpoint(provider)
+        key = environ.get(endpoint.key_env) if endpoint.key_env else None
+        return key or ("EMPTY" if endpoint.kind == "vllm" or not endpoint.key_env else None)
 
     def client(self, provider: str) -> str:
         """"lean" or "sdk": the client that speaks to ``provider``. ValueError for a lean Anthropic."""
