@@ -84,29 +84,19 @@ def seat_routes(front_of: Callable[[web.Request], BrowserFront], prefix: str, ti
             front.told.set()
         return json_response(seen)
 
-    async def participant(request: web.Request) -> web.Response:
-        front = front_of(request)
-        given = read_json(await request.read(), _Participant)
-        try:
-            return json_response({"ok": True, "participant": front.name(given.participant)})
-        except ValueError as exc:
-            return json_response({"error": str(exc)})
+    def replying(kind: type, reply: Callable[[BrowserFront, Any], dict[str, Any]]):
+        """A handler that reads a ``kind`` body and answers ``{ok, ...}`` with what ``reply`` gives,
+        or ``{error}`` when the front refuses it."""
 
-    async def shown(request: web.Request) -> web.Response:
-        front = front_of(request)
-        given = read_json(await request.read(), _Stamp)
-        try:
-            return json_response({"ok": True, "seconds_left": round(front.shown(given.game, given.turn), 1)})
-        except ValueError as exc:
-            return json_response({"error": str(exc)})
+        async def handler(request: web.Request) -> web.Response:
+            front = front_of(request)
+            given = read_json(await request.read(), kind)
+            try:
+                return json_response({"ok": True, **reply(front, given)})
+            except ValueError as exc:
+                return json_response({"error": str(exc)})
 
-    async def check(request: web.Request) -> web.Response:
-        front = front_of(request)
-        given = read_json(await request.read(), _Check)
-        try:
-            return json_response({"ok": True, "text": front.check(given.kind, given.values, given.game, given.turn)})
-        except ValueError as exc:
-            return json_response({"error": str(exc)})
+        return handler
 
     async def answer(request: web.Request) -> web.Response:
         front = front_of(request)
@@ -125,9 +115,9 @@ def seat_routes(front_of: Callable[[web.Request], BrowserFront], prefix: str, ti
     return [
         web.get(prefix + "/{token}", page),
         web.get(prefix + "/{token}/state", state),
-        web.post(prefix + "/{token}/participant", participant),
-        web.post(prefix + "/{token}/shown", shown),
-        web.post(prefix + "/{token}/check", check),
+        web.post(prefix + "/{token}/participant", replying(_Participant, lambda front, given: {"participant": front.name(given.participant)})),
+        web.post(prefix + "/{token}/shown", replying(_Stamp, lambda front, given: {"seconds_left": round(front.shown(given.game, given.turn), 1)})),
+        web.post(prefix + "/{token}/check", replying(_Check, lambda front, given: {"text": front.check(given.kind, given.values, given.game, given.turn)})),
         web.post(prefix + "/{token}/answer", answer),
     ]
 
