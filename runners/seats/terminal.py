@@ -294,9 +294,7 @@ class TerminalFront:
                 try:
                     lines.receive_nowait()
                     dropped += 1
-                except anyio.WouldBlock:
-                    break
-                except anyio.EndOfStream:
+                except (anyio.WouldBlock, anyio.EndOfStream):
                     break
             if dropped:
                 seats.console.print(Text(f"({dropped} line{'s' * (dropped != 1)} typed between turns discarded)", style="dim"))
