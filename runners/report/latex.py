@@ -162,11 +162,8 @@ def split_rows(table: Table, max_rows: int = MAX_ROWS) -> list[Part]:
 
 def _caption(part: Part) -> str:
     text = part.table.title
-    extras = []
-    if part.split:
-        extras.append(part.split)
-    if part.parts:
-        extras.append(f"part {part.number} of {part.parts}")
+    extras = [part.split] if part.split else []
+    extras += [f"part {part.number} of {part.parts}"] if part.parts else []
     if extras:
         text += f" ({', '.join(extras)})"
     if part.thinned:
