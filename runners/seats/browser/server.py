@@ -143,13 +143,13 @@ def make_app(seats: BrowserSeats) -> web.Application:
 
 
 @asynccontextmanager
-async def serving(seats: BrowserSeats, port: int) -> AsyncIterator[int]:
-    """Serve the seats' pages on 127.0.0.1:``port`` (0: any free port) while inside; yields the port."""
-    runner = web.AppRunner(make_app(seats), access_log=None, handle_signals=False, shutdown_timeout=1.0)
+async def serving(app: web.Application, bind: str, port: int) -> AsyncIterator[int]:
+    """Serve ``app`` (the seats' pages, a study's) on ``bind``:``port`` (0: any free port) while inside;
+    yields the port."""
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
     await runner.setup()
     try:
-        site = web.TCPSite(runner, HOST, port)
-        await site.start()
+        await web.TCPSite(runner, bind, port).start()
         yield runner.addresses[0][1]
     finally:
         with anyio.CancelScope(shield=True):  # closed also when the run is interrupted
