@@ -342,5 +342,4 @@ class BatchService:
         return openai_line(custom_id, openai_completion(model, text, prompt, cached, completion, cut))
 
 
-
 __all__ = ["BATCH_FAULT_KINDS", "BatchService", "FakeBatch"]

@@ -239,5 +239,3 @@ def chosen_game(argv: list[str] | None) -> str:
         except (RunDirError, OSError, ValueError):
             pass  # reported properly once the whole command line is read
     return DEFAULT_GAME
-
-

@@ -357,5 +357,3 @@ def seats_for(args: argparse.Namespace, factory: PolicyFactory, console: Console
     factory.turn_seconds = args.human_timeout if args.human_timeout is not None else DEFAULT_TURN_SECONDS
     factory.absent_after = args.human_absent_after if args.human_absent_after is not None else DEFAULT_ABSENT_AFTER
     return seats
-
-

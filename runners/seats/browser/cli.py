@@ -174,4 +174,3 @@ def prepare(argv: list[str] | None, factory: PolicyFactory, prog: str = PROG) ->
     factory.turn_seconds = args.human_timeout
     factory.absent_after = args.human_absent_after
     return Setup(prepared, seats_of(prepared.plan), found["participants"], args.port, _command(prog, prepared, args))
-
