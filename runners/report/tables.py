@@ -40,13 +40,11 @@ def success_main(run: Source, rows: Sequence[str]) -> Table:
     extra = [i for i, f in enumerate(keys) if f not in condition_columns(run)]  # such as agents
     csv_header = [keys[i] for i in extra] + condition_columns(run)
     csv_header += ["games", "errors", "n", "successes", "success_rate", "ci_low", "ci_high"]
-    csv_rows = []
-    for (row, column), cell in table.cells.items():
-        key = row + column
-        csv_rows.append(
-            [key[i] for i in extra] + full[key]
-            + [cell.games, cell.errors, cell.n, cell.successes, frac(cell.rate), frac(cell.low), frac(cell.high)]
-        )
+    csv_rows = [
+        [(row + column)[i] for i in extra] + full[row + column]
+        + [cell.games, cell.errors, cell.n, cell.successes, frac(cell.rate), frac(cell.low), frac(cell.high)]
+        for (row, column), cell in table.cells.items()
+    ]
     return Table("success", f"Success rate by {by}", header, body, len(frame.rows), note.strip(), csv_header, csv_rows)
 
 
