@@ -46,7 +46,8 @@ def rate_cell(successes: int, scored: int) -> tuple[str, str]:
     return f"{100 * successes / scored:.1f}", f"{100 * low:.1f}-{100 * high:.1f}"
 
 
-def _pct(x: float) -> str:
+def percent(x: float) -> str:
+    """A fraction as a percentage with one decimal."""
     return f"{100 * x:.1f}"
 
 
@@ -55,7 +56,7 @@ def score_cell(score: ScoreSummary | None) -> str:
     if score is None:
         return "-"
     if score.kind == "rate":
-        return f"{_pct(score.value)} [{_pct(score.low)}, {_pct(score.high)}]"
+        return f"{percent(score.value)} [{percent(score.low)}, {percent(score.high)}]"
     if score.n < 2:
         return f"{score.value:.2f}"
     return f"{score.value:.2f} [{score.low:.2f}, {score.high:.2f}]"  # a comma: a bound may be negative

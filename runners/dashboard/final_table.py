@@ -7,14 +7,10 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from engine.analysis import ConditionSummary
 from puzzles import GAMES
 
-from runners.dashboard.content import score_cell
+from runners.dashboard.content import percent, score_cell
 from runners.dashboard.widths import Column, fitted_table, short_names
 
 CAPTION = "success % of games without error, 95% Wilson interval; scores: rates % or means, 95% interval"
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}"
 
 
 class SummaryTable:
@@ -43,8 +39,8 @@ class SummaryTable:
         scored = [s.games > s.errors for s in summaries]
         columns += [
             Column("games", [str(s.games) for s in summaries]),
-            Column("success %", [_pct(s.success_rate) if ok else "n/a" for s, ok in zip(summaries, scored)]),
-            Column("95% CI", [f"{_pct(s.ci_low)}-{_pct(s.ci_high)}" if ok else "n/a" for s, ok in zip(summaries, scored)]),
+            Column("success %", [percent(s.success_rate) if ok else "n/a" for s, ok in zip(summaries, scored)]),
+            Column("95% CI", [f"{percent(s.ci_low)}-{percent(s.ci_high)}" if ok else "n/a" for s, ok in zip(summaries, scored)]),
             Column("mean turn solved", [f"{s.mean_solved_turn:.2f}" if s.mean_solved_turn is not None else "-" for s in summaries], priority=3),
         ]
         columns += [Column(label(k), [score_cell(s.scores.get(k)) for s in summaries], priority=5, wrap=True) for k in scores]
