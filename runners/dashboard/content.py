@@ -80,8 +80,8 @@ def short_labels(fields: dict[str, dict[str, str]]) -> dict[str, str]:
     return {label: " ".join(f"{k}={f.get(k)}" for k in varying) for label, f in fields.items()}
 
 
-def _score_label(progress: RunProgress):
-    games = {f.get("game") for f in progress.condition_fields.values()}
+def score_labeller(games: set):
+    """How scores are labelled in a run of ``games``: by the game when it plays one, else by key."""
     game = GAMES.get(next(iter(games))) if len(games) == 1 else None
     return game.score_label if game is not None else (lambda key: key)
 
@@ -97,7 +97,7 @@ class _Frame:
         names = [b.limiter.name for b in self.backends]
         names += [f.get(k, "") for f in progress.condition_fields.values() for k in self.varying]
         self.short = short_names(names)
-        self.score_label = _score_label(progress)
+        self.score_label = score_labeller({f.get("game") for f in progress.condition_fields.values()})
 
     def values(self, condition: str) -> list[str]:
         fields = self.p.condition_fields.get(condition, {})

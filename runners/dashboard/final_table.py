@@ -5,9 +5,8 @@ from __future__ import annotations
 from rich.console import Console, ConsoleOptions, RenderResult
 
 from engine.analysis import ConditionSummary
-from puzzles import GAMES
 
-from runners.dashboard.content import percent, score_cell
+from runners.dashboard.content import percent, score_cell, score_labeller
 from runners.dashboard.widths import Column, fitted_table, short_names
 
 CAPTION = "success % of games without error, 95% Wilson interval; scores: rates % or means, 95% interval"
@@ -28,9 +27,7 @@ class SummaryTable:
         shared = {k: summaries[0].fields[k] for k in keys if all(s.fields.get(k) == summaries[0].fields[k] for s in summaries)}
         varying = [k for k in keys if k not in shared]
         scores = list(dict.fromkeys(k for s in summaries for k in s.scores))
-        games = {s.fields.get("game") for s in summaries}
-        game = GAMES.get(next(iter(games))) if len(games) == 1 else None
-        label = game.score_label if game is not None else (lambda key: key)
+        label = score_labeller({s.fields.get("game") for s in summaries})
         short = short_names(s.fields.get(k, "") for s in summaries for k in varying)
         columns = []
         for key in varying:
