@@ -93,14 +93,7 @@ def key_value(text: str, form: str, *, optional_key: bool = False, last: bool = 
 def pair(form: str, read: Callable[[str, str], Any], *, optional_key: bool = False, last: bool = False) -> Callable[[str], Any]:
     """An argparse type for ``KEY=VALUE``: ``read(key, value)`` of the split text (key None where it
     may be left out); a ValueError of either step is the flag's one-line error."""
-
-    def parse(text: str) -> Any:
-        try:
-            return read(*key_value(text, form, optional_key=optional_key, last=last))
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    return parse
+    return checked(lambda text: read(*key_value(text, form, optional_key=optional_key, last=last)))
 
 
 def checked(read: Callable[[str], Any]) -> Callable[[str], Any]:

@@ -88,8 +88,7 @@ def _header(detail: dict) -> Group:
             f"{usage.get('completion_tokens', 0)} reply tokens, {usage.get('latency', 0.0):.2f} s"
             + (f", ${cost:.6f}" if cost is not None else ", cost unknown"), style="dim",
         ))
-    for note in detail["notes"]:
-        lines.append(Text(note, style="bold red"))
+    lines += [Text(note, style="bold red") for note in detail["notes"]]
     return Group(*lines)
 
 
@@ -105,8 +104,7 @@ def _turn_panel(step: dict, full: bool, others: int) -> Panel:
         body.append(Text(f"view: {json.dumps(step['view'], ensure_ascii=False)}", style="dim"))
     if step["feedback"]:
         body.append(Text(f"feedback: {step['feedback']}", style="cyan"))
-    for notice in step["notices"]:
-        body.append(Text(notice, style="yellow"))
+    body += [Text(notice, style="yellow") for notice in step["notices"]]
     if step["format_error"] is not None:
         body.append(Text(f"format error: {step['format_error']}; nothing applied", style="bold red"))
         if step["reply"] and not full:
@@ -115,18 +113,15 @@ def _turn_panel(step: dict, full: bool, others: int) -> Panel:
         heard = step["heard"]
         to = f" (to {', '.join(heard)})" if heard and len(heard) < others else ""
         body.append(Text(f"\u201c{step['message']}\u201d{to}", style="bold"))
-    for recipient, text in step["delivered"]:
-        body.append(Text(f"{recipient} received: \u201c{text}\u201d", style="magenta"))
+    body += [Text(f"{recipient} received: \u201c{text}\u201d", style="magenta") for recipient, text in step["delivered"]]
     for i, candidate in enumerate(step["candidates"]):
         mark = "▶" if candidate["chosen"] else " "
         body.append(Text(f"{mark} candidate {i + 1}: {candidate['text']}", style="bold" if candidate["chosen"] else "dim"))
     if step["actions"]:
         body.append(Text("actions: " + step["actions"]))
-    for action, reason in step["rejected"]:
-        body.append(Text(f"rejected {action}: {reason}", style="red"))
+    body += [Text(f"rejected {action}: {reason}", style="red") for action, reason in step["rejected"]]
     body += [styled(line) for line in step["after"]]
-    for note in step["notes"]:
-        body.append(Text(note, style="bold red"))
+    body += [Text(note, style="bold red") for note in step["notes"]]
     usage = usage_line(step["usage"], step["latency"] if step["usage"] else None)
     if usage:
         body.append(Text(usage, style="dim"))

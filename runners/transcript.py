@@ -68,16 +68,14 @@ def blocks(detail: dict[str, Any], full: bool = False) -> list[Block]:
             turn.said.append(("view", json.dumps(step["view"], ensure_ascii=False)))
         if step.get("feedback"):
             turn.said.append(("told", str(step["feedback"])))
-        for notice in step.get("notices") or ():
-            turn.said.append(("notice", notice))
+        turn.said += [("notice", notice) for notice in step.get("notices") or ()]
         if step.get("format_error"):
             turn.said.append(("unreadable reply", f"{step['format_error']}; nothing applied"))
         if step.get("message"):
             turn.said.append(("says", step["message"]))
         if step.get("actions"):
             turn.said.append(("does", step["actions"]))
-        for action, reason in step.get("rejected") or ():
-            turn.said.append(("refused", f"{action}: {reason}"))
+        turn.said += [("refused", f"{action}: {reason}") for action, reason in step.get("rejected") or ()]
         if step.get("human"):
             turn.said.append(("a person", "timed out" if step["human"].get("timed_out") else f"{step['human'].get('seconds', 0):.1f} s"))
         if full and step.get("prompt"):

@@ -46,7 +46,8 @@ def rate_cell(successes: int, scored: int) -> tuple[str, str]:
     return f"{100 * successes / scored:.1f}", f"{100 * low:.1f}-{100 * high:.1f}"
 
 
-def _pct(x: float) -> str:
+def percent(x: float) -> str:
+    """A fraction as a percentage with one decimal."""
     return f"{100 * x:.1f}"
 
 
@@ -55,7 +56,7 @@ def score_cell(score: ScoreSummary | None) -> str:
     if score is None:
         return "-"
     if score.kind == "rate":
-        return f"{_pct(score.value)} [{_pct(score.low)}, {_pct(score.high)}]"
+        return f"{percent(score.value)} [{percent(score.low)}, {percent(score.high)}]"
     if score.n < 2:
         return f"{score.value:.2f}"
     return f"{score.value:.2f} [{score.low:.2f}, {score.high:.2f}]"  # a comma: a bound may be negative
@@ -79,8 +80,8 @@ def short_labels(fields: dict[str, dict[str, str]]) -> dict[str, str]:
     return {label: " ".join(f"{k}={f.get(k)}" for k in varying) for label, f in fields.items()}
 
 
-def _score_label(progress: RunProgress):
-    games = {f.get("game") for f in progress.condition_fields.values()}
+def score_labeller(games: set):
+    """How scores are labelled in a run of ``games``: by the game when it plays one, else by key."""
     game = GAMES.get(next(iter(games))) if len(games) == 1 else None
     return game.score_label if game is not None else (lambda key: key)
 
@@ -96,7 +97,7 @@ class _Frame:
         names = [b.limiter.name for b in self.backends]
         names += [f.get(k, "") for f in progress.condition_fields.values() for k in self.varying]
         self.short = short_names(names)
-        self.score_label = _score_label(progress)
+        self.score_label = score_labeller({f.get("game") for f in progress.condition_fields.values()})
 
     def values(self, condition: str) -> list[str]:
         fields = self.p.condition_fields.get(condition, {})

@@ -5,16 +5,11 @@ from __future__ import annotations
 from rich.console import Console, ConsoleOptions, RenderResult
 
 from engine.analysis import ConditionSummary
-from puzzles import GAMES
 
-from runners.dashboard.content import score_cell
+from runners.dashboard.content import percent, score_cell, score_labeller
 from runners.dashboard.widths import Column, fitted_table, short_names
 
 CAPTION = "success % of games without error, 95% Wilson interval; scores: rates % or means, 95% interval"
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}"
 
 
 class SummaryTable:
@@ -32,9 +27,7 @@ class SummaryTable:
         shared = {k: summaries[0].fields[k] for k in keys if all(s.fields.get(k) == summaries[0].fields[k] for s in summaries)}
         varying = [k for k in keys if k not in shared]
         scores = list(dict.fromkeys(k for s in summaries for k in s.scores))
-        games = {s.fields.get("game") for s in summaries}
-        game = GAMES.get(next(iter(games))) if len(games) == 1 else None
-        label = game.score_label if game is not None else (lambda key: key)
+        label = score_labeller({s.fields.get("game") for s in summaries})
         short = short_names(s.fields.get(k, "") for s in summaries for k in varying)
         columns = []
         for key in varying:
@@ -43,8 +36,8 @@ class SummaryTable:
         scored = [s.games > s.errors for s in summaries]
         columns += [
             Column("games", [str(s.games) for s in summaries]),
-            Column("success %", [_pct(s.success_rate) if ok else "n/a" for s, ok in zip(summaries, scored)]),
-            Column("95% CI", [f"{_pct(s.ci_low)}-{_pct(s.ci_high)}" if ok else "n/a" for s, ok in zip(summaries, scored)]),
+            Column("success %", [percent(s.success_rate) if ok else "n/a" for s, ok in zip(summaries, scored)]),
+            Column("95% CI", [f"{percent(s.ci_low)}-{percent(s.ci_high)}" if ok else "n/a" for s, ok in zip(summaries, scored)]),
             Column("mean turn solved", [f"{s.mean_solved_turn:.2f}" if s.mean_solved_turn is not None else "-" for s in summaries], priority=3),
         ]
         columns += [Column(label(k), [score_cell(s.scores.get(k)) for s in summaries], priority=5, wrap=True) for k in scores]

@@ -134,4 +134,3 @@ def fitted_table(
     for cells in zip(*(c.cells for c in kept)):
         table.add_row(*(Text(c) for c in cells))
     return table, dropped
-

@@ -160,8 +160,7 @@ class BatchService:
         return web.json_response(batch.openai())
 
     async def list_openai(self, request: web.Request) -> web.Response:
-        page = self._page(request, False, "after")
-        data = [b.openai() for b in page]
+        data = [b.openai() for b in self._page(request, False, "after")]
         return web.json_response({"object": "list", "data": data, "first_id": data[0]["id"] if data else None,
                                   "last_id": data[-1]["id"] if data else None, "has_more": self._more})
 
@@ -340,7 +339,6 @@ class BatchService:
         if anthropic:
             return {"custom_id": custom_id, "result": {"type": "succeeded", "message": anthropic_message(model, text, prompt, cached, completion, cut)}}
         return openai_line(custom_id, openai_completion(model, text, prompt, cached, completion, cut))
-
 
 
 __all__ = ["BATCH_FAULT_KINDS", "BatchService", "FakeBatch"]

@@ -8,6 +8,7 @@ import json
 import random
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -62,36 +63,28 @@ class FakeConfig(msgspec.Struct, kw_only=True):
     batch_faults: dict[str, float] = msgspec.field(default_factory=dict)  # kind (expired, failed) -> probability per batch
 
 
+@dataclass
 class FakeStats:
-    def __init__(self) -> None:
-        self.requests = 0
-        self.served = 0
-        self.refused: dict[str, int] = {}
-        self.running = 0
-        self.waiting = 0
-        self.max_running = 0
-        self.samples: list[tuple[float, int, int, int]] = []  # (wall time, running, waiting, served)
+    requests: int = 0
+    served: int = 0
+    refused: dict[str, int] = field(default_factory=dict)
+    running: int = 0
+    waiting: int = 0
+    max_running: int = 0
+    samples: list[tuple[float, int, int, int]] = field(default_factory=list)  # (wall time, running, waiting, served)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "requests": self.requests, "served": self.served, "refused": self.refused,
-            "running": self.running, "waiting": self.waiting, "max_running": self.max_running,
-            "samples": self.samples,
-        }
+        return dict(vars(self))
 
 
 class FakeServer:
     def __init__(self, config: FakeConfig | None = None, games: Mapping[str, Game] = GAMES) -> None:
         self.config = config or FakeConfig()
-        for kind in self.config.faults:
-            if kind not in FAULT_KINDS:
-                raise ValueError(f"unknown fault {kind!r}; choose from {', '.join(FAULT_KINDS)}")
-        for kind in self.config.bad_replies:
-            if kind not in BAD_REPLY_KINDS:
-                raise ValueError(f"unknown bad reply {kind!r}; choose from {', '.join(BAD_REPLY_KINDS)}")
-        for kind in self.config.batch_faults:
-            if kind not in BATCH_FAULT_KINDS:
-                raise ValueError(f"unknown batch fault {kind!r}; choose from {', '.join(BATCH_FAULT_KINDS)}")
+        for what, given, known in (("fault", self.config.faults, FAULT_KINDS), ("bad reply", self.config.bad_replies, BAD_REPLY_KINDS),
+                                   ("batch fault", self.config.batch_faults, BATCH_FAULT_KINDS)):
+            for kind in given:
+                if kind not in known:
+                    raise ValueError(f"unknown {what} {kind!r}; choose from {', '.join(known)}")
         self.players = Players(self.config.strategy, games)
         self.rng = random.Random(self.config.seed)
         clock = time.monotonic
@@ -196,11 +189,14 @@ class FakeServer:
                 headers[f"x-ratelimit-reset-{name}"] = f"{reset:.3f}s"
         return headers
 
+    def _retry_after(self) -> dict[str, str]:
+        """The headers of a refusal that asks for ``retry_after`` seconds (an injected 429/503, a storm)."""
+        after = self.config.retry_after
+        return {"retry-after": f"{max(1, round(after))}", "retry-after-ms": f"{int(after * 1000)}"}
+
     def _admit(self, tokens: int, anthropic: bool) -> None:
         if self._storming():
-            after = self.config.retry_after
-            headers = {"retry-after": f"{max(1, round(after))}", "retry-after-ms": f"{int(after * 1000)}"}
-            raise Refused(429, "rate_limit_error", "Rate limit reached (storm).", headers)
+            raise Refused(429, "rate_limit_error", "Rate limit reached (storm).", self._retry_after())
         wait = max(self.requests_bucket.wait_time(1), self.tokens_bucket.wait_time(tokens))
         if wait > 0:
             headers = self._limit_headers(anthropic)
@@ -266,9 +262,7 @@ class FakeServer:
         if fault in ("400", "429", "500", "503", "529"):
             status = int(fault)
             kinds = {400: "invalid_request_error", 429: "rate_limit_error", 500: "api_error", 503: "overloaded_error", 529: "overloaded_error"}
-            after = self.config.retry_after
-            headers = {"retry-after": f"{max(1, round(after))}", "retry-after-ms": f"{int(after * 1000)}"} if status in (429, 503) else {}
-            raise Refused(status, kinds[status], f"Injected {status}.", headers)
+            raise Refused(status, kinds[status], f"Injected {status}.", self._retry_after() if status in (429, 503) else {})
 
     async def _play(self, body: dict, system: str, users: list[str], game: str | None, call: str | None) -> tuple[str, bool]:
         """The reply to a call and whether the request's max tokens cut it; a bad reply (``--bad-reply``)

@@ -142,5 +142,3 @@ async def anthropic_stream(request, model, text, prompt, cached, completion, hea
     await event("message_stop", {"type": "message_stop"})
     await response.write_eof()
     return response
-
-

@@ -28,6 +28,8 @@ CHANNEL_FLAGS = {
     "max_message_chars": "max_chars", "max_message_tokens": "max_tokens", "over_budget": "over_budget",
     "game_chars": "game_chars", "game_tokens": "game_tokens", "drop": "drop", "noise": "noise", "delay": "delay",
 }
+# The flag named when the plan refuses one of its fields that no flag of the same name sets.
+FIELD_FLAGS = {"agents": "--agent", "roster": "--agent", "seeds": "--games", "channel": "--max-message-chars"}
 
 def _history(text: str) -> int | str:
     if text.strip().lower() in ("full", "all"):
@@ -102,11 +104,6 @@ def add_game_arguments(p: argparse.ArgumentParser, game: Game, factory: PolicyFa
     more.add_argument("--delay", type=integer(0), metavar="R", help="channel: rounds before a message is delivered")
 
 
-def _channel(args: argparse.Namespace) -> ChannelSpec | None:
-    given = {field: getattr(args, name) for name, field in CHANNEL_FLAGS.items() if getattr(args, name) is not None}
-    return ChannelSpec(**given) if given else None
-
-
 def _named_agents(args: argparse.Namespace, game: Game, factory: PolicyFactory) -> dict[str, tuple[str, str]]:
     """Role -> (policy as saved, the flag that named it), for the roles named one by one."""
     named: dict[str, tuple[str, str]] = {}
@@ -136,16 +133,6 @@ def _params(args: argparse.Namespace, game: Game) -> dict[str, Any]:
     }
 
 
-def _flag_of(field: str, game: Game) -> str:
-    if field in ("agents", "roster"):
-        return "--agent"
-    if field == "seeds":
-        return "--games"
-    if field == "channel":
-        return "--max-message-chars"
-    return flag(field)
-
-
 def config_from_args(parser: OneLineParser, args: argparse.Namespace, game: Game, factory: PolicyFactory) -> Grid:
     named = _named_agents(args, game, factory)
     try:
@@ -170,9 +157,9 @@ def config_from_args(parser: OneLineParser, args: argparse.Namespace, game: Game
     for field in EXTENSION_FLAGS:
         if getattr(args, field) is not None:
             grid[field] = [getattr(args, field)]
-    channel = _channel(args)
-    if channel is not None:
-        grid["channel"] = [channel]
+    channel = {field: getattr(args, name) for name, field in CHANNEL_FLAGS.items() if getattr(args, name) is not None}
+    if channel:
+        grid["channel"] = [ChannelSpec(**channel)]
     if args.leak_audit:
         grid["leak_audit"] = True
     plan = msgspec.convert(grid, Grid)
@@ -184,7 +171,7 @@ def check_plan(parser: OneLineParser, plan: Grid, game: Game, factory: PolicyFac
     try:
         plan.validate()
     except InvalidParameter as exc:
-        parser.error(f"argument {_flag_of(exc.field, game)}: {exc}")
+        parser.error(f"argument {FIELD_FLAGS.get(exc.field) or flag(exc.field)}: {exc}")
     named = named or {}
     for names in plan.agents:
         for role, name in zip(game.roster(len(names)), names):
@@ -252,5 +239,3 @@ def chosen_game(argv: list[str] | None) -> str:
         except (RunDirError, OSError, ValueError):
             pass  # reported properly once the whole command line is read
     return DEFAULT_GAME
-
-

@@ -216,16 +216,11 @@ def settings_from_args(args: argparse.Namespace, saved: BackendSettings | None =
         fields["shared_limits"] = sorted(set(base.shared_limits) | set(args.shared_limit))
     if args.client:
         fields["clients"] = {**base.clients, **dict(args.client)}
-    if args.max_in_flight is not None:
-        fields["max_in_flight"] = args.max_in_flight
-    if args.vllm_max_seqs is not None:
-        fields["vllm_max_seqs"] = args.vllm_max_seqs
+    for dest in ("max_in_flight", "vllm_max_seqs", "serve_slots", "serve_context"):
+        if getattr(args, dest, None) is not None:
+            fields[dest] = getattr(args, dest)
     if getattr(args, "stream", None):
         fields["stream"] = True
-    if getattr(args, "serve_slots", None) is not None:
-        fields["serve_slots"] = args.serve_slots
-    if getattr(args, "serve_context", None) is not None:
-        fields["serve_context"] = args.serve_context
     file_prices, batch_factors = args.prices or ({}, {})
     if file_prices or args.price:
         fields["prices"] = {**base.prices, **file_prices, **dict(args.price or [])}

@@ -64,9 +64,7 @@ def concurrency(args: argparse.Namespace, plan: Plan, batch_size: int | None = N
 
 def transcripts_kept(args: argparse.Namespace) -> bool | str:
     """What ``play_plan`` keeps of each game: full transcripts, messages only (the default) or nothing."""
-    if args.transcripts:
-        return True
-    return False if args.no_messages else "messages"
+    return True if args.transcripts else (False if args.no_messages else "messages")
 
 
 def default_out(name: str = "") -> Path:

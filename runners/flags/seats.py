@@ -9,20 +9,13 @@ from typing import Any
 from engine.policies import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, is_human, participant_id
 from engine.records import Plan
 
-from runners.args import bounded
+from runners.args import bounded, checked
 
 
 def add_seat_arguments(group: Any) -> None:
     group.add_argument("--human-timeout", type=bounded(float, 0, above=True, what="a number of seconds > 0"), metavar="SECONDS", help=f"a person's seat (ROLE=human, answered on this terminal's stdin): seconds for a turn (default {DEFAULT_TURN_SECONDS:g})")
     group.add_argument("--human-absent-after", type=bounded(int, 1, what="an integer >= 1"), metavar="N", help=f"a person's seat: turns in a row with no answer that end the game as human_absent (default {DEFAULT_ABSENT_AFTER})")
-    group.add_argument("--participant", type=_participant, metavar="ID", help="a person's seat: the participant's study code (such as P07, never a name), written with each record")
-
-
-def _participant(text: str) -> str:
-    try:
-        return participant_id(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    group.add_argument("--participant", type=checked(participant_id), metavar="ID", help="a person's seat: the participant's study code (such as P07, never a name), written with each record")
 
 
 SEAT_FLAGS = {"human_timeout": "--human-timeout", "human_absent_after": "--human-absent-after", "participant": "--participant"}

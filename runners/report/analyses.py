@@ -49,9 +49,7 @@ def summary_lines(found: RunAnalyses) -> list[str]:
         if game.errors:
             parts.append(f"{game.errors} ended in errors (left out)")
         lines.append(", ".join(parts))
-    for name in found.without_analyses:
-        lines.append(f"Analyses: the game {name} gives none beyond the tables above")
-    return lines
+    return lines + [f"Analyses: the game {name} gives none beyond the tables above" for name in found.without_analyses]
 
 
 def analysis_tables(results_path: Path, conditions: Source) -> tuple[list[Table], list[str]]:

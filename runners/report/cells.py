@@ -93,11 +93,7 @@ def full_values(run: Source, fields: Sequence[str]) -> dict[tuple[str, ...], lis
     """For each group key over ``fields``, every condition field's value (from its first game)."""
     run = totals_of(run)
     columns = condition_columns(run)
-    full = {}
-    for key, group in group_by(run, fields):
-        values = group[0].values
-        full[key] = [values.get(c, "") for c in columns]
-    return full
+    return {key: [group[0].values.get(c, "") for c in columns] for key, group in group_by(run, fields)}
 
 
 def score_labels(run: Source) -> dict[str, str]:

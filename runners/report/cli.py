@@ -132,21 +132,12 @@ def intro_lines(run: RunTotals, counts: ReadCounts, path: Path) -> list[str]:
     return lines
 
 
-def write_report(out: Path, tables: Sequence[Table], intro: Sequence[str], images: Sequence[Path], source: str) -> list[Path]:
-    written = []
-    for t in tables:
-        path = out / f"{t.name}.csv"
-        path.write_text(to_csv(t), encoding="utf-8")
-        written.append(path)
-    for name, text in (
-        ("tables.md", to_markdown(tables, intro, images)),
-        ("tables.tex", to_latex(tables)),
-        ("report.html", to_html(tables, intro, images, source)),
-    ):
-        path = out / name
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
-    return written
+def write_report(out: Path, tables: Sequence[Table], intro: Sequence[str], images: Sequence[Path], source: str) -> None:
+    files = [(f"{t.name}.csv", to_csv(t)) for t in tables]
+    files += [("tables.md", to_markdown(tables, intro, images)), ("tables.tex", to_latex(tables)),
+              ("report.html", to_html(tables, intro, images, source))]
+    for name, text in files:
+        (out / name).write_text(text, encoding="utf-8")
 
 
 def remove_stale(out: Path, tables: Sequence[Table], images: Sequence[Path]) -> None:
@@ -227,13 +218,10 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     plots_note = None
     try:
         out.mkdir(parents=True, exist_ok=True)
-        images: list[Path] = []
-        if not args.no_plots:
-            made = make_plots(run, out, args.plot_format)
-            if made is None:
-                plots_note = f"Plots skipped: matplotlib is not installed (install it with: {PLOTS_INSTALL})"
-            else:
-                images = made
+        made = None if args.no_plots else make_plots(run, out, args.plot_format)
+        images: list[Path] = made or []
+        if made is None and not args.no_plots:
+            plots_note = f"Plots skipped: matplotlib is not installed (install it with: {PLOTS_INSTALL})"
         remove_stale(out, tables, images)
         write_report(out, tables, intro, [p for p in images if p.suffix == ".png"], str(results_path.parent))
     except OSError as exc:

@@ -151,22 +151,16 @@ def split_rows(table: Table, max_rows: int = MAX_ROWS) -> list[Part]:
                 for v in values
             ]
     cut = []
-    for part in parts:
-        if len(part.rows) <= max_rows:
-            cut.append(part)
-            continue
+    for part in parts:  # a part still too long: cut into numbered parts
         chunks = [part.rows[i : i + max_rows] for i in range(0, len(part.rows), max_rows)]
-        cut += [replace(part, rows=rows, number=n, parts=len(chunks)) for n, rows in enumerate(chunks, start=1)]
+        cut += [part] if len(chunks) <= 1 else [replace(part, rows=rows, number=n, parts=len(chunks)) for n, rows in enumerate(chunks, start=1)]
     return cut
 
 
 def _caption(part: Part) -> str:
     text = part.table.title
-    extras = []
-    if part.split:
-        extras.append(part.split)
-    if part.parts:
-        extras.append(f"part {part.number} of {part.parts}")
+    extras = [part.split] if part.split else []
+    extras += [f"part {part.number} of {part.parts}"] if part.parts else []
     if extras:
         text += f" ({', '.join(extras)})"
     if part.thinned:

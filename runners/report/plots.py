@@ -89,13 +89,10 @@ def make_plots(run: Source, out: Path, formats: Sequence[str] = PLOT_FORMATS) ->
 def figures(run: Source) -> list[tuple[str, object]]:
     """The plots as matplotlib figures, by file stem."""
     run = totals_of(run)
-    out = [("success_by_turn", turn_figure(run))]
-    scores = scores_figure(run)
-    if scores is not None:
-        out.append(("scores", scores))
+    out = [("success_by_turn", turn_figure(run)), ("scores", scores_figure(run))]
     if size_field(run) is not None:
         out.append(("success_vs_size", size_figure(run)))
-    return out
+    return [(name, fig) for name, fig in out if fig is not None]  # no scores figure when no game gives a mean
 
 
 def _panels(count: int, *, sharey: bool = True):

@@ -40,13 +40,12 @@ def humans_table(run: Source, rows: Sequence[str]) -> Table | None:
     header = label_columns(fields) + ["games", "n", "participants"]
     header += [c.label + (" %" if c.kind == "rate" else "") for c in columns]
     header += ["AMT", "HMT", "median s per turn", "timeouts per game", "walked away"]
-    body = []
-    for r in data:
-        body.append(
-            label_cells(fields, r.key) + [str(r.games), str(r.n), str(len(r.participants)) if r.participants else "-"]
-            + [score_cell(r.scores.get(c.key), r.n) for c in columns]
-            + [mean_cell(r.agent_turns), mean_cell(r.human_turns), num(r.median_seconds, 1), num(r.timeouts, 2), str(r.absent)]
-        )
+    body = [
+        label_cells(fields, r.key) + [str(r.games), str(r.n), str(len(r.participants)) if r.participants else "-"]
+        + [score_cell(r.scores.get(c.key), r.n) for c in columns]
+        + [mean_cell(r.agent_turns), mean_cell(r.human_turns), num(r.median_seconds, 1), num(r.timeouts, 2), str(r.absent)]
+        for r in data
+    ]
     full = full_values(run, fields)
     extra = [i for i, f in enumerate(fields) if f not in condition_columns(run)]  # such as agents
     csv_header = [fields[i] for i in extra] + condition_columns(run) + ["games", "n", "participants", "participant_ids"]

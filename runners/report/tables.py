@@ -28,16 +28,8 @@ def success_main(run: Source, rows: Sequence[str]) -> Table:
     header = list(frame.rows) + [key_label(frame.columns, c) if frame.columns else "success %" for c in table.column_keys]
     body = []
     for row in table.row_keys:
-        cells = []
-        for column in table.column_keys:
-            cell = table.cell(row, column)
-            if cell is None:
-                cells.append("")
-            elif cell.n == 0:
-                cells.append("- (0)")
-            else:
-                cells.append(f"{pct(cell.rate)} [{pct(cell.low)}-{pct(cell.high)}] ({cell.n})")
-        body.append(list(row) + cells)
+        cells = [table.cell(row, column) for column in table.column_keys]
+        body.append(list(row) + ["" if c is None else "- (0)" if c.n == 0 else f"{pct(c.rate)} [{pct(c.low)}-{pct(c.high)}] ({c.n})" for c in cells])
     by = " x ".join(frame.rows) + (f" x {', '.join(frame.columns)}" if frame.columns else "")
     note = (
         "Cells: success % [Wilson 95% interval] (n = games that ended without a game error; "
@@ -48,13 +40,11 @@ def success_main(run: Source, rows: Sequence[str]) -> Table:
     extra = [i for i, f in enumerate(keys) if f not in condition_columns(run)]  # such as agents
     csv_header = [keys[i] for i in extra] + condition_columns(run)
     csv_header += ["games", "errors", "n", "successes", "success_rate", "ci_low", "ci_high"]
-    csv_rows = []
-    for (row, column), cell in table.cells.items():
-        key = row + column
-        csv_rows.append(
-            [key[i] for i in extra] + full[key]
-            + [cell.games, cell.errors, cell.n, cell.successes, frac(cell.rate), frac(cell.low), frac(cell.high)]
-        )
+    csv_rows = [
+        [(row + column)[i] for i in extra] + full[row + column]
+        + [cell.games, cell.errors, cell.n, cell.successes, frac(cell.rate), frac(cell.low), frac(cell.high)]
+        for (row, column), cell in table.cells.items()
+    ]
     return Table("success", f"Success rate by {by}", header, body, len(frame.rows), note.strip(), csv_header, csv_rows)
 
 
@@ -248,18 +238,9 @@ def paired_table(run: Source, compare_field: str, a: str, b: str) -> Table:
 def build_tables(run: Source, rows: Sequence[str], compare: tuple[str, str, str] | None) -> list[Table]:
     run = totals_of(run, compare=compare)
     fields = condition_fields(run)
-    tables = [success_main(run, rows), success_turns(run, fields)]
-    scores = scores_table(run, fields)
-    if scores is not None:
-        tables.append(scores)
-    people = humans_table(run, rows)
-    if people is not None:
-        tables.append(people)
+    tables = [success_main(run, rows), success_turns(run, fields), scores_table(run, fields), humans_table(run, rows)]
     tables += [sizes_table(run, fields, unit) for unit in size_units(run)]
-    tables.append(errors_table(run, fields))
-    usage = usage_table(run, fields)
-    if usage is not None:
-        tables.append(usage)
+    tables += [errors_table(run, fields), usage_table(run, fields)]
     if compare is not None:
         tables.append(paired_table(run, *compare))
-    return tables
+    return [t for t in tables if t is not None]  # a run without scores, people or usage has no such table

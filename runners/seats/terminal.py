@@ -294,9 +294,7 @@ class TerminalFront:
                 try:
                     lines.receive_nowait()
                     dropped += 1
-                except anyio.WouldBlock:
-                    break
-                except anyio.EndOfStream:
+                except (anyio.WouldBlock, anyio.EndOfStream):
                     break
             if dropped:
                 seats.console.print(Text(f"({dropped} line{'s' * (dropped != 1)} typed between turns discarded)", style="dim"))
@@ -359,5 +357,3 @@ def seats_for(args: argparse.Namespace, factory: PolicyFactory, console: Console
     factory.turn_seconds = args.human_timeout if args.human_timeout is not None else DEFAULT_TURN_SECONDS
     factory.absent_after = args.human_absent_after if args.human_absent_after is not None else DEFAULT_ABSENT_AFTER
     return seats
-
-

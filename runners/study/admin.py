@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -51,9 +52,7 @@ def participant_row(host: StudyHost, person: Person) -> dict[str, Any]:
 def status(host: StudyHost) -> dict[str, Any]:
     """The admin page's data."""
     people = [participant_row(host, p) for p in host.ledger.people.values()]
-    tally: dict[str, int] = {}
-    for row in people:
-        tally[row["status"]] = tally.get(row["status"], 0) + 1
+    tally = dict(Counter(row["status"] for row in people))
     conditions = []
     for b in range(len(host.blocks)):
         games = [g for (gb, _), g in host.ledger.games.items() if gb == b]

@@ -26,11 +26,12 @@ from engine.study import PERSON, Study, StudyError, StudyHost, load_study, partn
 from runners.args import OneLineParser, integer
 from runners.flags.models import add_model_arguments, settings_from_args
 from runners.runloop import Interrupt
+from runners.seats.browser.server import serving
 
 from runners.study.admin import write_participants
 from runners.study.front import StudyFront
 from runners.study.guard import allowed_hosts
-from runners.study.server import make_app, serving
+from runners.study.server import make_app
 
 PROG = "python -m runners.study"
 DEFAULT_PORT = 8770

@@ -51,9 +51,7 @@ class StudyFront(BrowserFront):
         data = super().state()
         screen = self.screen
         if screen is not None:
-            data["status"] = "done" if self.final else "screen"
-            data["prompt"] = None
-            data["seconds_left"] = None
+            data.update(status="done" if self.final else "screen", prompt=None, seconds_left=None)
         data.update(
             study=self.title, screen=screen, can_leave=not self.final and not self.gone,
             game=self.number or None, games=self.total,

@@ -18,12 +18,10 @@ from __future__ import annotations
 import html
 import re
 import secrets
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
 import msgspec
 from aiohttp import web
 
@@ -74,9 +72,15 @@ def make_app(host: StudyHost, admin_token: str, hosts: set[str]) -> web.Applicat
             raise web.HTTPNotFound(text="no such page")
         return front
 
-    def admin(request: web.Request) -> None:
-        if not secrets.compare_digest(request.match_info["token"], admin_token):
-            raise web.HTTPNotFound(text="no such page")
+    def admin(answer: Callable[[], web.Response]):
+        """A handler of the admin token's pages: ``answer()``, or a 404 for any other token."""
+
+        async def handler(request: web.Request) -> web.Response:
+            if not secrets.compare_digest(request.match_info["token"], admin_token):
+                raise web.HTTPNotFound(text="no such page")
+            return answer()
+
+        return handler
 
     async def welcome(request: web.Request) -> web.Response:
         return web.Response(text=welcome_page(host), content_type="text/html")
@@ -101,18 +105,6 @@ def make_app(host: StudyHost, admin_token: str, hosts: set[str]) -> web.Applicat
         host.leave(front_of(request))
         return json_response({"ok": True})
 
-    async def admin_page(request: web.Request) -> web.Response:
-        admin(request)
-        return web.Response(text=ADMIN_PAGE, content_type="text/html")
-
-    async def admin_status(request: web.Request) -> web.Response:
-        admin(request)
-        return json_response(status(host))
-
-    async def admin_csv(request: web.Request) -> web.Response:
-        admin(request)
-        return web.Response(text=participants_csv(host), content_type="text/csv")
-
     @web.middleware
     async def guarded(request: web.Request, handler: Any) -> web.StreamResponse:
         refused = refusal(request.method, request.headers, frozenset(hosts))
@@ -130,21 +122,9 @@ def make_app(host: StudyHost, admin_token: str, hosts: set[str]) -> web.Applicat
     app.add_routes([
         web.get("/join", welcome), web.post("/join", join),
         web.post("/p/{token}/go", go), web.post("/p/{token}/leave", leave),
-        web.get("/admin/{token}", admin_page), web.get("/admin/{token}/status", admin_status),
-        web.get("/admin/{token}/participants.csv", admin_csv),
+        web.get("/admin/{token}", admin(lambda: web.Response(text=ADMIN_PAGE, content_type="text/html"))),
+        web.get("/admin/{token}/status", admin(lambda: json_response(status(host)))),
+        web.get("/admin/{token}/participants.csv", admin(lambda: web.Response(text=participants_csv(host), content_type="text/csv"))),
         *seat_routes(front_of, "/p", lambda front: front.title),
     ])
     return app
-
-
-@asynccontextmanager
-async def serving(app: web.Application, bind: str, port: int) -> AsyncIterator[int]:
-    """Serve ``app`` on ``bind``:``port`` (0: any free port) while inside; yields the port."""
-    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, bind, port).start()
-        yield runner.addresses[0][1]
-    finally:
-        with anyio.CancelScope(shield=True):
-            await runner.cleanup()

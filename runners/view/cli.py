@@ -43,4 +43,3 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     more = f"; the turns of the first {embedded} (--embed N for more, or --serve)" if embedded < listed else ""
     print(f"Wrote {out}: {listed} games{more}.")
     return 0
-

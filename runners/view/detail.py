@@ -51,10 +51,6 @@ class BasicReplay:
         return f"progress {value}"
 
 
-def replay_of(game: Game) -> Any:
-    return game.faces.replay if game.faces.replay is not None else BasicReplay()
-
-
 def spans(line: Any) -> list[list[str]]:
     return [[span.text, span.mark] for span in line]
 
@@ -209,7 +205,7 @@ def _log(record: GameRecord, replay: Any, state: Any) -> list[dict]:
 def game_detail(record: GameRecord, transcript: Transcript | None, game: Game | None = None) -> dict:
     """The whole game as data: what it is, then each turn (with a transcript) or the turn log."""
     game = game or get_game(record.spec.game)
-    replay = replay_of(game)
+    replay = game.faces.replay if game.faces.replay is not None else BasicReplay()
     spec = record.spec
     state = game.rules.new(spec.params, spec.seed, tuple(spec.agents), spec.max_turns)
     notes: list[str] = []
@@ -221,7 +217,7 @@ def game_detail(record: GameRecord, transcript: Transcript | None, game: Game | 
         "id": record.game_id, "game": spec.game, "condition": spec.condition(), "seed": str(spec.seed),
         "agents": {role_name(role): str(policy) for role, policy in spec.agents.items()}, "humans": humans_of(record),
         "outcome": record.outcome, "outcome_text": outcome_text(record), "turns": record.turns,
-        "error": plain(record.error), "usage": plain(record.usage) if record.usage is not msgspec.UNSET else None,
+        "error": plain(record.error), "usage": usage_of(record.usage),
         "header": [spans(line) for line in replay.header(state)], "board": board_of(replay, state), "notes": notes,
         "detail": transcript.detail if transcript is not None else "log",
     }

@@ -83,8 +83,7 @@ def _game_id(line: bytes) -> int | None:
 
 def people_of(record: GameRecord) -> str:
     """The seats a person played, for the list: participant ids, "person" where none was recorded."""
-    seats = humans_of(record)
-    return ", ".join(seat.get("participant") or "person" for seat in seats.values())
+    return ", ".join(seat.get("participant") or "person" for seat in humans_of(record).values())
 
 
 class RunIndex:

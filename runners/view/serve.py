@@ -55,12 +55,9 @@ def make_server(index: RunIndex, port: int = 8000, host: str = "127.0.0.1") -> T
                 if detail is None:
                     self.send_error(404, "no such game")
                 else:
-                    self._json(detail)
+                    self._send(json.dumps(detail, ensure_ascii=False, separators=(",", ":")).encode(), "application/json")
             else:
                 self.send_error(404)
-
-        def _json(self, data: Any) -> None:
-            self._send(json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode(), "application/json")
 
         def _send(self, body: bytes, kind: str) -> None:
             self.send_response(200)

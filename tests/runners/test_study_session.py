@@ -24,7 +24,8 @@ from runners.study.cli import StartError, check_models, main as study_main
 from runners.study.guard import client_address
 from engine.study.host import EXTRA_TRIES, FAULT_NOTE, StudyHost
 from runners.study.front import StudyFront
-from runners.study.server import make_app, serving
+from runners.seats.browser.server import serving
+from runners.study.server import make_app
 from runners.transcript import main as transcript_main
 from tests.engine.backends.helpers import fake_server, settings_for
 from engine.policies.seat import SeatAnswer

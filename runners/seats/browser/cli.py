@@ -137,9 +137,7 @@ def _command(prog: str, prepared: Prepared, args: argparse.Namespace) -> str:
     """The command that continues the run: the plan and the model settings are saved with it; the
     flags for people and for what is written are repeated."""
     parts = [*prog.split(), "--resume", str(prepared.session.run.path)]
-    for flag, on in (("--transcripts", args.transcripts), ("--no-messages", args.no_messages)):
-        if on:
-            parts.append(flag)
+    parts += [flag for flag, on in (("--transcripts", args.transcripts), ("--no-messages", args.no_messages)) if on]
     if args.log_level != "info":
         parts += ["--log-level", args.log_level]
     if args.port != DEFAULT_PORT:
@@ -174,4 +172,3 @@ def prepare(argv: list[str] | None, factory: PolicyFactory, prog: str = PROG) ->
     factory.turn_seconds = args.human_timeout
     factory.absent_after = args.human_absent_after
     return Setup(prepared, seats_of(prepared.plan), found["participants"], args.port, _command(prog, prepared, args))
-

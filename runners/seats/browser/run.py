@@ -22,7 +22,7 @@ from runners.runloop import Interrupt, run_and_report, storage_failure
 
 from runners.seats.browser.cli import Setup
 from runners.seats.browser.seats import BrowserSeats
-from runners.seats.browser.server import HOST, serving
+from runners.seats.browser.server import HOST, make_app, serving
 
 LINGER = 5.0  # seconds the server waits, after the last game, for the pages to hear the run is over
 
@@ -39,7 +39,7 @@ async def serve_and_play(setup: Setup, factory: PolicyFactory, console: Console,
 
         signals = Interrupt(group.cancel_scope)
         group.start_soon(signals.watch)
-        async with serving(seats, setup.port) as port:
+        async with serving(make_app(seats), HOST, setup.port) as port:
             for role, front in seats.fronts.items():
                 who = f" (participant {front.participant})" if front.participant else ""
                 print(f"Seat {role}{who}: http://{HOST}:{port}/seat/{front.token}", flush=True)

@@ -84,29 +84,19 @@ def seat_routes(front_of: Callable[[web.Request], BrowserFront], prefix: str, ti
             front.told.set()
         return json_response(seen)
 
-    async def participant(request: web.Request) -> web.Response:
-        front = front_of(request)
-        given = read_json(await request.read(), _Participant)
-        try:
-            return json_response({"ok": True, "participant": front.name(given.participant)})
-        except ValueError as exc:
-            return json_response({"error": str(exc)})
+    def replying(kind: type, reply: Callable[[BrowserFront, Any], dict[str, Any]]):
+        """A handler that reads a ``kind`` body and answers ``{ok, ...}`` with what ``reply`` gives,
+        or ``{error}`` when the front refuses it."""
 
-    async def shown(request: web.Request) -> web.Response:
-        front = front_of(request)
-        given = read_json(await request.read(), _Stamp)
-        try:
-            return json_response({"ok": True, "seconds_left": round(front.shown(given.game, given.turn), 1)})
-        except ValueError as exc:
-            return json_response({"error": str(exc)})
+        async def handler(request: web.Request) -> web.Response:
+            front = front_of(request)
+            given = read_json(await request.read(), kind)
+            try:
+                return json_response({"ok": True, **reply(front, given)})
+            except ValueError as exc:
+                return json_response({"error": str(exc)})
 
-    async def check(request: web.Request) -> web.Response:
-        front = front_of(request)
-        given = read_json(await request.read(), _Check)
-        try:
-            return json_response({"ok": True, "text": front.check(given.kind, given.values, given.game, given.turn)})
-        except ValueError as exc:
-            return json_response({"error": str(exc)})
+        return handler
 
     async def answer(request: web.Request) -> web.Response:
         front = front_of(request)
@@ -125,9 +115,9 @@ def seat_routes(front_of: Callable[[web.Request], BrowserFront], prefix: str, ti
     return [
         web.get(prefix + "/{token}", page),
         web.get(prefix + "/{token}/state", state),
-        web.post(prefix + "/{token}/participant", participant),
-        web.post(prefix + "/{token}/shown", shown),
-        web.post(prefix + "/{token}/check", check),
+        web.post(prefix + "/{token}/participant", replying(_Participant, lambda front, given: {"participant": front.name(given.participant)})),
+        web.post(prefix + "/{token}/shown", replying(_Stamp, lambda front, given: {"seconds_left": round(front.shown(given.game, given.turn), 1)})),
+        web.post(prefix + "/{token}/check", replying(_Check, lambda front, given: {"text": front.check(given.kind, given.values, given.game, given.turn)})),
         web.post(prefix + "/{token}/answer", answer),
     ]
 
@@ -153,13 +143,13 @@ def make_app(seats: BrowserSeats) -> web.Application:
 
 
 @asynccontextmanager
-async def serving(seats: BrowserSeats, port: int) -> AsyncIterator[int]:
-    """Serve the seats' pages on 127.0.0.1:``port`` (0: any free port) while inside; yields the port."""
-    runner = web.AppRunner(make_app(seats), access_log=None, handle_signals=False, shutdown_timeout=1.0)
+async def serving(app: web.Application, bind: str, port: int) -> AsyncIterator[int]:
+    """Serve ``app`` (the seats' pages, a study's) on ``bind``:``port`` (0: any free port) while inside;
+    yields the port."""
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
     await runner.setup()
     try:
-        site = web.TCPSite(runner, HOST, port)
-        await site.start()
+        await web.TCPSite(runner, bind, port).start()
         yield runner.addresses[0][1]
     finally:
         with anyio.CancelScope(shield=True):  # closed also when the run is interrupted
