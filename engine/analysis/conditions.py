@@ -201,10 +201,7 @@ def values_of(source: Source) -> list[dict[str, str]]:
 def determines(all_values: Iterable[dict[str, str]], source: str, target: str) -> bool:
     """Each value of ``source`` goes with one value of ``target`` in every game."""
     seen: dict[str, str] = {}
-    for values in all_values:
-        if seen.setdefault(values.get(source, ""), values.get(target, "")) != values.get(target, ""):
-            return False
-    return True
+    return all(seen.setdefault(values.get(source, ""), values.get(target, "")) == values.get(target, "") for values in all_values)
 
 
 def size_field(source: Source) -> str | None:

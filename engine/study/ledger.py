@@ -92,9 +92,7 @@ class Game:
         """The game fills its cell: in play, or ended with a record the study counts (no error, or a
         person walked away; ``engine.analysis.seats.in_study``)."""
         end = self.ended
-        if end is None:
-            return True
-        return isinstance(end, Ended) and (end.error is None or end.absent is not None)
+        return end is None or (isinstance(end, Ended) and (end.error is None or end.absent is not None))
 
     def counts_for(self, participant: str) -> bool:
         """One of ``participant``'s rounds: ended without error, or ended by their own absence."""
