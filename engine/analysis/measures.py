@@ -110,10 +110,10 @@ def success_series(source: Source, x_field: str | None = None) -> tuple[list[str
     if x_field is None:
         raise ValueError("no numeric game label varies in the run")
     frame = layout(run, [x_field])
-    series = []
-    for key, group in group_by(run, frame.columns):
-        points = [(x[0], success_cell(g)) for x, g in group_by(group, [x_field])]
-        series.append(SuccessSeries(key, points))
+    series = [
+        SuccessSeries(key, [(x[0], success_cell(g)) for x, g in group_by(group, [x_field])])
+        for key, group in group_by(run, frame.columns)
+    ]
     return frame.columns, series
 
 

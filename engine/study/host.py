@@ -159,7 +159,7 @@ class StudyHost:
         return token
 
     def front(self, token: str) -> Page | None:
-        person = self.ledger.by_token.get(token_hash(token))
+        person = self.ledger.person(token)
         return None if person is None else self._front(person)
 
     def _front(self, person: Person) -> Page:
