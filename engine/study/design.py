@@ -109,11 +109,7 @@ def block_grid(study: Study, block: int) -> Grid:
     b = study.blocks[block]
     game = study.game(block)
     names = [c.name for c in b.conditions]
-    rosters: list[list[str]] = []
-    for cell in cells(study, block):
-        roster = list(agents(study, cell).values())
-        if roster not in rosters:
-            rosters.append(roster)
+    rosters = _distinct(list(agents(study, cell).values()) for cell in cells(study, block))
     sets = [msgspec.to_builtins(_params(study, block, n)) for n in names]
     keys = [k for k in game.rules.Params.__struct_fields__ if any(k in s for s in sets) and len({repr(s.get(k)) for s in sets}) > 1]
     axes = {k: _distinct(s[k] for s in sets) for k in keys}
