@@ -164,10 +164,6 @@ class RunDir:
             raise RunDirError(f"{self.path} is in use by another process") from None
         return handle
 
-    def recorded(self) -> dict[int, RecordKey]:
-        """Id, outcome and error kind of every game recorded (the last record of each wins)."""
-        return {key.game_id: key for key in self.recorded_keys()}
-
     def recorded_keys(self):
         """The key (id, outcome, error kind, scores) of the last record of each game, one at a time.
         A last line cut short by a kill is removed first; a damaged line is a RunDirError naming it."""
