@@ -34,7 +34,7 @@ _EXPORTS = {
     "HumanRow": ".seats", "StudyColumn": ".seats", "has_human": ".seats", "human_seats": ".seats",
     "SIZE_UNITS": ".measures", "ErrorsRow": ".measures", "ScoresRow": ".measures", "SizesRow": ".measures",
     "SuccessCell": ".measures", "SuccessSeries": ".measures", "SuccessTable": ".measures",
-    "TurnCurve": ".measures", "TurnSizes": ".measures", "UsageRow": ".measures", "completed": ".measures",
+    "TurnCurve": ".measures", "TurnSizes": ".measures", "UsageRow": ".measures",
     "error_counts": ".measures", "score_keys": ".measures", "scores_per_condition": ".measures",
     "size_units": ".measures", "sizes_per_turn": ".measures", "success_by_turn": ".measures",
     "success_cell": ".measures", "success_series": ".measures", "success_table": ".measures",

@@ -89,27 +89,18 @@ def conditions_of(source: Source) -> list[Condition]:
 
 
 def roles_of(source: Source) -> list[str]:
-    roles: dict[str, None] = {}
-    for condition in conditions_of(source):
-        roles.update(dict.fromkeys(condition.spec.agents))
-    return list(roles)
+    return list(dict.fromkeys(role for condition in conditions_of(source) for role in condition.spec.agents))
 
 
 def field_names(source: Source) -> list[str]:
     """Every field a report can group by: the condition fields in their order, then ``agents``."""
-    names: dict[str, None] = {}
-    for condition in conditions_of(source):
-        names.update(dict.fromkeys(condition.spec.condition_fields()))
-    names[AGENTS] = None
-    return list(names)
+    names = dict.fromkeys(name for condition in conditions_of(source) for name in condition.spec.condition_fields())
+    return list(names | {AGENTS: None})
 
 
 def label_fields(source: Source) -> list[str]:
     """The fields the games' parameters make (their ``labels()``), in first-seen order."""
-    names: dict[str, None] = {}
-    for condition in conditions_of(source):
-        names.update(dict.fromkeys(condition.spec.params.labels()))
-    return list(names)
+    return list(dict.fromkeys(name for condition in conditions_of(source) for name in condition.spec.params.labels()))
 
 
 def number(text: str) -> float:
@@ -118,10 +109,6 @@ def number(text: str) -> float:
         return float(text)
     except ValueError:
         return math.inf
-
-
-def is_number(text: str) -> bool:
-    return math.isfinite(number(text))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -201,10 +188,7 @@ def values_of(source: Source) -> list[dict[str, str]]:
 def determines(all_values: Iterable[dict[str, str]], source: str, target: str) -> bool:
     """Each value of ``source`` goes with one value of ``target`` in every game."""
     seen: dict[str, str] = {}
-    for values in all_values:
-        if seen.setdefault(values.get(source, ""), values.get(target, "")) != values.get(target, ""):
-            return False
-    return True
+    return all(seen.setdefault(values.get(source, ""), values.get(target, "")) == values.get(target, "") for values in all_values)
 
 
 def size_field(source: Source) -> str | None:
@@ -213,7 +197,7 @@ def size_field(source: Source) -> str | None:
     all_values = values_of(source)
     for field in label_fields(source):
         seen = {v.get(field, "") for v in all_values}
-        if len(seen) > 1 and all(is_number(s) for s in seen):
+        if len(seen) > 1 and all(math.isfinite(number(s)) for s in seen):
             return field
     return None
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from engine.analysis.stats import ScoreTally
+from engine.analysis.stats import ScoreTally, tally_scores
 from engine.policies.factory import is_human
 from engine.policies.seat import HumanAbsent
 from engine.records.record import GameRecord
@@ -80,12 +80,9 @@ class HumanTally:
         self.absent_study += absent
         self.successes += record.outcome == "success"
         if record.outcome != "error":
-            for key, value in record.scores.items():
-                tally = self.given.get(key)
-                if tally is None:
-                    tally = self.given[key] = ScoreTally()
-                tally.add(value)
-                if absent:
+            tally_scores(self.given, record.scores)
+            if absent:
+                for key in record.scores:
                     self.absent_given[key] = self.absent_given.get(key, 0) + 1
         people = human_roles(record)
         self.agent_turns.add(float(sum(t.role not in people for t in record.turn_log)))

@@ -7,21 +7,16 @@ group are added up, never the records. Every function also takes a list of recor
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import msgspec
 
-from engine.records.record import GameRecord
 from engine.records.record import INFRA_ERROR
 from engine.analysis.stats import Z95, ScoreSummary, wilson_interval
 from engine.analysis.conditions import AGENTS, Layout, group_by, layout, roles_of, size_field
 from engine.analysis.totals import SIZE_UNITS, ConditionTotals, Source, combined_scores, summed, totals_of
-
-
-def completed(records: Iterable[GameRecord]) -> list[GameRecord]:
-    """Games that ended without any error."""
-    return [r for r in records if r.outcome != "error"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -95,10 +90,7 @@ def success_by_turn(source: Source, fields: Sequence[str]) -> list[TurnCurve]:
     curves = []
     for key, group in group_by(run, fields):
         solved = summed(c.solved for c in group)
-        solved_by, total = [], 0
-        for k in range(1, max_turn + 1):
-            total += solved.get(k, 0)
-            solved_by.append(total)
+        solved_by = list(itertools.accumulate(solved.get(k, 0) for k in range(1, max_turn + 1)))
         curves.append(TurnCurve(key, sum(c.games - c.errors for c in group), solved_by))
     return curves
 
@@ -118,10 +110,10 @@ def success_series(source: Source, x_field: str | None = None) -> tuple[list[str
     if x_field is None:
         raise ValueError("no numeric game label varies in the run")
     frame = layout(run, [x_field])
-    series = []
-    for key, group in group_by(run, frame.columns):
-        points = [(x[0], success_cell(g)) for x, g in group_by(group, [x_field])]
-        series.append(SuccessSeries(key, points))
+    series = [
+        SuccessSeries(key, [(x[0], success_cell(g)) for x, g in group_by(group, [x_field])])
+        for key, group in group_by(run, frame.columns)
+    ]
     return frame.columns, series
 
 

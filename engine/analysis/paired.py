@@ -172,13 +172,10 @@ def _paired(first: Games, second: Games) -> list[int]:
         places: dict[int, list[int]] = {}
         for i, seed in enumerate(seeds_a):
             places.setdefault(seed, []).append(i)
-        taken: dict[int, int] = {}
         found = []
         for j, seed in enumerate(seeds_b):
-            k = taken.get(seed, 0)
-            if k < len(places.get(seed, ())):
-                taken[seed] = k + 1
-                found.append((outcomes_a[places[seed][k]], outcomes_b[j]))
+            if places.get(seed):  # the first game of the seed on the first side not yet paired
+                found.append((outcomes_a[places[seed].pop(0)], outcomes_b[j]))
         matches = iter(found)
     table = [0, 0, 0, 0]  # both, first only, second only, neither
     for oa, ob in matches:

@@ -34,9 +34,14 @@ def _check_rate(p: float) -> None:
         raise ValueError(f"a success rate is between 0 and 1, got {p}")
 
 
-def _check_test(alpha: float, power: float) -> None:
+def _check_test(p1: float, p2: float, alpha: float, power: float) -> None:
+    """ValueError unless the two rates differ and each of them, alpha and power is a share."""
+    for p in (p1, p2):
+        _check_rate(p)
     if not 0.0 < alpha < 1.0 or not 0.0 < power < 1.0:
         raise ValueError(f"alpha and power are between 0 and 1, got {alpha} and {power}")
+    if p1 == p2:
+        raise ValueError("the two rates are equal: no number of games detects no difference")
 
 
 def compared_rates(difference: float, base: float = BASE_RATE) -> tuple[float, float]:
@@ -56,11 +61,7 @@ def unpaired_seeds(p1: float, p2: float, alpha: float = ALPHA, power: float = PO
     """Games per condition, each condition with its own games, for a two-sided two-proportion z
     test of p1 against p2:  n = (z_a sqrt(2 pm (1 - pm)) + z_b sqrt(p1 q1 + p2 q2))^2 / (p1 - p2)^2,
     pm = (p1 + p2) / 2, z_a = z(1 - alpha/2), z_b = z(power); rounded up."""
-    for p in (p1, p2):
-        _check_rate(p)
-    _check_test(alpha, power)
-    if p1 == p2:
-        raise ValueError("the two rates are equal: no number of games detects no difference")
+    _check_test(p1, p2, alpha, power)
     pm = (p1 + p2) / 2
     root = _z(1 - alpha / 2) * math.sqrt(2 * pm * (1 - pm)) + _z(power) * math.sqrt(p1 * (1 - p1) + p2 * (1 - p2))
     return math.ceil(root**2 / (p1 - p2) ** 2 - 1e-9)
@@ -79,12 +80,8 @@ def paired_seeds(
     seeds (by default ``independent_discordance``) and d = p2 - p1; rounded up. ``discordant`` must
     be at least |d| (the seeds won under one condition only account for the difference) and at most
     what the rates allow."""
-    for p in (p1, p2):
-        _check_rate(p)
-    _check_test(alpha, power)
+    _check_test(p1, p2, alpha, power)
     d = p2 - p1
-    if d == 0:
-        raise ValueError("the two rates are equal: no number of games detects no difference")
     psi = independent_discordance(p1, p2) if discordant is None else discordant
     most = min(p1 + p2, 2 - p1 - p2)
     if not abs(d) - 1e-12 <= psi <= most + 1e-12:

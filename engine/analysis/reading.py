@@ -16,7 +16,7 @@ from pathlib import Path
 import msgspec
 
 from engine.analysis.totals import RunTotals
-from engine.records.ordered import Lines, read_in_order
+from engine.records.ordered import Lines, Survey, read_in_order, whole_lines
 from engine.records.record import GameRecord
 from engine.records.rundir import decode_any_record
 
@@ -39,17 +39,11 @@ def read_results(path: Path | str) -> Results:
     """Read a results.jsonl file of any results format, tolerating a cut-short last line, repeated
     game ids (the last record wins) and undecodable lines (skipped, their numbers kept)."""
     latest: dict[int, GameRecord] = {}
-    lines = duplicates = 0
+    duplicates = 0
     damaged: list[int] = []
-    truncated = False
+    survey = Survey()
     with open(path, "rb") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.endswith(b"\n"):
-                truncated = bool(line.strip())
-                break
-            if not line.strip():
-                continue
-            lines += 1
+        for number, _, line in whole_lines(f, survey):
             try:
                 record = decode_any_record(line)
             except _DAMAGED:
@@ -58,7 +52,7 @@ def read_results(path: Path | str) -> Results:
             if record.game_id in latest:
                 duplicates += 1
             latest[record.game_id] = record
-    return Results([latest[i] for i in sorted(latest)], lines, truncated, duplicates, damaged)
+    return Results([latest[i] for i in sorted(latest)], survey.lines, survey.truncated, duplicates, damaged)
 
 
 class ReadCounts(msgspec.Struct):
@@ -95,7 +89,7 @@ def recorded_games(results_path: Path | str) -> Iterator[GameRecord]:
             try:
                 yield decode_any_record(line)
                 break
-            except (ValueError, KeyError, TypeError, AttributeError):  # what a damaged line raises
+            except _DAMAGED:
                 continue
 
 

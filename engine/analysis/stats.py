@@ -26,7 +26,7 @@ symmetric about its mean).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
 
@@ -126,6 +126,15 @@ class ScoreTally:
         return ScoreSummary("mean", n, self.mean, *self.interval())
 
 
+def tally_scores(tallies: dict[str, ScoreTally], scores: Mapping[str, bool | float]) -> None:
+    """Add each of ``scores`` to its tally in ``tallies``, a new one for a score first seen."""
+    for key, value in scores.items():
+        tally = tallies.get(key)
+        if tally is None:
+            tally = tallies[key] = ScoreTally()
+        tally.add(value)
+
+
 def mean_interval(values: Iterable[float]) -> tuple[float, float, float]:
     """The mean of ``values`` and its 95% interval: Student's t cut to the values' range (see the
     module's docstring). (mean, low, high); low and high NaN below two values, all NaN for none."""
@@ -141,13 +150,8 @@ def score_summaries(records: Sequence[GameRecord]) -> dict[str, ScoreSummary]:
     """Every score of the records, in first-seen order, over the games that ended without error."""
     tallies: dict[str, ScoreTally] = {}
     for record in records:
-        if record.outcome == "error":
-            continue
-        for key, value in record.scores.items():
-            tally = tallies.get(key)
-            if tally is None:
-                tally = tallies[key] = ScoreTally()
-            tally.add(value)
+        if record.outcome != "error":
+            tally_scores(tallies, record.scores)
     return {key: tally.summary() for key, tally in tallies.items()}
 
 
@@ -208,11 +212,7 @@ class SummaryBuilder:
             if record.solved_turn is not None:
                 c.solved_sum += record.solved_turn
                 c.solved_n += 1
-            for key, value in record.scores.items():
-                tally = c.scores.get(key)
-                if tally is None:
-                    tally = c.scores[key] = ScoreTally()
-                tally.add(value)
+            tally_scores(c.scores, record.scores)
         if record.error is not None:
             c.error_kinds[record.error.kind] = c.error_kinds.get(record.error.kind, 0) + 1
         for usage in (record.usage or {}).values():

@@ -144,9 +144,7 @@ class ConditionTotals(Condition):
                 reply, message = getattr(entry, reply_attr, None), getattr(entry, message_attr, None)
                 if reply is None or message is None:
                     continue
-                s = sums.get(entry.role)
-                if s is None:
-                    s = sums[entry.role] = [0, 0, 0]
+                s = sums.setdefault(entry.role, [0, 0, 0])
                 s[0] += 1
                 s[1] += reply
                 s[2] += message

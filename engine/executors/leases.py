@@ -161,7 +161,6 @@ class Leases:
         self.task_group = task_group
         self.pairs: dict[str, tuple[LeasedBucket, LeasedBucket]] = {}
         self.limiters: dict[str, list[Limiter]] = {}
-        self.leases = 0
 
     def __call__(self, key: str) -> tuple[LeasedBucket, LeasedBucket]:
         pair = self.pairs.get(key)
@@ -197,7 +196,6 @@ class Leases:
                 sent_pause = pause
             wants = (*requests.wants(), *tokens.wants())
             got_requests, got_tokens, rpm, tpm, paused_until = await self.ledger.lease.remote(key, wants, notes)
-            self.leases += 1
             requests.granted(got_requests, rpm)
             tokens.granted(got_tokens, tpm)
             if paused_until > wall:

@@ -164,11 +164,9 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
 
 
 def _path_field(exc: msgspec.ValidationError, names: list[str]) -> str:
+    """The parameter a validation error names (at ``$.name``), else the first one."""
     text = str(exc)
-    for name in names:
-        if f"$.{name}" in text:
-            return name
-    return names[0] if names else "params"
+    return next((name for name in names if f"$.{name}" in text), names[0] if names else "params")
 
 
 GRID_KEYS = frozenset(Grid.__struct_fields__) - {"params"}

@@ -125,7 +125,6 @@ class LeakAudit:
             )
 
 
-
 def _texts(value: Any) -> Iterator[str]:
     """Every string inside ``value`` (dicts, lists, tuples)."""
     stack = [value]

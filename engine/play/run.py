@@ -21,7 +21,7 @@ from engine.play.pacing import GameStarts
 from engine.policies.factory import PolicyFactory
 from engine.records.record import GameRecord
 from engine.plan.spec import GameSpec
-from engine.analysis.stats import ScoreTally
+from engine.analysis.stats import ScoreTally, tally_scores
 
 LAST_MESSAGE_CHARS = 160
 RECENT_GAMES = 10
@@ -141,12 +141,8 @@ class RunProgress:
     def _count(self, condition: str, outcome: str, error_kind: str | None, scores: dict) -> None:
         if outcome != "error" and scores:
             by_condition = self.scores_by_condition.setdefault(condition, {})
-            for key, value in scores.items():
-                for tallies in (self.scores, by_condition):
-                    tally = tallies.get(key)
-                    if tally is None:
-                        tally = tallies[key] = ScoreTally()
-                    tally.add(value)
+            tally_scores(self.scores, scores)
+            tally_scores(by_condition, scores)
         counts = self.by_condition.get(condition)
         if counts is None:
             counts = self.by_condition[condition] = [0, 0, 0]

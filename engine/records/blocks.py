@@ -60,18 +60,13 @@ class Block(NamedTuple):
 
 def ranges(ids: Iterable[int]) -> bytes:
     """Sorted game ids as ASCII ranges: ``0-3,5,7-9``."""
-    out: list[str] = []
-    start = prev = None
+    runs: list[list[int]] = []  # [first, last] of each run of consecutive ids
     for game_id in sorted(set(ids)):
-        if prev is not None and game_id == prev + 1:
-            prev = game_id
-            continue
-        if start is not None:
-            out.append(str(start) if start == prev else f"{start}-{prev}")
-        start = prev = game_id
-    if start is not None:
-        out.append(str(start) if start == prev else f"{start}-{prev}")
-    return ",".join(out).encode()
+        if runs and game_id == runs[-1][1] + 1:
+            runs[-1][1] = game_id
+        else:
+            runs.append([game_id, game_id])
+    return ",".join(str(first) if first == last else f"{first}-{last}" for first, last in runs).encode()
 
 
 def parse_ranges(text: bytes) -> list[int]:
@@ -196,9 +191,8 @@ class BlockWriter:
     def added(self, game_id: int) -> None:
         """The line of ``game_id`` was appended to ``buffer``."""
         self.ids.append(game_id)
-        if len(self.buffer) >= self.block_bytes or len(self.ids) >= BLOCK_GAMES:
-            self.flush()
-        elif time.monotonic() - self._last_write >= self.block_seconds:
+        full = len(self.buffer) >= self.block_bytes or len(self.ids) >= BLOCK_GAMES
+        if full or time.monotonic() - self._last_write >= self.block_seconds:
             self.flush()
 
     def flush(self) -> None:

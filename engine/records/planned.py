@@ -88,10 +88,7 @@ class PlanCheck:
 
 
 def _first_difference(held: msgspec.Struct, planned: msgspec.Struct) -> str | None:
-    for name in planned.__struct_fields__:
-        if getattr(held, name) != getattr(planned, name):
-            return name
-    return None
+    return next((name for name in planned.__struct_fields__ if getattr(held, name) != getattr(planned, name)), None)
 
 
 def _shown(value: Any) -> str:

@@ -21,7 +21,7 @@ import msgspec
 
 from engine.backends import BackendSettings
 from engine.records.ids import IdCounts
-from engine.records.ordered import Game, Survey, read_in_order, sort_results
+from engine.records.ordered import Game, Survey, read_in_order, sort_results, whole_lines
 from engine.records.planned import PlanCheck
 from engine.records.record import GameRecord, RecordKey, decode_key, decode_record, encode_record, encode_storable
 from engine.plan.grid import Grid
@@ -164,10 +164,6 @@ class RunDir:
             raise RunDirError(f"{self.path} is in use by another process") from None
         return handle
 
-    def recorded(self) -> dict[int, RecordKey]:
-        """Id, outcome and error kind of every game recorded (the last record of each wins)."""
-        return {key.game_id: key for key in self.recorded_keys()}
-
     def recorded_keys(self):
         """The key (id, outcome, error kind, scores) of the last record of each game, one at a time.
         A last line cut short by a kill is removed first; a damaged line is a RunDirError naming it."""
@@ -200,11 +196,7 @@ class RunDir:
         if not self.results_path.exists():
             return
         with self.results_path.open("rb") as f:
-            offset = 0
-            for number, line in enumerate(f, start=1):
-                if line.strip() and line.endswith(b"\n"):
-                    yield number, offset, line
-                offset += len(line)
+            yield from whole_lines(f)
 
     def _last_lines(self):
         """(line number, offset, key, line) of the last line of each game, in file order, in two
@@ -217,13 +209,15 @@ class RunDir:
             if counts.add(key.game_id, -1) == 0:
                 yield number, offset, key, line
 
-    def iter_records(self):
+    def iter_records(self) -> Iterator[GameRecord]:
         """The records of ``records()``, one at a time (memory set by one record, not the run)."""
-        for number, _, _, line in self._last_lines():
-            try:
-                yield decode_any_record(line)
-            except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
-                raise self._damaged(number, exc) from None
+        return (self._record(number, line) for number, _, _, line in self._last_lines())
+
+    def _record(self, number: int, line: bytes) -> GameRecord:
+        try:
+            return decode_any_record(line)
+        except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
+            raise self._damaged(number, exc) from None
 
     def contradictions(self, plan: Plan, *, skip_damaged: bool = False):
         """(line number, game id, what differs, in words) of each record whose seed, game,
@@ -298,12 +292,7 @@ class RunDir:
 
     def last_records(self, games: Iterator[Game]) -> Iterator[GameRecord]:
         """The last record of each of ``games`` (as ``ordered`` gives them), decoded one at a time."""
-        for _, lines in games:
-            number, line = lines[-1]
-            try:
-                yield decode_any_record(line)
-            except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
-                raise self._damaged(number, exc) from None
+        return (self._record(*lines[-1]) for _, lines in games)
 
 
 class StorageError(OSError):

@@ -89,8 +89,6 @@ class Transcript(msgspec.Struct, kw_only=True):
     detail: str = DETAIL_FULL  # "messages": a messages-only transcript (no views, conversation, prompts or raw replies)
 
 
-
-
 class TranscriptIndex(GameLines):
     """Where each game's last transcript lies in a run directory, in either format (``GameLines``);
     ``refresh`` reads only what was appended. The viewer keeps one for a live run."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import islice
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import msgspec
 
@@ -57,12 +57,6 @@ def recorded_games(run: RunDir, total: int) -> IdSet:
             )
         ids.add(key.game_id)
     return ids
-
-
-def make_logger(stream: TextIO, level: str, *, at_once: bool = False) -> RunLog:
-    """The run's JSON log on ``stream``, from ``level`` up (``engine.session.runlog``); ``at_once``:
-    each line flushed as it is written."""
-    return RunLog(stream, level, flush_every=0 if at_once else FLUSH_SECONDS)
 
 
 _ACTS = frozenset((Act,))
@@ -126,11 +120,6 @@ def read_usage(run: RunDir) -> dict[str, Any] | None:
         return msgspec.json.decode((run.path / USAGE_FILE).read_bytes())
     except (OSError, msgspec.DecodeError):
         return None
-
-
-def slow_games(plan: Plan) -> bool:
-    """Models or people play: games end seconds apart, not thousands a second."""
-    return any(is_model(name) or is_human(name) for names in plan.agents for name in names)
 
 
 def play_order(plan: Plan, recorded: IdSet) -> Iterator[int]:
@@ -219,7 +208,9 @@ async def play_plan(
         todo = stop.until_stopped(todo)
     finished = False
     with run.log_path.open("a", encoding="utf-8") as log_stream, run.writer() as writer:
-        log = make_logger(log_stream, log_level, at_once=slow_games(plan))
+        # When models or people play, games end seconds apart, not thousands a second: each line is flushed at once.
+        slow = any(is_model(name) or is_human(name) for names in plan.agents for name in names)
+        log = RunLog(log_stream, log_level, flush_every=0 if slow else FLUSH_SECONDS)
         log.info("run_started", run_dir=str(run.path), config=msgspec.to_builtins(plan), to_play=total - sum(1 for i in recorded if i < total))
         executor = executor or LocalExecutor()
         if models_play(plan):

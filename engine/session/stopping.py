@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator
 
 
@@ -15,7 +16,4 @@ class StopStarting:
 
     def until_stopped(self, ids: Iterable[int]) -> Iterator[int]:
         """``ids`` until ``stop()`` is called: the games not yet taken are left unplayed."""
-        for game_id in ids:
-            if self.stopped:
-                return
-            yield game_id
+        return itertools.takewhile(lambda _: not self.stopped, ids)

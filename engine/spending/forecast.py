@@ -24,7 +24,7 @@ by an earlier process of the run; a model with no known limit gets no time.
 from __future__ import annotations
 
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -184,17 +184,11 @@ def forecast(
     by_condition: dict[int, list[GameRecord]] = defaultdict(list)
     for record in records:
         by_condition[record.game_id // plan.seeds].append(record)
-    remaining: dict[int, int] = defaultdict(int)
-    games = 0
-    for game_id in to_play:
-        remaining[game_id // plan.seeds] += 1
-        games += 1
+    remaining = Counter(game_id // plan.seeds for game_id in to_play)
     models: dict[str, ModelForecast] = {}
     batched = batched_models(settings, {name for kept in by_condition.values() for r in kept for name in r.spec.agents.values()})
     for condition, count in remaining.items():
         sampled = by_condition.get(condition, [])
-        if not sampled:
-            continue
         for record in sampled:
             scale = count / len(sampled)
             stretch = record.spec.max_turns / max(record.turns, 1)  # to the turn limit
@@ -233,7 +227,7 @@ def forecast(
         default=0.0,
     )
     return Forecast(
-        games=games, sampled=sum(len(v) for v in by_condition.values()), models=models,
+        games=remaining.total(), sampled=sum(len(v) for v in by_condition.values()), models=models,
         minutes=None if unlimited or (batched and not groups) else minutes, unlimited=sorted(unlimited),
         reply_tokens=reply_tokens, batched=sorted(batched),
     )

@@ -109,11 +109,7 @@ def block_grid(study: Study, block: int) -> Grid:
     b = study.blocks[block]
     game = study.game(block)
     names = [c.name for c in b.conditions]
-    rosters: list[list[str]] = []
-    for cell in cells(study, block):
-        roster = list(agents(study, cell).values())
-        if roster not in rosters:
-            rosters.append(roster)
+    rosters = _distinct(list(agents(study, cell).values()) for cell in cells(study, block))
     sets = [msgspec.to_builtins(_params(study, block, n)) for n in names]
     keys = [k for k in game.rules.Params.__struct_fields__ if any(k in s for s in sets) and len({repr(s.get(k)) for s in sets}) > 1]
     axes = {k: _distinct(s[k] for s in sets) for k in keys}
@@ -146,10 +142,6 @@ def grid_condition(study: Study, grid: Grid, cell: Cell, *, conditions: list | N
     raise ValueError(f"the plan of block {cell.block} has no condition for {cell.label}")
 
 
-def _tie(seed: int, cell: Cell) -> int:
-    return int.from_bytes(hashlib.blake2b(f"{seed}:{cell.block}:{cell.label}".encode(), digest_size=8).digest(), "big")
-
-
 def open_cells(study: Study, block: int, counts: Mapping[Cell, int]) -> list[Cell]:
     """The block's cells that want more games (``counts``: games counted or in play)."""
     return [c for c in cells(study, block) if counts.get(c, 0) < target(study, c)]
@@ -164,7 +156,8 @@ def choose(
     def key(cell: Cell) -> tuple:
         fill = counts.get(cell, 0) / target(study, cell)
         seat = had.seats[cell.seat] if cell.seat is not None else min(had.seats[s] for s in study.seats(block))
-        return (had.conditions[cell.condition], at_place.get((place, cell.condition), 0), fill, seat, _tie(study.seed, cell))
+        tie = int.from_bytes(hashlib.blake2b(f"{study.seed}:{cell.block}:{cell.label}".encode(), digest_size=8).digest(), "big")
+        return (had.conditions[cell.condition], at_place.get((place, cell.condition), 0), fill, seat, tie)
 
     found = open_cells(study, block, counts)
     return min(found, key=key) if found else None

@@ -145,7 +145,7 @@ class StudyHost:
 
     def join(self) -> str | None:
         """A new participant's token, or None when the study has all its games."""
-        if not any(open_cells(self.study, b, self._counts(b)) for b in range(len(self.blocks))):
+        if self.full():
             return None
         token = secrets.token_urlsafe(24)
         participant = "p" + secrets.token_hex(5)
@@ -159,7 +159,7 @@ class StudyHost:
         return token
 
     def front(self, token: str) -> Page | None:
-        person = self.ledger.by_token.get(token_hash(token))
+        person = self.ledger.person(token)
         return None if person is None else self._front(person)
 
     def _front(self, person: Person) -> Page:

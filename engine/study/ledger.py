@@ -20,6 +20,7 @@ from typing import Any
 
 import msgspec
 
+from engine.records.ordered import whole_lines
 from engine.records.rundir import drop_partial_tail
 
 from engine.study.design import Cell, Had
@@ -92,9 +93,7 @@ class Game:
         """The game fills its cell: in play, or ended with a record the study counts (no error, or a
         person walked away; ``engine.analysis.seats.in_study``)."""
         end = self.ended
-        if end is None:
-            return True
-        return isinstance(end, Ended) and (end.error is None or end.absent is not None)
+        return end is None or (isinstance(end, Ended) and (end.error is None or end.absent is not None))
 
     def counts_for(self, participant: str) -> bool:
         """One of ``participant``'s rounds: ended without error, or ended by their own absence."""
@@ -205,12 +204,11 @@ class Journal:
         ledger = Ledger()
         if self.path.exists():
             with self.path.open("rb") as f:
-                for number, line in enumerate(f, start=1):
-                    if line.strip():
-                        try:
-                            ledger.apply(_decode(line))
-                        except (msgspec.DecodeError, KeyError) as exc:
-                            raise ValueError(f"{self.path} line {number} cannot be read: {exc}") from None
+                for number, _, line in whole_lines(f):
+                    try:
+                        ledger.apply(_decode(line))
+                    except (msgspec.DecodeError, KeyError) as exc:
+                        raise ValueError(f"{self.path} line {number} cannot be read: {exc}") from None
         return ledger
 
     def open(self) -> None:
