@@ -160,7 +160,9 @@ def test_a_context_too_small_for_the_prompt_is_the_servers_400_recorded_once_per
         assert "exceeds the available context size" in record["error"]["message"]
 
 
-def test_a_reply_cut_at_max_tokens_is_a_format_error_of_a_scored_game(tmp_path):
+def test_a_reply_the_server_cut_at_max_tokens_is_counted_as_cut_not_as_a_format_error(tmp_path):
     found = play(tmp_path / "cut", "asympuzl", "--max-tokens", "8")
     assert all(r["outcome"] in ("success", "failure") for r in found)
-    assert all(sum(r["format_errors"].values()) == 2 * 2 for r in found)  # every reply of both agents
+    # llama.cpp's server says finish_reason "length": every reply of both agents is cut, none the model's error
+    assert all(sum(r["cut_replies"].values()) == 2 * 2 and sum(r["format_errors"].values()) == 0 for r in found)
+    assert all(t["cut"] and t["usage"]["cut"] == 1 for r in found for t in r["turn_log"])
