@@ -98,3 +98,20 @@ def test_the_errors_table_and_the_final_table_show_cut_replies(tmp_path, capsys,
     assert "cut replies alice" in table.header and "cut replies bob" not in table.header
     row = dict(zip(table.header, table.rows[0]))
     assert int(row["cut replies alice"]) > 0 and row["format errors alice"] == "0"
+
+
+@pytest.mark.parametrize("turn_order", ["round_robin", "simultaneous"])
+async def test_cut_replies_are_counted_per_seat_with_three_agents_a_channel_and_either_turn_order(turn_order):
+    from bus import ChannelSpec
+
+    config = grid(4, game="chain", size=4, alice="vllm:share_everything", bob="share_everything",
+                  carol="vllm:share_everything", turn_order=turn_order, channel=ChannelSpec(max_tokens=15))
+    cut = msgspec.structs.replace(FAST, max_tokens=4)
+    async with fake_server(latency=0.0) as server:
+        records, _ = await play(config, settings_for(server, options=cut))
+    for record in records:
+        per_role = {role: sum(t.role == role and t.cut is True for t in record.turn_log) for role in ("alice", "bob", "carol")}
+        assert per_role["alice"] > 0 and per_role["carol"] > 0 and per_role["bob"] == 0  # the scripted seat is never cut
+        assert record.cut_replies == per_role
+        assert record.format_errors == {"alice": 0, "bob": 0, "carol": 0}
+        assert {role: u.cut for role, u in record.usage.items()} == {"alice": per_role["alice"], "carol": per_role["carol"]}
