@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = {
     "run": ("runners.concurrent", "main", "run games of one condition concurrently (python -m runners.concurrent)"),
     "sweep": ("runners.sweep", "main", "run every condition of a grid file (python -m runners.sweep)"),
+    "branch": ("runners.branch", "main", "play a run's games again with one message changed at a time (python -m runners.branch)"),
     "report": ("runners.report.cli", "main", "tables, plots and an HTML page from a run (python -m runners.report)"),
     "play": ("runners.play", "main", "a person plays a seat in the browser (python -m runners.play)"),
     "study": ("runners.study.cli", "main", "serve a study to many people at once: waiting room, balanced conditions (python -m runners.study)"),

@@ -17,6 +17,7 @@ Conventions used throughout:
   ``measures``: success, scores, sizes, errors, model calls and cost. ``paired``: two values of a field compared by seed.
   ``seats`` (and ``humans``): the games with a person in a seat, with the game's human-study scores and the turns they took.
   ``played``: the analyses that read the games played turn by turn. ``power``: how many seeds a comparison needs.
+  ``branches``: a branch run against the run it branches: what each message was worth.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ _EXPORTS = {
     "ConditionSummary": ".stats", "ScoreSummary": ".stats", "wilson_interval": ".stats",
     "ALPHA": ".power", "BASE_RATE": ".power", "POWER": ".power", "compared_rates": ".power",
     "independent_discordance": ".power", "paired_seeds": ".power", "unpaired_seeds": ".power",
+    "Advantage": ".branches", "BranchReport": ".branches", "BranchRow": ".branches", "Mattered": ".branches",
+    "advantages": ".branches", "value_of_information": ".branches",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -9,6 +9,8 @@ A single run is a one-point grid. A grid is read from TOML, for instance::
     swap_seats = false             # also play every pair with the seats swapped
     feedback = ["none", "own"]     # the game's feedback modes
     size = [5]                     # any parameter of the game, as a list
+    branch_from = "runs/first"     # a branch run: the run it plays again (engine.plan.branching)
+    branch = [{turn = 2, role = "ROLE", alternative = "drop"}]   # one seat's message changed at a turn
 
 Every list is one axis; the conditions are all their combinations. Keys that are not the grid's own
 are the game's parameters (checked against its ``Params``). Game ``c * seeds + i`` is condition
@@ -29,9 +31,10 @@ from bus.channel import ChannelSpec
 from puzzles import DEFAULT_GAME, GAMES, Game, InvalidParameter, get_game
 
 from engine.backends.tomlfile import read_toml
+from engine.plan.branching import BranchPoint
 from engine.plan.spec import GameSpec, Options, game_seed
 
-EXTENSION_AXES = ("topology", "turn_order", "max_actions", "memory", "channel")
+EXTENSION_AXES = ("topology", "turn_order", "max_actions", "memory", "channel", "branch")
 MAX_TURNS = 1000  # rounds: more is a typo, and a game that long would hold its memory for hours
 
 
@@ -52,7 +55,9 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
     max_actions: list[int] = []
     memory: list[Literal["reinject", "scratchpad"]] = []
     channel: list[ChannelSpec] = []
+    branch: list[BranchPoint] = []
     leak_audit: bool = False
+    branch_from: str = ""  # the run a branch run plays again, as given (its games pair with these by seed)
 
     def the_game(self, games: Mapping[str, Game] = GAMES) -> Game:
         return get_game(self.game, games)
@@ -147,6 +152,12 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
                 channel.check()
             except ValueError as exc:
                 raise InvalidParameter("channel", str(exc)) from None
+        for point in self.branch:
+            for roster in self.agent_rosters(games):
+                try:
+                    point.check(tuple(roster))
+                except ValueError as exc:
+                    raise InvalidParameter("branch", str(exc)) from None
 
     def specs_for(self, indices: Iterable[int], games: Mapping[str, Game] = GAMES) -> Iterator[GameSpec]:
         """The games with these ids: game ``c * seeds + i`` is condition ``c`` on seed ``i``."""

@@ -16,11 +16,13 @@ from msgspec import UNSET, UnsetType
 from bus.channel import ChannelSpec
 from puzzles import AnyParams, game_of
 
+from engine.plan.branching import BranchPoint
+
 HistoryLength = int | None  # None keeps the whole conversation
 Topology = Literal["all", "directed", "chain"]
 TurnOrder = Literal["round_robin", "simultaneous"]
 Memory = Literal["reinject", "scratchpad"]
-EXTENSIONS = ("topology", "turn_order", "channel", "max_actions", "memory", "leak_audit")
+EXTENSIONS = ("topology", "turn_order", "channel", "max_actions", "memory", "leak_audit", "branch")
 
 
 class Options(msgspec.Struct, frozen=True, kw_only=True):
@@ -37,6 +39,7 @@ class Options(msgspec.Struct, frozen=True, kw_only=True):
     - ``max_actions``: actions applied per agent turn. ``memory``: "reinject" (private information
       shown every turn) or "scratchpad" (on the first turn; then the agent's own notes).
     - ``leak_audit``: check every agent input for facts private to other agents.
+    - ``branch``: one turn of one role played with another message (``engine.plan.branching``).
     """
 
     feedback: str
@@ -48,6 +51,7 @@ class Options(msgspec.Struct, frozen=True, kw_only=True):
     max_actions: int | UnsetType = UNSET
     memory: Memory | UnsetType = UNSET
     leak_audit: bool | UnsetType = UNSET
+    branch: BranchPoint | UnsetType = UNSET
 
     def get(self, name: str, default: Any = None) -> Any:
         value = getattr(self, name)
@@ -89,6 +93,8 @@ class GameSpec(msgspec.Struct, frozen=True, kw_only=True):
                 fields[name] = str(getattr(o, name))
         if o.channel is not UNSET:
             fields["channel"] = channel_label(o.channel)
+        if o.branch is not UNSET:
+            fields["branch"] = o.branch.label()
         return fields
 
     def condition(self) -> str:

@@ -17,9 +17,11 @@ from actors.environment import Environment
 from bus import Bus, Channel, ChannelSpec, Delivery, PolicyChannel, Tap, TapOn
 from bus.channel import Spend
 from feedback.actor import FeedbackActor
-from puzzles import GAMES, Game, GameResult, Referee, Secrets, get_game, implements
+from puzzles import GAMES, Game, GameResult, Policy, Referee, Secrets, get_game, implements
 
 from engine.play.audit import LeakAudit, PhraseAudit
+from engine.plan.branching import BranchPoint, OtherPolicy, read_alternative
+from engine.policies.branch import branch_policy
 from engine.policies.seat import HumanAbsent, HumanPolicy
 from engine.policies.factory import PolicyFactory, is_model
 from engine.records.record import ErrorInfo, GameRecord, cut_replies, usage_totals
@@ -52,8 +54,11 @@ def build_game(spec: GameSpec, bus: Bus, factory: PolicyFactory, game: Game) -> 
             bus, game_id=spec.game_id, max_turns=spec.max_turns, evaluate=functools.partial(mode, state),
         ),
     ]
+    branch = spec.option("branch", None)
     for role in state.roles:
         policy = factory.make(spec.agents[role], role, spec.seed, game)
+        if branch is not None and branch.role == role:
+            policy = branch_seat(policy, branch, spec, factory, game)
         actors.append(
             AgentActor(
                 bus, role, policy, game_id=spec.game_id, parse=game.faces.prompter.parse, history=spec.options.history,
@@ -79,6 +84,13 @@ def build_game(spec: GameSpec, bus: Bus, factory: PolicyFactory, game: Game) -> 
             audit = LeakAudit({role: state.private(role) for role in state.roles})
         bus.add_tap(audit.tap)
     return environment, actors
+
+
+def branch_seat(policy: Policy, point: BranchPoint, spec: GameSpec, factory: PolicyFactory, game: Game) -> Policy:
+    """The seat's policy with the branch point's turn changed."""
+    alternative = read_alternative(point.alternative)
+    other = factory.make(alternative.name, point.role, spec.seed, game) if isinstance(alternative, OtherPolicy) else None
+    return branch_policy(policy, point, game.faces.prompter, seed=spec.seed, other=other)
 
 
 def _find_actor_failure(exc: BaseException) -> ActorFailed | None:

@@ -44,10 +44,11 @@ class LLMPolicy:
     async def reply(self, context: TurnContext) -> Answer:
         return (await self.replies(context, 1))[0]
 
-    async def replies(self, context: TurnContext, n: int) -> tuple[Answer, ...]:
+    async def replies(self, context: TurnContext, n: int, *, first_sample: int = 0) -> tuple[Answer, ...]:
         """``n`` replies sampled for one turn, the calls made at once (best of n; the agent modules
         run once, their calls counted in the first answer's usage). With chat memory, the chat goes
-        on with the first unless ``chose`` says otherwise."""
+        on with the first unless ``chose`` says otherwise. ``first_sample``: the sample number of the first
+        (a branch resamples a turn as samples after the one played)."""
         usages: list[Usage] = []
         modules: list[dict[str, str]] = []
         if self.prepare is not None:
@@ -67,7 +68,7 @@ class LLMPolicy:
         completions: list[Completion | None] = [None] * n
 
         async def sample(i: int) -> None:
-            completions[i] = await self.backend.complete(Request(system, user, schema, history, i))
+            completions[i] = await self.backend.complete(Request(system, user, schema, history, first_sample + i))
 
         if n == 1:
             await sample(0)

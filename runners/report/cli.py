@@ -28,6 +28,7 @@ from engine.records import INFRA_ERROR, RESULTS_FILE, RunDir, RunDirError
 from runners.args import OneLineParser, key_value
 
 from runners.report.analyses import PREFIX as ANALYSIS_PREFIX, analysis_tables
+from runners.report.branches import TABLE_NAMES as BRANCH_TABLES, BranchReportError, branch_tables
 from runners.report.formats import to_csv, to_html, to_latex, to_markdown, to_rich
 from runners.report.plots import PLOT_FILES, PLOT_FORMATS, PLOTS_INSTALL, make_plots
 from runners.report.cells import UNIT_NAMES, Table, condition_columns
@@ -144,7 +145,7 @@ def remove_stale(out: Path, tables: Sequence[Table], images: Sequence[Path]) -> 
     """Remove files an earlier report wrote here that this one does not write (such as paired.csv)."""
     keep = {f"{t.name}.csv" for t in tables} | {p.name for p in images}
     known = {"success.csv", "success_by_turn.csv", "scores.csv", "humans.csv", "participants.csv", "errors.csv", "paired.csv", "usage.csv"}
-    known |= {f"{unit}_per_turn.csv" for unit in UNIT_NAMES} | set(PLOT_FILES)
+    known |= {f"{unit}_per_turn.csv" for unit in UNIT_NAMES} | set(PLOT_FILES) | {f"{name}.csv" for name in BRANCH_TABLES}
     known |= {p.name for p in out.glob(f"{ANALYSIS_PREFIX}*.csv")}
     for name in known - keep:
         (out / name).unlink(missing_ok=True)
@@ -212,6 +213,11 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
         analyses, lines = analysis_tables(results_path, run)
         tables = [*tables, *analyses]
         intro += lines
+    try:  # a branch run: what each message was worth, against the run it branches
+        branched, lines = branch_tables(results_path.parent)
+    except BranchReportError as exc:
+        parser.error(str(exc))
+    tables, intro = [*tables, *branched], [*intro, *lines]
 
     # Files first, so that a closed pipe on the terminal side loses nothing.
     out = args.out if args.out is not None else results_path.parent / "report"

@@ -281,7 +281,7 @@ def test_the_documented_commands_run_offline(run_dir, tmp_path, monkeypatch):
                             except SystemExit as exc:
                                 status = exc.code
                     ran.append(argv)
-                    if argv[0] in ("run", "sweep") and "--dry-run" not in argv:  # where it wrote: --out, else runs/<name-time>
+                    if argv[0] in ("run", "sweep", "branch") and "--dry-run" not in argv:  # where it wrote: --out, else runs/<name-time>
                         made = sorted((work / "runs").glob("*"), key=lambda p: p.stat().st_mtime)
                         last_run = argv[argv.index("--out") + 1] if "--out" in argv else str(made[-1]) if made else last_run
                     if status not in (0, None):

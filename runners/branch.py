@@ -1,0 +1,122 @@
+"""Play a run's games again with one message changed at a time: a branch run.
+
+    python -m runners.branch runs/first --alternative drop --alternative truncate:8 --turns 1-4
+    python -m runners.branch --resume runs/first-branches-20261201-101500
+
+The branch run is a sweep of the first run's grid with a ``branch`` axis (``engine.plan.branching``):
+every turn of every role (or those chosen) with every alternative, on the same seeds, so each branch
+pairs with the game it branches. It runs like any sweep (limits, cache, resume, transcripts), and
+its report compares each branch with its original (``asymgames report``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import msgspec
+
+from engine import PolicyFactory, RunDir, RunDirError
+from engine.plan import ALTERNATIVES, Grid, Resample, branch_points, read_alternative
+from engine.policies import is_model
+from engine.records import Plan
+
+from runners.args import OneLineParser, integer
+from runners.flags.running import Prepared, add_running_arguments, open_run
+from runners.sweep import check_policies
+
+PROG = "python -m runners.branch"
+
+
+def turn_range(text: str) -> range:
+    """``3`` or ``1-4``: the turns (rounds) to branch at."""
+    first, _, last = text.partition("-")
+    if not first.isdigit() or (last and not last.isdigit()):
+        raise ValueError(f"turns are N or FIRST-LAST, got {text!r}")
+    start, stop = int(first), int(last or first)
+    if start < 1 or stop < start:
+        raise ValueError(f"turns count from 1 and FIRST <= LAST, got {text!r}")
+    return range(start, stop + 1)
+
+
+def build_parser(prog: str = PROG) -> OneLineParser:
+    p = OneLineParser(prog=prog, description="Play a run's games again with one message changed at a time (a branch run).")
+    p.add_argument("origin", nargs="?", type=Path, help="the run to branch (not needed with --resume)")
+    p.add_argument("--alternative", action="append", metavar="ALT", help=f"what is said instead: {', '.join(ALTERNATIVES)} (repeatable; default drop)")
+    p.add_argument("--turns", metavar="N|FIRST-LAST", help="the turns (rounds) to branch at (default: every turn a game of the run played)")
+    p.add_argument("--role", action="append", metavar="ROLE", help="the seats whose messages change (repeatable; default every seat)")
+    p.add_argument("--k", type=integer(1), default=1, metavar="K", help="branches of each point for the alternatives that draw (resample, noise; default 1)")
+    add_running_arguments(p)
+    return p
+
+
+def branch_grid(parser: OneLineParser, origin: Path, args: argparse.Namespace) -> Grid:
+    """The origin's grid with the branch axis; exits naming what is wrong."""
+    try:
+        run = RunDir.open(origin)
+        grid = run.config()
+        played = max((record.turns for record in run.iter_records()), default=0)
+    except (RunDirError, OSError) as exc:
+        parser.error(f"argument origin: {exc}")
+    if grid.branch:
+        parser.error(f"argument origin: {origin} is itself a branch run; branch the run it branches")
+    if played == 0:
+        parser.error(f"argument origin: {origin} has no played games to branch")
+    alternatives = args.alternative or ["drop"]
+    for alternative in alternatives:
+        try:
+            read_alternative(alternative)
+        except ValueError as exc:
+            parser.error(f"argument --alternative: {exc}")
+    try:
+        turns = turn_range(args.turns) if args.turns else range(1, played + 1)
+    except ValueError as exc:
+        parser.error(f"argument --turns: {exc}")
+    roles = tuple(args.role or grid.the_game().roster(len(grid.agents[0])))
+    if any(isinstance(read_alternative(a), Resample) for a in alternatives):
+        for roster in grid.agent_rosters():
+            scripted = [role for role in roles if role in roster and not is_model(roster[role])]
+            if scripted:
+                parser.error(f"argument --alternative: resample needs a model in the seat; {scripted[0]} plays {roster[scripted[0]]}")
+    points = branch_points(turns, roles, alternatives, args.k)
+    branched = msgspec.structs.replace(grid, name=f"{grid.name}-branches", branch=points, branch_from=str(origin))
+    try:
+        branched.validate()
+    except ValueError as exc:
+        parser.error(f"argument --role: {exc}" if "role" in str(exc) else str(exc))
+    return branched
+
+
+def prepare(argv: list[str] | None, factory: PolicyFactory, prog: str = PROG) -> Prepared:
+    parser = build_parser(prog)
+    args = parser.parse_args(argv)
+    if args.resume is None and args.origin is None:
+        parser.error("argument origin: the run to branch is required (or --resume RUN_DIR)")
+    if args.resume is not None and args.origin is not None:
+        parser.error("argument --resume: a resumed branch run uses its saved grid; give no origin")
+
+    def new_plan() -> Plan:
+        return check_policies(parser, branch_grid(parser, args.origin, args), factory)
+
+    def check_saved(saved: Plan) -> None:
+        if not saved.branch:
+            parser.error(f"argument --resume: {args.resume} is not a branch run (resume it with asymgames sweep)")
+        check_policies(parser, saved, factory)
+
+    out_name = f"{args.origin.name}-branches" if args.origin is not None else ""
+    return open_run(
+        parser, args, new_plan=None if args.resume else new_plan, check_saved=check_saved, factory=factory, out_name=out_name,
+    )
+
+
+def main(argv: list[str] | None = None, prog: str = PROG) -> int:
+    factory = PolicyFactory()
+    prepared = prepare(argv, factory, prog)
+    from runners.runloop import run_and_report
+
+    return run_and_report(prepared, factory)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

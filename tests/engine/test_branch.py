@@ -1,0 +1,240 @@
+"""Branch runs: a run's games played again with one message changed (engine.plan.branching,
+engine.policies.branch, runners.branch), and what each message was worth (engine.analysis.branches)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import pytest
+from msgspec import UNSET
+
+from engine import GameRecord, RunDir
+from engine.analysis.branches import advantages, value_of_information
+from engine.plan import BranchPoint, read_alternative
+from engine.plan.branching import Drop, Noise, OtherPolicy, Truncate
+from runners.branch import main as branch_main
+from runners.concurrent import main as run_main
+from tests.helpers import transcript_lines
+
+SETUPS = {
+    "asympuzl, noisy channel": ["--game", "asympuzl", "--agent", "alice=noisy", "--noise", "0.05"],
+    "chain, 3 agents": ["--game", "chain", "--agents", "3"],
+    "chain, 4 agents, simultaneous, budget": [
+        "--game", "chain", "--agents", "4", "--turn-order", "simultaneous", "--max-message-tokens", "12",
+    ],
+    "tsp": ["--game", "tsp"],
+    "einstein": ["--game", "einstein"],
+}
+
+
+def _without_branch(record: dict) -> dict:
+    """A record or transcript without what tells a branch from its original: the game id, the
+    branch point, and the time each turn took (measured, not played)."""
+    record = dict(record)
+    if "turns" in record and isinstance(record["turns"], list):
+        record["turns"] = [{k: v for k, v in turn.items() if k != "latency"} for turn in record["turns"]]
+    record["game_id"] = 0
+    spec = dict(record["spec"])
+    spec["game_id"] = 0
+    spec["options"] = {k: v for k, v in spec["options"].items() if k != "branch"}
+    record["spec"] = spec
+    return record
+
+
+def _records(run: Path) -> list[dict]:
+    import json
+
+    return [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+
+
+def _play(tmp_path: Path, setup: list[str], alternatives: list[str], turns: str = "1-2") -> tuple[Path, Path]:
+    origin, branches = tmp_path / "origin", tmp_path / "branches"
+    assert run_main([*setup, "--games", "3", "--out", str(origin), "--no-dashboard", "--transcripts"]) == 0
+    argv = [str(origin), "--turns", turns, "--out", str(branches), "--no-dashboard", "--transcripts"]
+    for alternative in alternatives:
+        argv += ["--alternative", alternative]
+    assert branch_main(argv) == 0
+    return origin, branches
+
+
+def _agents_flag_ok(setup: list[str]) -> list[str]:
+    """``--agents N`` as the run command spells it: a policy per seat."""
+    if "--agents" not in setup:
+        return setup
+    at = setup.index("--agents")
+    roles = ("alice", "bob", "carol", "dave")[: int(setup[at + 1])]
+    flags = [x for role in roles for x in ("--agent", f"{role}=share_everything")]
+    return [*setup[:at], *flags, *setup[at + 2:]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SETUPS)
+def test_a_branch_with_the_original_message_is_the_recorded_game_byte_for_byte(name, tmp_path):
+    origin, branches = _play(tmp_path, _agents_flag_ok(SETUPS[name]), ["original", "drop"])
+    originals = {(r["spec"]["seed"]): r for r in _records(origin)}
+    transcripts = {t["spec"]["seed"]: t for t in transcript_lines(origin)}
+    branch_transcripts = {t["game_id"]: t for t in transcript_lines(branches)}
+    same = changed = 0
+    for record in _records(branches):
+        point = record["spec"]["options"]["branch"]
+        seed = record["spec"]["seed"]
+        mine, theirs = _without_branch(branch_transcripts[record["game_id"]]), _without_branch(transcripts[seed])
+        if point["alternative"] == "original":
+            assert _without_branch(record) == _without_branch(originals[seed])
+            assert mine == theirs
+            same += 1
+            continue
+        # drop: the turns before the point are the recorded ones; at the point the seat says nothing
+        before = [t for t in theirs["turns"] if t["turn"] < point["turn"]]
+        assert mine["turns"][: len(before)] == before
+        at_point = [t for t in mine["turns"] if t["turn"] == point["turn"] and t["role"] == point["role"]]
+        if at_point:  # the original game reached the point
+            assert at_point[0].get("message", "") == ""
+            changed += 1
+    assert same == len(originals) * 2 * len(originals[next(iter(originals))]["spec"]["agents"])
+    assert changed > 0
+
+
+def test_alternatives_are_read_and_bad_ones_refused():
+    assert read_alternative("drop") == Drop()
+    assert read_alternative("truncate:4") == Truncate(4)
+    assert read_alternative("noise:0.25") == Noise(0.25)
+    assert read_alternative("policy:ignore") == OtherPolicy("ignore")
+    for bad in ("truncate", "truncate:x", "noise:0", "noise:2", "policy:", "shout", "drop:3"):
+        with pytest.raises(ValueError):
+            read_alternative(bad)
+    with pytest.raises(ValueError, match="not a seat"):
+        BranchPoint(turn=1, role="zed", alternative="drop").check(("alice", "bob"))
+
+
+def test_the_branch_command_refuses_bad_input_in_one_line(tmp_path, capsys):
+    origin = tmp_path / "origin"
+    assert run_main(["--games", "2", "--out", str(origin), "--no-dashboard"]) == 0
+    cases = [
+        (["--alternative", "shout"], "unknown alternative"),
+        (["--turns", "3-1"], "FIRST <= LAST"),
+        (["--role", "zed"], "not a seat"),
+        (["--alternative", "resample"], "needs a model"),
+    ]
+    for flags, fragment in cases:
+        with pytest.raises(SystemExit) as exit:
+            branch_main([str(origin), *flags, "--out", str(tmp_path / "b"), "--no-dashboard"])
+        assert exit.value.code == 2
+        assert fragment in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        branch_main([str(tmp_path / "nowhere"), "--out", str(tmp_path / "c")])
+    assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
+
+
+def test_branches_are_deterministic_and_change_only_the_message(tmp_path):
+    origin, first = _play(tmp_path, ["--agent", "alice=share_everything"], ["truncate:2", "noise:0.5", "policy:ignore"], "1")
+    again = tmp_path / "again"
+    assert branch_main([str(origin), "--turns", "1", "--out", str(again), "--no-dashboard", "--transcripts",
+                        "--alternative", "truncate:2", "--alternative", "noise:0.5", "--alternative", "policy:ignore"]) == 0
+    assert _records(first) == _records(again)
+    originals = {t["spec"]["seed"]: t for t in transcript_lines(origin)}
+    for transcript in transcript_lines(first):
+        point = transcript["spec"]["options"]["branch"]
+        turn = next(t for t in transcript["turns"] if t["turn"] == 1 and t["role"] == point["role"])
+        recorded = next(t for t in originals[transcript["spec"]["seed"]]["turns"] if t["turn"] == 1 and t["role"] == point["role"])
+        assert turn["actions"] == recorded["actions"]  # the actions stay
+        if point["alternative"] == "truncate:2":
+            assert turn["message"] == " ".join(recorded["message"].split()[:2])
+        elif point["alternative"] == "noise:0.5":
+            assert turn["message"] != recorded["message"]
+
+
+def test_a_branch_run_resumes_like_any_run(tmp_path):
+    origin = tmp_path / "origin"
+    assert run_main(["--games", "3", "--out", str(origin), "--no-dashboard"]) == 0
+    branches = tmp_path / "branches"
+    assert branch_main([str(origin), "--turns", "1", "--out", str(branches), "--no-dashboard", "--limit", "2"]) == 0
+    assert len(_records(branches)) == 2
+    assert branch_main(["--resume", str(branches), "--no-dashboard"]) == 0
+    complete = tmp_path / "complete"
+    assert branch_main([str(origin), "--turns", "1", "--out", str(complete), "--no-dashboard"]) == 0
+    assert sorted(map(_without_branch, _records(branches)), key=str) != []
+    assert {r["game_id"]: r["outcome"] for r in _records(branches)} == {r["game_id"]: r["outcome"] for r in _records(complete)}
+    assert RunDir.open(branches).config().branch_from == str(origin)
+
+
+def _record(game_id: int, seed: int, outcome: str, turns: int, *, point: BranchPoint | None = None, score: float = 0.0) -> GameRecord:
+    from tests.helpers import spec
+
+    base = spec(0)
+    options = msgspec.structs.replace(base.options, branch=point if point is not None else UNSET)
+    game_spec = msgspec.structs.replace(base, game_id=game_id, seed=seed, options=options)
+    from puzzles.referee import TurnLog
+
+    log = [TurnLog(turn=t, role=r, message_chars=0, reply_chars=0, applied=0) for t in range(1, turns + 1) for r in ("alice", "bob")]
+    return GameRecord(game_id=game_id, spec=game_spec, outcome=outcome, turns=turns, scores={"score": score}, turn_log=log)
+
+
+def test_value_of_information_pairs_by_seed_and_leaves_out_unreached_points():
+    originals = [_record(i, seed=100 + i, outcome="success", turns=2, score=1.0) for i in range(4)]
+    drop = BranchPoint(turn=1, role="bob", alternative="drop")
+    late = BranchPoint(turn=5, role="bob", alternative="drop")
+    branches = [
+        _record(10, 100, "failure", 2, point=drop, score=0.5),
+        _record(11, 101, "failure", 3, point=drop, score=0.0),
+        _record(12, 102, "success", 2, point=drop, score=1.0),
+        _record(13, 103, "success", 2, point=drop, score=1.0),
+        _record(14, 100, "success", 2, point=late, score=1.0),  # the original ended at turn 2
+        _record(15, 999, "success", 2, point=drop, score=1.0),  # no original
+    ]
+    report = value_of_information(branches, originals)
+    assert report.unreached == 1 and report.unpaired == 1
+    (row,) = report.by_turn
+    assert row.at == "turn 1" and row.branches == 4 and row.outcome_changed == 2
+    change, low, high = row.success
+    assert change == pytest.approx(-0.5) and low < -0.5 < high
+    assert row.scores["score"][0] == pytest.approx(-0.375)
+    assert row.scores["turns"][0] == pytest.approx(0.25)
+    assert [m.branch_game for m in report.mattered] == [11, 10]  # success lost, then the larger score change
+
+
+def test_leave_one_out_advantages_of_a_point_sum_to_zero():
+    point = [BranchPoint(turn=1, role="alice", alternative="resample", sample=k) for k in range(4)]
+    outcomes = ["success", "failure", "failure", "failure"]
+    records = [_record(k, 7, outcomes[k], 2, point=point[k]) for k in range(4)]
+    found = {a.branch_game: a.advantage for a in advantages(records)}
+    assert found[0] == pytest.approx(1.0)
+    assert found[1] == pytest.approx(-1 / 3)
+    assert sum(found.values()) == pytest.approx(0.0)
+
+
+@pytest.mark.slow
+def test_model_seats_replay_from_the_cache_and_resample_other_samples(tmp_path, monkeypatch):
+    """With the response cache, a branch of a model's game replays the recorded turns without a call;
+    a resample asks the server for other samples of the point's turn."""
+    import json
+    import urllib.request
+
+    from tests.e2e.test_model_runs import server_process
+
+    def requests(url: str) -> int:
+        with urllib.request.urlopen(url + "/fake/stats") as response:
+            return json.loads(response.read())["requests"]
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-branch-0000")
+    origin, same, resampled = tmp_path / "origin", tmp_path / "same", tmp_path / "resampled"
+    flags = ["--no-dashboard", "--cache", "on", "--cache-dir", str(tmp_path / "cache"), "--price", "share_everything=1,0.5,2"]
+    with server_process("--latency", "0") as url:
+        served = ["--openai-url", url + "/v1", *flags]
+        assert run_main(["--games", "3", "--model", "openai:share_everything", "--out", str(origin), *served]) == 0
+        made = requests(url)
+        assert branch_main([str(origin), "--alternative", "original", "--turns", "1-2", "--out", str(same), *served]) == 0
+        assert requests(url) == made  # every turn from the cache: the shared prefix costs nothing again
+        originals = {r["spec"]["seed"]: r for r in _records(origin)}
+        for record in _records(same):
+            mine, theirs = _without_branch(record), _without_branch(originals[record["spec"]["seed"]])
+            for game in (mine, theirs):
+                game.pop("usage", None)
+                game["turn_log"] = [{k: v for k, v in t.items() if k != "usage"} for t in game["turn_log"]]
+            assert mine == theirs
+        assert branch_main([str(origin), "--alternative", "resample", "--k", "2", "--turns", "1", "--role", "alice",
+                            "--out", str(resampled), *served]) == 0
+        assert requests(url) > made  # the other samples were asked for
+    points = [r["spec"]["options"]["branch"] for r in _records(resampled)]
+    assert sorted(p["sample"] for p in points) == [0, 0, 0, 1, 1, 1]
