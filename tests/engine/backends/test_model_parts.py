@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.backends import Secrets, read_vllm_metrics
-from engine.backends.limiter import Bucket, Limiter, parse_duration, retry_after
+from engine.backends.limiter import Bucket, Limiter, retry_after
 from engine.backends.prices import PriceTable, price_numbers, read_prices
 from engine.backends.tokens import Tokenizer, estimate_tokens
 from puzzles import GAMES
@@ -242,11 +242,6 @@ def test_a_huge_call_waits_for_a_full_bucket_not_forever():
     assert bucket.wait_time(50_000) == 0  # a full bucket lets it go ...
     bucket.take(50_000)
     assert bucket.wait_time(1) == pytest.approx(49.001)  # ... and the debt is paid back after
-
-
-@pytest.mark.parametrize("text, seconds", [("1s", 1), ("6m0s", 360), ("20ms", 0.02), ("1h2m3.5s", 3723.5), ("2.5", 2.5), ("junk", None)])
-def test_reset_durations(text, seconds):
-    assert parse_duration(text) == (pytest.approx(seconds) if seconds is not None else None)
 
 
 def test_retry_after_prefers_milliseconds():
