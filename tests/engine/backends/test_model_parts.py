@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from engine.backends import Secrets, read_vllm_metrics
 from engine.backends.limiter import Bucket, Limiter, retry_after
-from engine.backends.prices import PriceTable, price_numbers, read_prices
+from engine.backends.prices import PriceTable, price_numbers, read_price_file
 from engine.backends.tokens import Tokenizer, estimate_tokens
 from puzzles import GAMES
 from puzzles.asympuzl.prompt import parse_reply, read_prompt, render_prompt, reply_schema
@@ -362,16 +362,16 @@ def test_dated_snapshots_take_the_longest_listed_name_they_start_with():
 def test_a_users_price_file_extends_and_overrides_the_built_in_table(tmp_path):
     path = tmp_path / "prices.toml"
     path.write_text('[models."gpt-4o"]\ninput = 1\ncached_input = 0.5\noutput = 2\n[models."vllm:llama"]\ninput = 0\ncached_input = 0\noutput = 0\n')
-    table = PriceTable(price_numbers(read_prices(path)))
+    table = PriceTable(price_numbers(read_price_file(path)[0]))
     assert table.price("openai", "gpt-4o").input == 1.0
     assert table.price("vllm", "llama").output == 0.0
     assert table.price("openai", "gpt-4.1") is not None  # the built-in rest is kept
     path.write_text('[models."x"]\ninput = -1\ncached_input = 0\noutput = 0\n')
     with pytest.raises(ValueError, match="model 'x'.*negative"):
-        read_prices(path)
+        read_price_file(path)[0]
     path.write_text('[models."x"]\ninput = 1\noutput = 0\n')
     with pytest.raises(ValueError, match="cached_input"):
-        read_prices(path)
+        read_price_file(path)[0]
 
 
 def test_keys_and_masked_keys_are_scrubbed():
