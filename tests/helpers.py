@@ -8,8 +8,20 @@ from pathlib import Path
 
 import anyio
 
-from engine import GameSpec, Grid, PolicyFactory, play_game
+from engine import GameRecord, GameSpec, Grid, PolicyFactory, play_game
+from engine.analysis.stats import ScoreSummary, ScoreTally, tally_scores
 from puzzles import Rejected, Say, Step
+
+
+def score_summaries(records: list[GameRecord]) -> dict[str, ScoreSummary]:
+    """Every score of the records, in first-seen order, over the games that ended without error,
+    from the list of records at once (what the streaming summaries must agree with)."""
+    tallies: dict[str, ScoreTally] = {}
+    for record in records:
+        if record.outcome != "error":
+            tally_scores(tallies, record.scores)
+    return {key: tally.summary() for key, tally in tallies.items()}
+
 
 def transcript_lines(run: Path) -> list[dict]:
     """The transcripts a run wrote, as plain JSON in the order written, read with the standard

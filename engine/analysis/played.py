@@ -48,12 +48,6 @@ def condition_label(record: GameRecord, fields: Sequence[str]) -> str:
     return ", ".join(f"{f}={values.get(f, '')}" for f in fields) or "all"
 
 
-def condition_labels(records: Sequence[GameRecord]) -> dict[int, str]:
-    """Each game's condition, named by the fields that vary in the run ("all" when none does)."""
-    fields = condition_fields(records)
-    return {record.spec.game_id: condition_label(record, fields) for record in records}
-
-
 def played_game(record: GameRecord, transcript: Transcript, condition: str) -> PlayedGame:
     turns = tuple(
         PlayedTurn(turn=t.turn, role=t.role, message=t.message, actions=tuple(t.actions),

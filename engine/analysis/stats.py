@@ -26,7 +26,7 @@ symmetric about its mean).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
 import msgspec
 
@@ -144,15 +144,6 @@ def mean_interval(values: Iterable[float]) -> tuple[float, float, float]:
     if tally.n == 0:
         return (math.nan, math.nan, math.nan)
     return (tally.mean, *tally.interval())
-
-
-def score_summaries(records: Sequence[GameRecord]) -> dict[str, ScoreSummary]:
-    """Every score of the records, in first-seen order, over the games that ended without error."""
-    tallies: dict[str, ScoreTally] = {}
-    for record in records:
-        if record.outcome != "error":
-            tally_scores(tallies, record.scores)
-    return {key: tally.summary() for key, tally in tallies.items()}
 
 
 class ConditionSummary(msgspec.Struct):

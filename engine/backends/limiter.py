@@ -24,7 +24,6 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from contextlib import asynccontextmanager
-from datetime import datetime
 
 import msgspec
 
@@ -88,37 +87,6 @@ class Bucket:
         if self.per_minute is not None:
             self._refill()
             self.level = min(self.level, remaining)
-
-
-def parse_duration(text: str) -> float | None:
-    """Seconds in a reset header: OpenAI's "1s", "6m0s", "20ms", "1h2m3.5s", a bare number of
-    seconds, or an RFC 3339 time (Anthropic). None if unreadable."""
-    text = text.strip()
-    try:
-        return max(0.0, float(text))
-    except ValueError:
-        pass
-    if "T" in text and ":" in text:
-        try:
-            when = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        return max(0.0, when.timestamp() - time.time())
-    total, number, i = 0.0, "", 0
-    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
-    while i < len(text):
-        c = text[i]
-        if c.isdigit() or c == ".":
-            number += c
-            i += 1
-            continue
-        unit = "ms" if text.startswith("ms", i) else c
-        if unit not in units or not number:
-            return None
-        total += float(number) * units[unit]
-        number = ""
-        i += len(unit)
-    return total if not number else None
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:

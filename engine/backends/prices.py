@@ -42,11 +42,6 @@ class Price(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return round(dollars / 1e6, 8)
 
 
-def read_prices(path: str | Path) -> dict[str, Price]:
-    """A price file's ``[models."NAME"]`` tables. Raises ValueError naming the file and the entry."""
-    return read_price_file(path)[0]
-
-
 def read_price_file(path: str | Path) -> tuple[dict[str, Price], dict[str, float]]:
     """A price file's ``[models."NAME"]`` tables and its ``[batch]`` factors. Raises ValueError
     naming the file and the entry."""

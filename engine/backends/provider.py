@@ -18,7 +18,7 @@ import anyio
 from bus import Usage
 
 from engine.backends.base import Completion, Failure, InfraError, Request, RequestError, Secrets, StatusError
-from engine.backends.limiter import Limiter, retry_after
+from engine.backends.limiter import Limiter, LimiterStats, retry_after
 from engine.backends.prices import PriceTable
 from engine.backends.settings import History, ModelOptions
 from engine.backends.tokens import Tokenizer
@@ -50,6 +50,28 @@ def _is_aiohttp_error(exc: BaseException) -> bool:
     it was never imported, no exception can be its (a run with no model imports no HTTP client)."""
     aiohttp = sys.modules.get("aiohttp")
     return aiohttp is not None and isinstance(exc, aiohttp.ClientError)
+
+
+def count_answer(stats: LimiterStats, reply: Reply, latency: float, cost: float | None) -> None:
+    """Count an answered call's tokens, latency, cost (unknown from the first call whose is) and cut."""
+    stats.prompt_tokens += reply.prompt
+    stats.completion_tokens += reply.completion
+    stats.cached_tokens += reply.cached
+    stats.latency_sum += latency
+    if stats.cost_usd is not None:
+        stats.cost_usd = None if cost is None else stats.cost_usd + cost
+    stats.cut += int(reply.finish == "length")
+
+
+def completion(name: str, reply: Reply, cost: float | None, *, attempts: int, latency: float, waited: float,
+               batched: int = 0) -> Completion:
+    """What an answered call of the model ``name`` brings back, with its usage."""
+    usage = Usage(
+        model=name, prompt_tokens=reply.prompt, completion_tokens=reply.completion, cached_tokens=reply.cached,
+        attempts=attempts, latency=round(latency, 4), waited=round(waited, 4), cost_usd=cost, batched=batched,
+        cut=int(reply.finish == "length"),
+    )
+    return Completion(reply.text, usage, reply.finish)
 
 
 class ProviderBackend:
@@ -151,25 +173,12 @@ class ProviderBackend:
                         slot.refused(failure.refused)
                 else:
                     latency = time.monotonic() - sent
-                    prompt, cached, completion = reply.prompt, reply.cached, reply.completion
-                    slot.done(headers, prompt + completion)
+                    slot.done(headers, reply.prompt + reply.completion)
                     if chars:
-                        self.learn_density(chars, prompt)
-                    cost = self.prices.cost(self.provider, self.model, prompt, cached, reply.written, completion)
-                    stats.prompt_tokens += prompt
-                    stats.completion_tokens += completion
-                    stats.cached_tokens += cached
-                    stats.latency_sum += latency
-                    if stats.cost_usd is not None:
-                        stats.cost_usd = None if cost is None else stats.cost_usd + cost
-                    cut = int(reply.finish == "length")
-                    stats.cut += cut
-                    usage = Usage(
-                        model=self.name, prompt_tokens=prompt, completion_tokens=completion,
-                        cached_tokens=cached, attempts=attempt, latency=round(latency, 4),
-                        waited=round(waited, 4), cost_usd=cost, cut=cut,
-                    )
-                    return Completion(reply.text, usage, reply.finish)
+                        self.learn_density(chars, reply.prompt)
+                    cost = self.prices.cost(self.provider, self.model, reply.prompt, reply.cached, reply.written, reply.completion)
+                    count_answer(stats, reply, latency, cost)
+                    return completion(self.name, reply, cost, attempts=attempt, latency=latency, waited=waited)
             if not failure.retryable or attempt == options.max_attempts:
                 break
             # A pause longer than the longest back-off (a quota, say) is cut short: the attempts run out instead.

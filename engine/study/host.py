@@ -22,6 +22,7 @@ their condition has one, play, and leave or finish; all on one event loop, every
 
 from __future__ import annotations
 
+import math
 import secrets
 import time
 from collections import Counter
@@ -46,7 +47,6 @@ from engine.study.screens import (
 )
 from engine.study.spec import Study
 
-TICK = 0.25  # seconds between the waiting room's and the pages' checks
 EXTRA_TRIES = 2  # games a participant may start in a block beyond its rounds, for games that did not count
 TIME_UP = "time"  # a Left reason: the session reached the study's time limit
 FAULT_NOTE = "Your last game stopped because of a technical problem on our side; it does not count, and you will play another."
@@ -100,6 +100,7 @@ class StudyHost:
         self.waiting: list[Wait] = []
         self.group: Any = None
         self.total = sum(b.rounds for b in study.blocks)
+        self._changed: anyio.Event | None = None  # set by a change ``watch`` must look at
 
     # ---- opening, the journal, a restart ----
 
@@ -155,6 +156,7 @@ class StudyHost:
         order = block_order(self.study, self.ledger.orders())
         fixed = order == tuple(range(len(self.blocks)))  # the file's order: not recorded
         self.add(Joined(participant, token_hash(token), code, time.time(), () if fixed else order))
+        self._wake()
         self.go(self._front(self.ledger.people[participant]))
         return token
 
@@ -205,6 +207,7 @@ class StudyHost:
             self.go(front)
         elif cell.seat is None:
             self.waiting.append(Wait(person.id, block, cell.condition, time.monotonic()))
+            self._wake()
             front.show(waiting_screen(self.study.texts))
         elif not self._start(cell, {cell.seat: person.id}):
             front.skipped.add(block)
@@ -279,6 +282,7 @@ class StudyHost:
             front.new_game(started.game_id)
             front.seat(role)
         self.group.start_soon(self._play, block, started)
+        self._wake()
         return True
 
     async def _play(self, block: Block, started: Started) -> None:
@@ -312,30 +316,59 @@ class StudyHost:
         else:
             front.show(between_screen(note))
 
-    # ---- the clock: the waiting room, pages away ----
+    # ---- the clock: the waiting room, pages away, the time limit ----
 
     async def watch(self) -> None:
-        t = self.study.time
+        """Act on what the clock makes due (``due``), then sleep until the next of it can be due or
+        the host changes (someone joins, waits for a partner or starts a game), whichever comes first."""
         while True:
-            await anyio.sleep(TICK)
-            now = time.monotonic()
-            for wait in list(self.waiting):
-                front = self.fronts[wait.participant]
-                if front.away() > t.gone_after:
-                    self.waiting.remove(wait)
-                    front.show(between_screen("You were away, so you left the waiting room."))
-                elif now - wait.since > t.pair_wait:
-                    self.waiting.remove(wait)
-                    self._fall_back(wait)
-            for person in list(self.ledger.people.values()):
-                if person.left or person.done:
-                    continue
-                if t.session_limit and time.time() - person.joined.at > t.session_limit:
+            self._changed = anyio.Event()
+            delay = self.due()
+            with anyio.move_on_after(math.inf if delay is None else delay):
+                await self._changed.wait()
+
+    def due(self) -> float | None:
+        """End the waits for a partner that are over or whose page has been away too long, and the
+        sessions of people whose page has been away too long while they play or who reached the time
+        limit. The seconds until the next of these can be due; None when none can be until the host
+        changes. A page that is asking now cannot have been away ``gone_after`` before that much time
+        has passed."""
+        t = self.study.time
+        now, clock = time.monotonic(), time.time()
+        delays: list[float] = []
+        for wait in list(self.waiting):
+            front = self.fronts[wait.participant]
+            away = front.away()
+            if away > t.gone_after:
+                self.waiting.remove(wait)
+                front.show(between_screen("You were away, so you left the waiting room."))
+            elif now - wait.since > t.pair_wait:
+                self.waiting.remove(wait)
+                self._fall_back(wait)
+            else:
+                delays += [t.gone_after - away, wait.since + t.pair_wait - now]
+        for person in list(self.ledger.people.values()):
+            if person.left or person.done:
+                continue
+            if t.session_limit:
+                left = person.joined.at + t.session_limit - clock
+                if left < 0:
                     self.leave(self._front(person), TIME_UP)
                     continue
-                page = self.fronts.get(person.id)
-                if page is not None and person.playing() is not None and not page.gone and page.away() > t.gone_after:
+                delays.append(left)
+            page = self.fronts.get(person.id)
+            if page is not None and person.playing() is not None and not page.gone:
+                away = page.away()
+                if away > t.gone_after:
                     self.leave(page, "gone")
+                else:
+                    delays.append(t.gone_after - away)
+        return max(0.0, min(delays)) if delays else None
+
+    def _wake(self) -> None:
+        """Something may be due sooner than ``watch`` sleeps: have it look again."""
+        if self._changed is not None:
+            self._changed.set()
 
     def _fall_back(self, wait: Wait) -> None:
         """No partner came: the person plays the condition's fallback, else any open cell with a model partner."""

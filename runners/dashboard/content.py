@@ -25,7 +25,7 @@ from runners.dashboard.spending import spending_line
 from runners.dashboard.widths import Column, short_names
 from runners.printable import printable
 
-__all__ = ["Dashboard", "Section", "counters_section", "render_dashboard", "score_cell", "short_labels"]
+__all__ = ["Dashboard", "Section", "counters_section", "render_dashboard", "score_cell"]
 
 SHOWN_RUNNING = 8
 SHOWN_RECENT = 6
@@ -72,12 +72,6 @@ def varying_fields(fields: dict[str, dict[str, str]]) -> list[str]:
         return []
     keys = list(dict.fromkeys(k for f in fields.values() for k in f))
     return [k for k in keys if len({f.get(k) for f in fields.values()}) > 1]
-
-
-def short_labels(fields: dict[str, dict[str, str]]) -> dict[str, str]:
-    """Each condition label shortened to the fields that differ between conditions."""
-    varying = varying_fields(fields)
-    return {label: " ".join(f"{k}={f.get(k)}" for k in varying) for label, f in fields.items()}
 
 
 def score_labeller(games: set):

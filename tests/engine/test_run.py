@@ -9,9 +9,9 @@ import anyio
 import pytest
 
 from engine import GameRecord, PolicyFactory, RunProgress, play_game, run_games
-from engine.analysis.stats import mean_interval, score_summaries, t95, wilson_interval
+from engine.analysis.stats import mean_interval, t95, wilson_interval
 from puzzles import GAMES
-from tests.helpers import FailingFactory, grid, play_async, spec
+from tests.helpers import FailingFactory, grid, play_async, score_summaries, spec
 
 
 async def test_an_actor_that_raises_ends_only_its_own_game():

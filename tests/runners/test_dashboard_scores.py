@@ -6,9 +6,8 @@ import anyio
 from rich.console import Console
 
 from engine import PolicyFactory, RunProgress, run_games
-from engine.analysis.stats import score_summaries
 from runners.dashboard import render_dashboard, score_cell
-from tests.helpers import grid
+from tests.helpers import grid, score_summaries
 
 
 def test_live_score_tallies_equal_the_summaries_of_the_records_and_are_shown():

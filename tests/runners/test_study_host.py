@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 
 import anyio
+from anyio import wait_all_tasks_blocked
 import pytest
 
 from engine.policies.factory import PolicyFactory
@@ -162,3 +163,53 @@ def test_one_who_joined_as_the_study_filled_up_is_told_so_without_a_code(tmp_pat
     host = anyio.run(_with_host, study_from_dict({**STUDY, "blocks": blocks}), tmp_path, body)
     reasons = sorted((p.left.reason if p.left else "done") for p in host.ledger.people.values())
     assert reasons == ["done", "full"]
+
+
+def test_the_host_sleeps_until_it_changes_not_on_a_tick(tmp_path):
+    """With nobody in the study nothing can fall due, so the host sleeps however long it is left
+    (a host that looked every so often would have looked again); a join wakes it at once."""
+    host = StudyHost(_study(), tmp_path, PolicyFactory(), StudyFront)
+    looks = []
+    due = host.due
+    host.due = lambda: looks.append(due()) or looks[-1]
+
+    async def main():
+        async with anyio.create_task_group() as group:
+            host.group = group
+            host.open()
+            group.start_soon(host.watch)
+            await wait_all_tasks_blocked()
+            await anyio.sleep(1)  # a host that looked every 0.25 s would look four more times
+            assert looks == [None]
+            _join(host)  # into a game: their page may now be away too long
+            await wait_all_tasks_blocked()
+            assert len(looks) == 2 and looks[1] is not None
+            group.cancel_scope.cancel()
+
+    anyio.run(main)
+    host.close()
+
+
+def test_the_host_sleeps_until_the_first_thing_that_can_fall_due(tmp_path):
+    """A page away while its person plays, the wait for a partner: the host's next look is at the
+    first of them, and what is due then is done."""
+    study = study_from_dict({**STUDY, "time": {"turn": 60, "pair_wait": 30, "gone_after": 50, "session_limit": 1000}})
+
+    async def body(host):
+        player = _join(host)  # into a game with a model partner
+        assert player.number == 1 and not host.waiting
+        player.seen_at -= 45  # the page away 45 s of the 50 it may be
+        assert 0 <= host.due() <= 5
+        player.seen_at = time.monotonic()
+        waiter = _join(host)  # the condition given second at this place: a person partner, so the waiting room
+        [wait] = host.waiting
+        host.waiting[0] = wait._replace(since=time.monotonic() - 25)
+        assert 0 <= host.due() <= 5
+        host.waiting[0] = wait._replace(since=time.monotonic() - 31)
+        host.due()  # the wait is over: the fallback is played
+        assert not host.waiting and waiter.number == 1
+        player.seen_at -= 51
+        host.due()  # away too long: the person has left
+        assert host.ledger.people[player.participant].left.reason == "gone"
+
+    anyio.run(_with_host, study, tmp_path, body)

@@ -14,12 +14,11 @@ import anyio
 import anyio.abc
 import msgspec
 
-from bus import Usage
 
 from engine.backends.base import Backend, Completion, Failure, InfraError, Request, RequestError
 from engine.backends.batch.log import BATCHES_FILE, BatchLog
 from engine.backends.batch.queue import Answer, BatchAPI, BatchQueue
-from engine.backends.provider import ProviderBackend
+from engine.backends.provider import ProviderBackend, completion, count_answer
 from engine.backends.settings import CALL_GAME, BackendSettings, split_name
 from engine.backends.wrappers import Wrapper
 
@@ -148,28 +147,11 @@ class BatchedCalls(Wrapper):
     def _answered(self, answer: Answer, attempt: int) -> Completion:
         reply = answer.reply
         cost = self.prices.cost(self.provider, self.model, reply.prompt, reply.cached, reply.written, reply.completion, batch=True)
-        stats = self.stats
         if answer.counted:
-            stats.calls += 1
-            stats.batched += 1
-            stats.prompt_tokens += reply.prompt
-            stats.completion_tokens += reply.completion
-            stats.cached_tokens += reply.cached
-            stats.latency_sum += answer.latency
-            if stats.cost_usd is not None:
-                stats.cost_usd = None if cost is None else stats.cost_usd + cost
-        cut = int(reply.finish == "length")
-        if answer.counted:
-            stats.cut += cut
-        usage = Usage(
-            model=self.name, prompt_tokens=reply.prompt, completion_tokens=reply.completion, cached_tokens=reply.cached,
-            attempts=attempt, latency=round(answer.latency, 4), waited=round(answer.waited, 4), cost_usd=cost, batched=1,
-            cut=cut,
-        )
-        return Completion(reply.text, usage, reply.finish)
-
-
-
+            self.stats.calls += 1
+            self.stats.batched += 1
+            count_answer(self.stats, reply, answer.latency, cost)
+        return completion(self.name, reply, cost, attempts=attempt, latency=answer.latency, waited=answer.waited, batched=1)
 
 
 class Batches:

@@ -10,8 +10,9 @@ import statistics
 import pytest
 
 from engine.analysis.seats import human_seats
-from engine.analysis.stats import ScoreTally, mean_interval, score_summaries, t95
+from engine.analysis.stats import ScoreTally, mean_interval, t95
 from tests.engine.test_report_humans import STUDY, record, turn
+from tests.helpers import score_summaries
 
 
 def t_interval(values: list[float]) -> tuple[float, float]:

@@ -7,7 +7,8 @@ import statistics
 
 import pytest
 from engine import RunDir
-from engine.analysis.played import condition_labels, run_analyses
+from engine.analysis.conditions import condition_fields
+from engine.analysis.played import condition_label, run_analyses
 from puzzles import PlayedGame, PlayedTurn, get_game
 from puzzles.einstein.analyses import COLUMNS, EinsteinActionUse
 from runners.report import main as report_main
@@ -87,7 +88,8 @@ def test_games_the_scripted_players_play_agree_with_the_games_own_tally(tmp_path
     assert found.games == len(records) == 24
     (table,) = found.tables
     rows = {tuple(row[:3]): row[3:] for row in table.rows}
-    labels = condition_labels(records)
+    fields = condition_fields(records)
+    labels = {r.spec.game_id: condition_label(r, fields) for r in records}
     outcomes = {r.outcome for r in records}
     assert outcomes == {"success", "failure"}  # both kinds of row are tested
     expected = {}

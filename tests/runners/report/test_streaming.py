@@ -11,11 +11,11 @@ import msgspec
 import pytest
 
 from engine.analysis import condition_fields, field_values, read_results, read_totals, scores_per_condition
-from engine.analysis.stats import score_summaries
 from engine.records import ordered
 from engine.records.record import UsageTotals, encode_record
 from runners.report.cli import intro_lines
 from runners.report.tables import build_tables
+from tests.helpers import score_summaries
 from tests.runners.test_report import ALICE_APP, BOB_APP, crafted_games, game
 
 COMPARE = ("feedback", "own", "joint")
