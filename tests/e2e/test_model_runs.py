@@ -185,6 +185,7 @@ def test_a_run_whose_first_games_all_fail_alike_stops_early_and_resumes(tmp_path
     assert len(final) == 200 and all(r["outcome"] == "success" for r in final.values())
 
 
+@pytest.mark.slow
 def test_a_provider_that_refuses_every_request_stops_the_run_early_quoting_its_error(tmp_path, monkeypatch, capsys):
     """A 400 to every call is not the model's failure, nor retried: the run stops after its first 20
     games with the provider's error on the closing line (status 3), not 200 games of errors."""
