@@ -133,6 +133,6 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"asymgames: error: {command} is not available in this installation ({module_name} is missing)", file=sys.stderr)
         return 2
-    program = f"asymgames {'sweep' if module_name == 'runners.sweep' else 'run' if command == 'forecast' else command}"
+    program = f"asymgames {command}"
     result = getattr(module, function)(rest, prog=program)  # usage lines and resume commands spell the command
     return int(result or 0)

@@ -35,13 +35,14 @@ def build_parser(prog: str = PROG) -> OneLineParser:
     return p
 
 
-def check_policies(parser: OneLineParser, grid: Grid, factory: PolicyFactory) -> Grid:
-    """The grid with policy names in their saved spelling; exits naming a bad one."""
+def check_policies(parser: OneLineParser, grid: Grid, factory: PolicyFactory, calls: bool = True) -> Grid:
+    """The grid with policy names in their saved spelling; exits naming a bad one (``calls=False``:
+    a forecast, which calls no model)."""
     game = grid.the_game()
     for names in grid.agents:
-        for name in names:
+        for role, name in zip(game.roster(len(names)), names):
             try:
-                factory.check(name, game)
+                factory.check(name, game, role, calls=calls)
             except ValueError as exc:
                 parser.error(f"argument grid: agents: {exc}")
     agents = [[factory.canonical(n) for n in names] for names in grid.agents]
@@ -63,14 +64,14 @@ def prepare(argv: list[str] | None, factory: PolicyFactory, prog: str = PROG) ->
             parser.error(f"argument grid: {exc}")
         if args.seeds is not None:
             grid = msgspec.structs.replace(grid, seeds=args.seeds)
-        return check_policies(parser, grid, factory)
+        return check_policies(parser, grid, factory, calls=not args.dry_run)
 
     def check_saved(saved: Plan) -> None:
         try:
             saved.validate()
         except ValueError as exc:
             parser.error(f"argument --resume: the saved grid cannot be played: {exc}")
-        check_policies(parser, saved, factory)
+        check_policies(parser, saved, factory, calls=not args.dry_run)
 
     out_name = args.grid.stem if args.grid is not None else ""
     return open_run(

@@ -112,10 +112,10 @@ class ModelHub:
 
         return served_model(provider, model, self.explicit_url(provider))
 
-    def check(self, name: str) -> None:
+    def check(self, name: str, calls: bool = True) -> None:
         """Raise ValueError with a one-line reason if ``name`` cannot be played (unknown provider, no key,
         a model file or server program the engine cannot serve). A model it must serve is noted, to be
-        started with the hub."""
+        started with the hub. ``calls=False``: nothing will be sent (a forecast), so no key is needed."""
         provider, _ = split_name(name)
         endpoint = self._settings.endpoint(provider)
         served = self._served(name)
@@ -128,13 +128,13 @@ class ModelHub:
                 raise ValueError(f"{name}: {exc}") from None
             self.served[name] = served
         else:
-            self._check_called(name, provider, endpoint)
+            self._check_called(name, provider, endpoint, calls)
         if provider not in PROVIDERS and provider not in self._settings.endpoints:  # a built-in entry: saved with the run
             self._named[provider] = endpoint
 
-    def _check_called(self, name: str, provider: str, endpoint: Endpoint) -> None:
-        """The checks of a model on a server the run names."""
-        if endpoint.kind != "vllm" and endpoint.key_env and not self.environ.get(endpoint.key_env):
+    def _check_called(self, name: str, provider: str, endpoint: Endpoint, calls: bool = True) -> None:
+        """The checks of a model on a server the run names (its key only if ``calls``)."""
+        if calls and endpoint.kind != "vllm" and endpoint.key_env and not self.environ.get(endpoint.key_env):
             raise ValueError(f"{name} needs the environment variable {endpoint.key_env} (the API key)")
         url = self._settings.base_url(provider, self.environ)
         if provider == "vllm" and not url:

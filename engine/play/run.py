@@ -228,9 +228,12 @@ async def run_games(
 
     async def worker() -> None:
         """Play games until there are none left. One frame under each game in flight (the game's own
-        coroutine is awaited here, not through a helper)."""
+        coroutine is awaited here, not through a helper). A worker that takes a game starts the next
+        worker, up to ``concurrency``: no more workers than games, however high the cap."""
         try:
             while (spec := await next_spec()) is not None:
+                if len(workers) < concurrency and not failures:
+                    workers.append(group.create_task(worker()))
                 CALL_PRIORITY.set(next(admitted))  # its model calls go before those of games started later
                 CALL_GAME.set(f"{run_token}-{spec.game_id};seed={spec.seed}")
                 taps = [tap for w in watchers if (tap := w.game_started(spec)) is not None]
@@ -249,7 +252,7 @@ async def run_games(
                         task.cancel()
             failures.append(exc)
 
-    async with TaskGroup() as tg:
-        workers.extend(tg.create_task(worker()) for _ in range(concurrency))
+    async with TaskGroup() as group:
+        workers.append(group.create_task(worker()))
     if failures:
         raise ExceptionGroup("a worker of the run failed", failures)

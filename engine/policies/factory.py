@@ -62,9 +62,9 @@ def is_import(name: str) -> bool:
 
 
 def _makes_policy(found: Any) -> bool:
-    """A class with an async ``reply``, or a plain function that takes (role, rng)."""
-    if inspect.isclass(found):
-        return inspect.iscoroutinefunction(getattr(found, "reply", None))
+    """A class with an async ``reply`` made from (role, rng), or a plain function that takes (role, rng)."""
+    if inspect.isclass(found) and not inspect.iscoroutinefunction(getattr(found, "reply", None)):
+        return False
     if not callable(found) or inspect.iscoroutinefunction(found):
         return False
     try:
@@ -91,7 +91,7 @@ def import_policy(name: str) -> Any:
             raise ValueError(f"{module_name} has no {attribute!r} (the policy {name!r})")
         found = getattr(found, part)
     if not _makes_policy(found):
-        raise ValueError(f"{name} is not a policy: give a class with 'async def reply(self, context)', or a function (role, rng) returning one")
+        raise ValueError(f"{name} is not a policy: give a class with 'async def reply(self, context)' made as NAME(role, rng), or a function (role, rng) returning one")
     return found
 
 
@@ -179,14 +179,21 @@ class PolicyFactory:
             return f"{provider.strip().lower()}:{model.strip()}"
         return _normal(name)
 
-    def check(self, name: str, game: Game) -> None:
+    def check(self, name: str, game: Game, role: str | None = None, *, calls: bool = True) -> None:
         """Raise ValueError with a one-line reason if ``name`` is not a policy this factory can make
-        for ``game``."""
+        for ``game``: a policy of the user's own is made once for ``role`` (when given), so that one
+        that fails when made is refused before any game. ``calls=False`` (a forecast, which sends
+        nothing) does not ask for a model's API key."""
         if is_import(name):
-            self._policy_class(name)
+            found = self._policy_class(name)
+            if role is not None:
+                try:
+                    found(role, scripted_rng(0, role))
+                except Exception as exc:  # the user's code failed: one line, before any game
+                    raise ValueError(f"{name} failed when made for {role}: {type(exc).__name__}: {exc}") from None
             return
         if is_model(name):
-            self.hub.check(name)
+            self.hub.check(name, calls=calls)
             return
         if is_human(name):
             return

@@ -18,7 +18,8 @@ decompressing its block, well under a millisecond) and is written whole in one w
 second after the last write while games end, and at close; a run whose games end slowly (models)
 writes each as it ends. A run killed mid-write leaves at most one block cut short at the end, which
 readers pass over and the next writer cuts off (``whole_end``); the games gathered and not yet
-written are lost with it, their records kept. A damaged block fails its CRC and is skipped with its
+written are lost with it, and their records too, as the run writes a record once its transcript is
+written (``engine.records.transcribe.TranscriptWriter``). A damaged block fails its CRC and is skipped with its
 games; a damaged header is passed over to the next header found.
 
 A member is a plain gzip member (RFC 1952) whose header has the extra field (FEXTRA) and no name,
@@ -33,7 +34,7 @@ import os
 import struct
 import time
 import zlib
-from collections.abc import Container, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
@@ -169,11 +170,13 @@ BLOCK_GAMES = 4096  # at most, so that the ids fit the header
 class BlockWriter:
     """Appends blocks to ``path``: the caller adds each game's line to ``buffer`` and calls ``added``;
     a block is written when it holds ``BLOCK_BYTES`` or when a second has passed since the last
-    write, and by ``close``. On opening, a block a kill cut short at the end is cut off (bytes that
+    write, and by ``close``; ``on_written`` is told when nothing added is left unwritten. On opening, a block a kill cut short at the end is cut off (bytes that
     are not the start of a block are left alone: readers pass over them)."""
 
-    def __init__(self, path: Path, block_bytes: int | None = None, block_seconds: float | None = None) -> None:
+    def __init__(self, path: Path, block_bytes: int | None = None, block_seconds: float | None = None,
+                 on_written: Callable[[], None] | None = None) -> None:
         self.path = path
+        self.on_written = on_written  # called after each flush that wrote, or found nothing to write
         self.block_bytes = BLOCK_BYTES if block_bytes is None else block_bytes
         self.block_seconds = BLOCK_SECONDS if block_seconds is None else block_seconds
         self.buffer = bytearray()
@@ -203,6 +206,8 @@ class BlockWriter:
             self.buffer.clear()
             self.ids.clear()
         self._last_write = time.monotonic()
+        if self.on_written is not None:
+            self.on_written()
 
     def close(self) -> None:
         if self._fd >= 0:

@@ -2,8 +2,8 @@
 
 The runs must have the same plan, and a game recorded by more than one of them must have the same
 record in each (games are deterministic by seed, so scripted games always agree; model games played
-twice do not, and are refused rather than silently dropped). Games lost to the infrastructure count
-as not recorded: a record of the game from another run wins. The merged run can be resumed and
+twice do not, and are refused rather than silently dropped, within one run as between runs). Games
+lost to the infrastructure count as not recorded: a record of the game from another run wins. The merged run can be resumed and
 reported like any other; when it holds every game, its results are sorted as a finished run's are.
 
 Memory does not grow with the runs: each run's results are read in game-id order, one game at a
@@ -43,6 +43,10 @@ def merge_runs(out: Path, sources: list[Path]) -> tuple[int, int]:
     for run, plan in zip(runs[1:], plans[1:]):
         if msgspec.json.encode(plan) != msgspec.json.encode(plans[0]):
             raise RunDirError(f"{run.path} has another plan than {runs[0].path}; only runs of one plan merge")
+    for run in runs:  # a game recorded twice differently within one run is refused as between runs
+        conflict = run.conflict_error()
+        if conflict is not None:
+            raise conflict
     total = plans[0].total
     streams = [_numbered(run.last_records(run.ordered()[1]), index) for index, run in enumerate(runs)]
     existed = out.exists()

@@ -23,7 +23,7 @@ from engine.backends import BackendSettings
 from engine.records.ids import IdCounts
 from engine.records.ordered import Game, Survey, read_in_order, sort_results, whole_lines
 from engine.records.planned import PlanCheck
-from engine.records.record import GameRecord, RecordKey, decode_key, decode_record, encode_record, encode_storable
+from engine.records.record import GameRecord, RecordKey, decode_key, decode_record, encode_record, encode_storable, is_infra_error
 from engine.plan.grid import Grid
 from engine.records.upgrade import is_format_1, upgrade_current, upgrade_plan, upgrade_record, upgrade_saved_plan
 
@@ -244,13 +244,55 @@ class RunDir:
             )
         return None
 
+    def conflicts(self, *, skip_damaged: bool = False) -> Iterator[tuple[int, int, int]]:
+        """(game id, line number, line number) of each game recorded twice with different records, the
+        first two such lines: a run cannot choose between them (``merge_runs`` refuses the same). A
+        record of a game lost to the infrastructure counts as none. Two passes; only the records of
+        games recorded more than once are kept. A damaged line is a RunDirError, or skipped."""
+        counts = IdCounts()
+        twice: set[int] = set()
+        for _, key, _ in self._keys(skip_damaged):
+            if not is_infra_error(key) and counts.add(key.game_id, 1) == 2:
+                twice.add(key.game_id)
+        if not twice:
+            return
+        first: dict[int, tuple[int, bytes]] = {}
+        for number, key, line in self._keys(skip_damaged):
+            if key.game_id not in twice or is_infra_error(key):
+                continue
+            seen = first.setdefault(key.game_id, (number, line))
+            if seen[1] != line:
+                yield key.game_id, seen[0], number
+                twice.discard(key.game_id)
+
+    def _keys(self, skip_damaged: bool) -> Iterator[tuple[int, RecordKey, bytes]]:
+        for number, _, line in self._lines():
+            try:
+                key = self._key(number, line)
+            except RunDirError:
+                if skip_damaged:
+                    continue
+                raise
+            yield number, key, line
+
+    def conflict_error(self) -> RunDirError | None:
+        """A RunDirError naming the first game recorded twice with different records, or None."""
+        for game_id, one, other in self.conflicts():
+            return RunDirError(
+                f"{self.results_path} lines {one} and {other} hold different records of game {game_id} (refusing to "
+                f"choose, as merge does); move every record of such games aside, to play them again, with --resume {self.path} --repair"
+            )
+        return None
+
     def repair(self, total: int, plan: Plan | None = None) -> tuple[int, Path]:
         """Move aside every line that is not a whole record of a game of the plan (``total`` games),
-        and, given the ``plan``, every record that contradicts it (``contradictions``): appended to
-        ``results.damaged.jsonl`` beside the results, which are rewritten without them. Returns how
-        many lines were moved, and where."""
+        given the ``plan`` every record that contradicts it (``contradictions``), and every record of
+        a game recorded twice with different records (``conflicts``: the game is played again):
+        appended to ``results.damaged.jsonl`` beside the results, which are rewritten without them.
+        Returns how many lines were moved, and where."""
         drop_partial_tail(self.results_path)
         check = PlanCheck(plan) if plan is not None else None
+        conflicted = {game_id for game_id, _, _ in self.conflicts(skip_damaged=True)}
         aside = self.results_path.with_name(DAMAGED_FILE)
         tmp = self.results_path.with_suffix(".jsonl.tmp")
         moved = 0
@@ -258,7 +300,8 @@ class RunDir:
             for _, _, line in self._lines():
                 try:
                     record = decode_any_record(line)
-                    whole = 0 <= record.game_id < total and (check is None or check.differs(line)[1] is None)
+                    whole = (0 <= record.game_id < total and record.game_id not in conflicted
+                             and (check is None or check.differs(line)[1] is None))
                 except (msgspec.DecodeError, msgspec.ValidationError, ValueError):
                     whole = False
                 if whole:

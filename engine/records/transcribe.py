@@ -11,6 +11,7 @@ field as the game went, and a write per game, cost scripted runs about 9% more C
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -275,13 +276,19 @@ class TranscriptMaker:
 class TranscriptWriter(TranscriptMaker):
     """A ``TranscriptMaker`` that appends each game's line to ``transcripts.jsonl.gz`` as the game
     ends (or, for games played elsewhere, as ``write`` is given their lines), a block at a time
-    (``engine.records.blocks``)."""
+    (``engine.records.blocks``). Given ``records`` (the run's record writer), it writes each game's
+    record (``record``) once the game's transcript is on disk, so that no kill or full disk leaves a
+    record without its transcript: a game whose transcript was lost has no record either, and
+    ``--resume`` plays it again."""
 
-    def __init__(self, run_path: Path, full: bool = True, at_once: bool = False) -> None:
+    def __init__(self, run_path: Path, full: bool = True, at_once: bool = False,
+                 records: Callable[[GameRecord], None] | None = None) -> None:
         super().__init__(full)
         self.path = Path(run_path) / TRANSCRIPTS_FILE
+        self._records = records
+        self._held: list[GameRecord] = []  # records whose transcripts are not on disk yet
         # cuts off a block a kill left unfinished; ``at_once``: a block per game, written as it ends
-        self._blocks = BlockWriter(self.path, block_bytes=0 if at_once else None)
+        self._blocks = BlockWriter(self.path, block_bytes=0 if at_once else None, on_written=self._release)
 
     def game_finished(self, spec: GameSpec, record: GameRecord) -> None:
         if self.encode_into(spec, record, self._blocks.buffer):
@@ -294,7 +301,20 @@ class TranscriptWriter(TranscriptMaker):
         self._blocks.buffer += line
         self._blocks.added(game_id)
 
+    def record(self, record: GameRecord) -> None:
+        """Write ``record`` through ``records`` as soon as every transcript given so far is on disk
+        (at once when it is already)."""
+        self._held.append(record)
+        if not self._blocks.ids:
+            self._release()
+
+    def _release(self) -> None:
+        if self._records is None:
+            self._held.clear()
+            return
+        held, self._held = self._held, []
+        for record in held:
+            self._records(record)
+
     def close(self) -> None:
         self._blocks.close()
-
-

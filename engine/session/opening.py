@@ -116,9 +116,9 @@ def open_session(
         run.upgrade()  # results of an earlier format are rewritten before any is added
         repaired = run.repair(before.plan.total, before.plan) if repair else None
         if resume is not None:
-            contradiction = run.contradiction_error(before.plan)
-            if contradiction is not None:
-                raise contradiction
+            refused = run.contradiction_error(before.plan) or run.conflict_error()
+            if refused is not None:
+                raise refused
         return Session(before.plan, run, lock, recorded_games(run, before.plan.total), repaired)
     except (RunDirError, ValueError) as exc:
         lock.close()

@@ -220,13 +220,16 @@ async def play_plan(
             # calls of the games it plays again.
             factory.hub = factory.hub.for_run(HubContext(run_dir=run.path, replayed=lambda game_id: game_id not in recorded))
         # True (or "full"): full transcripts; "messages": messages-only transcripts (``engine.records.transcripts``)
-        # Games against models are few and dear: each transcript is written as its game ends.
-        transcript_writer = TranscriptWriter(run.path, full=transcripts != "messages", at_once=models_play(plan)) if transcripts else None
+        # Games against models or people are few and dear: each transcript is written as its game ends.
+        # A record is written once its game's transcript is on disk: a kill never leaves one without the other.
+        transcript_writer = (TranscriptWriter(run.path, full=transcripts != "messages", at_once=slow, records=writer.write)
+                             if transcripts else None)
         try:
             async with factory:
                 try:
                     await executor.play(
-                        plan, todo, factory=factory, concurrency=concurrency, on_record=writer.write, progress=progress,
+                        plan, todo, factory=factory, concurrency=concurrency, progress=progress,
+                        on_record=writer.write if transcript_writer is None else transcript_writer.record,
                         observers=[GameLog(log, debug=log_level == "debug"), *observers], games=games,
                         transcripts=transcript_writer, spending=spending if models_play(plan) else None,
                     )

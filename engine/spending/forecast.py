@@ -123,7 +123,7 @@ class _StandInHub(ModelHub):
         self.game = game
         self.reply_tokens = reply_tokens
 
-    def check(self, name: str) -> None:
+    def check(self, name: str, calls: bool = True) -> None:
         split_name(name)
 
     def backend(self, name: str) -> Backend:

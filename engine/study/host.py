@@ -153,7 +153,7 @@ class StudyHost:
         while participant in self.ledger.people:
             participant = "p" + secrets.token_hex(5)
         code = self.study.completion_code or secrets.token_hex(4).upper()
-        order = block_order(self.study, self.ledger.orders())
+        order = block_order(self.study, self.ledger.orders(len(self.blocks)))
         fixed = order == tuple(range(len(self.blocks)))  # the file's order: not recorded
         self.add(Joined(participant, token_hash(token), code, time.time(), () if fixed else order))
         self._wake()

@@ -169,9 +169,10 @@ class Ledger:
         elif isinstance(event, Done):
             self.people[event.participant].done = event
 
-    def orders(self) -> Counter[tuple[int, ...]]:
-        """Participants per block order given (the study file's order: not counted)."""
-        return Counter(p.joined.order for p in self.people.values() if p.joined.order)
+    def orders(self, blocks: int) -> Counter[tuple[int, ...]]:
+        """Participants per block order given, of a study of ``blocks`` blocks (the study file's order
+        among them, though a participant's record does not spell it out)."""
+        return Counter(p.order(blocks) for p in self.people.values())
 
     def person(self, token: str) -> Person | None:
         return self.by_token.get(token_hash(token))

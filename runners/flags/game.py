@@ -163,11 +163,13 @@ def config_from_args(parser: OneLineParser, args: argparse.Namespace, game: Game
     if args.leak_audit:
         grid["leak_audit"] = True
     plan = msgspec.convert(grid, Grid)
-    check_plan(parser, plan, game, factory, named)
+    check_plan(parser, plan, game, factory, named, calls=not args.dry_run)
     return plan
 
 
-def check_plan(parser: OneLineParser, plan: Grid, game: Game, factory: PolicyFactory, named: dict[str, tuple[str, str]] | None = None) -> None:
+def check_plan(parser: OneLineParser, plan: Grid, game: Game, factory: PolicyFactory, named: dict[str, tuple[str, str]] | None = None,
+               *, calls: bool = True) -> None:
+    """Exit naming the first bad parameter or policy; ``calls=False`` for a forecast, which calls no model."""
     try:
         plan.validate()
     except InvalidParameter as exc:
@@ -176,7 +178,7 @@ def check_plan(parser: OneLineParser, plan: Grid, game: Game, factory: PolicyFac
     for names in plan.agents:
         for role, name in zip(game.roster(len(names)), names):
             try:
-                factory.check(name, game)
+                factory.check(name, game, role, calls=calls)
             except ValueError as exc:
                 parser.error(f"argument {named.get(role, (None, flag(role)))[1]}: {exc}")
 
@@ -222,7 +224,7 @@ def check_saved(parser: OneLineParser, args: argparse.Namespace, saved: Plan, ga
                 differ(flag(name), given, getattr(saved_channel, field))
         if args.leak_audit and options.leak_audit is UNSET:
             parser.error("argument --leak-audit: the run being resumed has no leak audit")
-    check_plan(parser, saved, game, factory)
+    check_plan(parser, saved, game, factory, calls=not args.dry_run)
 
 
 def chosen_game(argv: list[str] | None) -> str:

@@ -70,6 +70,28 @@ def test_forecast_is_a_dry_run_of_a_run_or_of_a_sweep(tmp_path, capsys):
     assert not (tmp_path / "run").exists()
 
 
+def test_forecast_of_a_provider_model_needs_no_key_and_speaks_as_forecast(tmp_path, capsys, monkeypatch):
+    """A forecast sends nothing, so a provider's API key is not asked for; its errors name the command given."""
+    for variable in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(variable, raising=False)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["forecast", "--games", "2000", "--model", "openai:gpt-4o", "--out", str(tmp_path / "run")])
+    assert exit_info.value.code == 0
+    printed = capsys.readouterr()
+    assert "openai:gpt-4o" in printed.out and "2000 games to play" in printed.out and printed.err == ""
+    assert not (tmp_path / "run").exists()
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["forecast", "--games", "20", "--model", "openai:gpt-4o", "--size", "99"])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.startswith("asymgames forecast: error: argument --size")
+    with pytest.raises(SystemExit) as exit_info:  # a sweep's forecast too
+        cli.main(["forecast", str(ROOT / "examples" / "table1_feedback.toml"), "--seeds", "0"])
+    assert exit_info.value.code == 2 and capsys.readouterr().err.startswith("asymgames forecast: error: argument --seeds")
+    with pytest.raises(SystemExit) as exit_info:  # a run that would send asks for the key still
+        cli.main(["run", "--games", "2", "--model", "openai:gpt-4o", "--out", str(tmp_path / "real")])
+    assert exit_info.value.code == 2 and "needs the environment variable OPENAI_API_KEY" in capsys.readouterr().err
+
+
 def test_a_users_own_engine_module_in_the_working_directory_breaks_nothing(tmp_path):
     """Python puts PYTHONPATH and, for ``-m``, the working directory before the installed packages."""
     (tmp_path / "engine.py").write_text("raise ImportError('the user engine')\n")
@@ -97,8 +119,7 @@ def test_every_command_answers_help_under_its_own_name(name, capsys):
         cli.main([name, "--help"])
     assert stopped.value.code == 0
     usage = capsys.readouterr().out
-    shown = "run" if name == "forecast" else name
-    assert usage.startswith(f"usage: asymgames {shown} "), usage[:80]
+    assert usage.startswith(f"usage: asymgames {name} "), usage[:80]
 
 
 @pytest.mark.parametrize("argv", [["run", "--model-s", "3"], ["run", "--gam", "tsp"], ["fake-llm", "--po", "1"]])

@@ -185,6 +185,23 @@ def test_a_run_whose_first_games_all_fail_alike_stops_early_and_resumes(tmp_path
     assert len(final) == 200 and all(r["outcome"] == "success" for r in final.values())
 
 
+@pytest.mark.slow
+def test_a_provider_that_refuses_every_request_stops_the_run_early_quoting_its_error(tmp_path, monkeypatch, capsys):
+    """A 400 to every call is not the model's failure, nor retried: the run stops after its first 20
+    games with the provider's error on the closing line (status 3), not 200 games of errors."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-refused-0000")
+    run = tmp_path / "run"
+    with server_process("--fault", "400=1") as url:
+        code = run_main(["--games", "200", "--model", "openai:share_everything", "--openai-url", url + "/v1",
+                         "--concurrency", "4", "--no-dashboard", "--out", str(run)])
+    printed = capsys.readouterr().out.strip().splitlines()
+    assert code == 3
+    assert printed[-1].startswith("Stopped early: the first 20 games all ended in the same error: RequestError")
+    assert "HTTP 400" in printed[-1] and "Injected 400" in printed[-1] and f"--resume {run}" in printed[-1]
+    found = _records(run)
+    assert 20 <= len(found) < 200 and {r["error"]["kind"] for r in found} == {"request_error"}
+
+
 def test_a_resume_plays_with_the_saved_sampling_and_refuses_a_conflicting_flag(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-sampling-0000")
     run = tmp_path / "run"

@@ -75,6 +75,58 @@ async def test_the_usage_and_prompt_of_an_answer_reach_the_record_and_the_transc
     assert {t["prompt"] for t in turns if t["role"] == "bob"} == {None}
 
 
+class Failing(ShareEverything):
+    """A policy that fails when made (its key is missing, say)."""
+
+    def __init__(self, role, rng):
+        raise RuntimeError("no key for my model")
+
+
+class Carol:
+    """``Carol`` of examples/third_agent.py as it is there: made with no arguments, not (role, rng)."""
+
+    def __init__(self) -> None:
+        self.links: dict = {}
+
+    async def reply(self, context) -> Answer:
+        return Answer('{"message": "", "actions": []}')
+
+
+class Crashing(ShareEverything):
+    """A policy made fine whose every reply raises."""
+
+    async def reply(self, context):
+        raise KeyError(f"turn {context.turn}")
+
+
+@pytest.mark.parametrize("policy, message", [
+    ("Failing", f"{HERE}:Failing failed when made for bob: RuntimeError: no key for my model"),
+    ("Carol", f"{HERE}:Carol is not a policy"),
+])
+def test_a_policy_that_fails_when_made_is_one_line_and_status_2_before_any_game(tmp_path, capsys, policy, message):
+    for runner, argv in ((run_main, ["--games", "50", "--agent", f"bob={HERE}:{policy}"]),
+                         (run_main, ["--game", "chain", "--games", "50", "--agent", "alice=share_everything",
+                                     "--agent", "bob=share_everything", "--agent", f"carol={HERE}:{policy}"])):
+        with pytest.raises(SystemExit) as exit_info:
+            runner([*argv, "--out", str(tmp_path / "r"), "--no-dashboard"])
+        assert exit_info.value.code == 2
+        err = capsys.readouterr().err
+        assert message.replace("bob", argv[-1].split("=")[0]) in err and len(err.strip().splitlines()) == 1
+        assert not (tmp_path / "r").exists()
+
+
+def test_a_policy_whose_every_turn_fails_stops_the_run_early_quoting_the_error(tmp_path, capsys):
+    run = tmp_path / "r"
+    code = run_main(["--games", "200", "--agent", f"bob={HERE}:Crashing", "--concurrency", "4", "--out", str(run), "--no-dashboard"])
+    out = capsys.readouterr().out
+    assert code == 3
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("Stopped early: the first 20 games all ended in the same error: KeyError in bob: 'turn 1'. ")
+    assert last.endswith(f"--resume {run} --concurrency 4 --no-dashboard")
+    records = RunDir.open(run).records()
+    assert 20 <= len(records) < 200 and {r.error.kind for r in records} == {"actor_error"}
+
+
 def test_a_dotted_module_is_a_policy_and_an_endpoint_name_a_model():
     assert is_import(HALF) and not is_model(HALF)
     assert is_model("openrouter:meta-llama/llama-3.1-70b") and not is_import("openrouter:meta-llama/llama-3.1-70b")

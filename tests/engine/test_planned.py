@@ -99,3 +99,47 @@ def test_a_record_is_compared_on_the_fields_it_holds_and_in_the_one_spelling(tmp
 def test_a_format_1_run_agrees_with_its_plan(tmp_path):
     run = _v1_run(tmp_path / "old", 8)
     assert list(run.contradictions(run.config())) == []
+
+
+def test_a_game_recorded_twice_differently_is_refused_by_resume_as_by_merge_then_repaired(tmp_path, capsys):
+    """A record pasted in twice with other contents: resume does not keep the later copy silently;
+    ``merge`` refuses the same; --repair moves every record of the game aside and plays it again."""
+    from runners.merge import main as merge_main
+
+    whole, edited = tmp_path / "whole", tmp_path / "edited"
+    args = ["--games", "6", "--no-dashboard"]
+    assert run_main([*args, "--out", str(whole)]) == 0
+    assert run_main([*args, "--out", str(edited), "--limit", "4"]) == 0
+    results = edited / "results.jsonl"
+    lines = results.read_text().splitlines(keepends=True)
+    other = json.loads(lines[1])
+    other["turns"] += 1  # the same game, another record
+    results.write_text("".join(lines) + json.dumps(other, separators=(",", ":")) + "\n" + lines[1])  # and the first again: identical, no conflict
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        merge_main([str(tmp_path / "merged"), str(edited), str(whole)])
+    assert exit_info.value.code == 2 and f"hold different records of game {other['game_id']}" in capsys.readouterr().err
+    assert not (tmp_path / "merged").exists()
+    with pytest.raises(SystemExit) as exit_info:
+        run_main(["--resume", str(edited), "--no-dashboard"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1
+    assert f"results.jsonl lines 2 and 5 hold different records of game {other['game_id']}" in err
+    assert f"--resume {edited} --repair" in err
+    assert run_main(["--resume", str(edited), "--repair", "--no-dashboard"]) == 0
+    assert "Repaired: 3 damaged lines moved to" in capsys.readouterr().out
+    assert results.read_bytes() == (whole / "results.jsonl").read_bytes()  # the game played again
+    aside = [json.loads(line) for line in (edited / "results.damaged.jsonl").read_text().splitlines()]
+    assert [r["game_id"] for r in aside] == [other["game_id"]] * 3
+
+
+def test_a_game_recorded_twice_alike_or_lost_then_played_again_is_no_conflict(tmp_path):
+    run = tmp_path / "run"
+    assert run_main(["--games", "4", "--no-dashboard", "--out", str(run)]) == 0
+    results = run / "results.jsonl"
+    lines = results.read_text().splitlines(keepends=True)
+    lost = json.loads(lines[2])
+    lost.update(outcome="error", error={"kind": "infra_error", "type": "InfraError", "message": "HTTP 503"})
+    results.write_text(json.dumps(lost, separators=(",", ":")) + "\n" + "".join(lines) + lines[0])
+    assert list(RunDir.open(run).conflicts()) == []
+    assert run_main(["--resume", str(run), "--no-dashboard"]) == 0

@@ -56,6 +56,27 @@ async def test_concurrency_cap_is_respected():
     assert peak == 5  # five games at once, one agent of each acting at a time
 
 
+async def test_a_cap_above_the_number_of_games_starts_no_more_workers_than_games():
+    """``--concurrency 1000000`` over 20 games: the cap is an upper bound, not a count of tasks made up front."""
+    import asyncio
+
+    config = grid(20)
+    tasks = []
+
+    class Counting:
+        def game_started(self, spec):
+            tasks.append(len(asyncio.all_tasks()))
+
+        def game_finished(self, spec, record):
+            return None
+
+    records = []
+    await run_games(config.specs_for(range(20)), factory=PolicyFactory(), concurrency=100_000, on_record=records.append,
+                    observers=[Counting()])
+    assert sorted(r.game_id for r in records) == list(range(20)) and {r.outcome for r in records} == {"success"}
+    assert len(tasks) == 20 and max(tasks) < 500  # a worker and a few actors per game, not 100,000 workers
+
+
 async def test_cancelling_the_run_stops_it_cleanly():
     config = grid(10_000)
     records = []

@@ -136,9 +136,9 @@ def test_a_run_killed_mid_write_and_resumed_loses_at_most_the_block_it_was_gathe
         f.write(cut[: len(cut) // 2])  # a block the kill cut short
     recorded = {r.game_id for r in RunDir.open(out).records()}
     read = dict(iter_transcripts(out))  # the cut block is passed over
-    assert read.keys() <= recorded and 99999 not in read
+    assert recorded <= read.keys() and 99999 not in read  # a record is written once its transcript is
     shortest = min(len(msgspec.json.encode(t)) for t in read.values())
-    assert len(recorded - read.keys()) <= 4096 // shortest + 1  # at most the games of the block being gathered
+    assert len(read.keys() - recorded) <= 4096 // shortest + 1  # at most the games of the last block written
 
     results = out / "results.jsonl"
     kept = results.read_bytes().splitlines(keepends=True)
@@ -150,6 +150,65 @@ def test_a_run_killed_mid_write_and_resumed_loses_at_most_the_block_it_was_gathe
     assert {game_id for game_id, _ in iter_transcripts(out)} == read.keys() | (now - recorded) | again
     copies = [t["game_id"] for t in transcript_lines(out)]
     assert all(copies.count(game_id) == 1 + (game_id in read) for game_id in again)  # written again; the last copy is read
+
+
+def _without_transcript(out: Path) -> set[int]:
+    """The games recorded whose transcript is not in the run."""
+    recorded = {r.game_id for r in RunDir.open(out).records()}
+    return recorded - {game_id for game_id, _ in iter_transcripts(out)}
+
+
+@pytest.mark.parametrize("kept", ["--transcripts", None])
+def test_a_run_killed_with_sigkill_leaves_no_record_without_its_transcript(tmp_path, kept):
+    """A real run with scripted agents, killed with SIGKILL while games end by the thousand: every game
+    recorded has its transcript (a game whose transcript was lost with the kill has no record either,
+    so ``--resume`` plays it again), before the resume and after it."""
+    out = tmp_path / "run"
+    flags = [*([kept] if kept else []), "--no-dashboard"]
+    child = subprocess.Popen([sys.executable, "-m", "runners.concurrent", "--games", "100000", "--concurrency", "64", *flags,
+                              "--out", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    results, path = out / "results.jsonl", out / TRANSCRIPTS_FILE
+    try:
+        deadline = time.monotonic() + 120  # a safety limit: fails a hang only
+        while time.monotonic() < deadline and not (path.exists() and len(members(path)) >= 3 and results.stat().st_size > 0):
+            time.sleep(0.02)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    assert child.returncode == -signal.SIGKILL
+    played = RunDir.open(out).records()
+    assert 0 < len(played) < 100000
+    assert _without_transcript(out) == set()
+    assert run_main(["--resume", str(out), *flags, "--limit", "300"]) == 0
+    assert len(RunDir.open(out).records()) == len(played) + 300
+    assert _without_transcript(out) == set()
+
+
+@pytest.mark.slow
+def test_a_full_disk_leaves_no_record_without_its_transcript(tmp_path):
+    """Caused for real: the resumed run may write files of 300 kB at most, and its transcripts file,
+    grown by bytes that are no block (which readers pass over), reaches that first, as on a full disk.
+    The games recorded have their transcripts; the next resume plays the others."""
+    import resource
+
+    def small_files():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead of killing
+        resource.setrlimit(resource.RLIMIT_FSIZE, (300_000, 300_000))
+
+    out = tmp_path / "run"
+    assert run_main(["--games", "1000", "--transcripts", "--no-dashboard", "--limit", "50", "--out", str(out)]) == 0
+    path = out / TRANSCRIPTS_FILE
+    with path.open("ab") as f:
+        f.write(bytes(290_000 - path.stat().st_size))
+    stopped = subprocess.run([sys.executable, "-m", "runners.concurrent", "--resume", str(out), "--transcripts", "--no-dashboard"],
+                             cwd=ROOT, capture_output=True, text=True, timeout=300, preexec_fn=small_files)
+    assert stopped.returncode == 4, stopped.stdout[-2000:] + stopped.stderr[-2000:]
+    assert "File too large" in stopped.stdout and "Traceback" not in stopped.stdout + stopped.stderr
+    assert (out / "results.jsonl").stat().st_size < 300_000  # the transcripts filled up, not the results
+    assert 50 < len(RunDir.open(out).records()) < 1000
+    assert _without_transcript(out) == set()
+    assert run_main(["--resume", str(out), "--transcripts", "--no-dashboard"]) == 0
+    assert len(RunDir.open(out).records()) == 1000 and _without_transcript(out) == set()
 
 
 def damage(path: Path, block: Block, at: int) -> None:

@@ -6,6 +6,7 @@ record was written and marks it interrupted otherwise."""
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 import anyio
 from anyio import wait_all_tasks_blocked
@@ -213,3 +214,24 @@ def test_the_host_sleeps_until_the_first_thing_that_can_fall_due(tmp_path):
         assert host.ledger.people[player.participant].left.reason == "gone"
 
     anyio.run(_with_host, study, tmp_path, body)
+
+
+@pytest.mark.parametrize("blocks", [2, 3, 4])
+def test_a_balanced_study_gives_twenty_people_every_block_order_alike(tmp_path, blocks):
+    """``block_order = "balanced"``: each order of the square goes to as many people as any other (to
+    one), the study file's own order counted as any other."""
+    from engine.study.design import block_orders
+
+    block = {"game": "tsp", "rounds": 1, "max_turns": 1, "conditions": [{"name": "scripted", "partner": "full_share", "games": 40}]}
+    study = study_from_dict({**STUDY, "block_order": "balanced", "blocks": [block] * blocks})
+
+    async def body(host):
+        for _ in range(20):
+            _join(host)
+
+    host = anyio.run(_with_host, study, tmp_path, body)
+    given = Counter(person.order(blocks) for person in host.ledger.people.values())
+    orders = block_orders(blocks)
+    assert sum(given.values()) == 20 and set(given) == set(orders)
+    assert max(given.values()) - min(given.values()) <= 1
+    assert sorted(given.values()) == sorted(20 // len(orders) + (i < 20 % len(orders)) for i in range(len(orders)))
