@@ -1,0 +1,121 @@
+"""What a branch run costs: the engine's CPU per branch turn against the plain run's per turn, and,
+against llama.cpp's real server, the share of the branches' prompt tokens it read from its prefix cache.
+Prints figures; asserts nothing.
+
+    .venv/bin/python benchmarks/bench_branches.py                       # G = 1000 AsymPuzl games, K = 8
+    .venv/bin/python benchmarks/bench_branches.py --games 100 --k 8
+    .venv/bin/python benchmarks/bench_branches.py --llamacpp --games 4 --k 2   # the prefix-cache share
+
+CPU: the local model server (``asymgames fake-llm``, its own process, not counted) plays a model in
+both seats; the plain run plays G games with the response cache on; the branch run resamples every
+message of every game K times (``--alternative resample --k K``, every turn any game played, both
+seats), with the same cache. Each run is its own ``asymgames`` process, timed by its CPU (user + system,
+from ``wait4``). A branch turn is a turn played at or after its branch point (what the branch plays
+anew); the turns before it are replayed from the cache. The figure is the branch run's CPU per branch
+turn over the plain run's CPU per turn (the target: at most 2).
+
+Prefix cache (``--llamacpp``): the same two runs against ``llama-server`` with SmolLM2-135M
+(``asymgames setup-llamacpp``) and no response cache, so every turn before a branch point is asked
+again with the prompt the original sent: the share of the branch run's prompt tokens the server
+reported as cached (``usage.cached_tokens`` over ``usage.prompt_tokens``, summed over its records).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMAND = [sys.executable, "-m", "asymgames"]
+
+
+def timed(argv: list[str], env: dict[str, str]) -> float:
+    """Run one ``asymgames`` command; its CPU seconds (user + system)."""
+    process = subprocess.Popen([*COMMAND, *argv], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"asymgames {' '.join(argv)} failed:\n{process.stderr.read().decode() if process.stderr else ''}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def records(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+
+
+def branch_turns(run: Path) -> tuple[int, int]:
+    """(turns played at or after the branch point, all turns played) over a branch run's games."""
+    new = played = 0
+    for record in records(run):
+        point = record["spec"]["options"]["branch"]
+        for turn in record["turn_log"]:
+            played += 1
+            new += turn["turn"] >= point["turn"]
+    return new, played
+
+
+def fake_server() -> tuple[subprocess.Popen, str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "runners.fake_llm", "--port", "0", "--latency", "0"], cwd=ROOT,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    if not line.startswith("fake model server on "):
+        raise SystemExit("the local model server did not start")
+    return process, line.split()[4]
+
+
+def cpu_figures(args: argparse.Namespace, work: Path) -> None:
+    server, url = fake_server()
+    env = {**os.environ, "OPENAI_API_KEY": "sk-bench-branches"}
+    common = ["--no-dashboard", "--no-messages", "--openai-url", url + "/v1", "--cache", "on",
+              "--cache-dir", str(work / "cache"), "--price", "share_everything=0,0,0"]
+    try:
+        plain = work / "plain"
+        plain_cpu = timed(["run", "--games", str(args.games), "--model", "openai:share_everything", "--out", str(plain), *common], env)
+        turns = sum(len(r["turn_log"]) for r in records(plain))
+        branched = work / "branches"
+        branch_cpu = timed(["branch", str(plain), "--alternative", "resample", "--k", str(args.k), "--out", str(branched), *common], env)
+    finally:
+        server.terminate()
+        server.wait()
+    new, played = branch_turns(branched)
+    games = len(records(branched))
+    print(f"plain run: {args.games} games, {turns} turns, {plain_cpu:.1f} s CPU: {1e3 * plain_cpu / turns:.2f} ms per turn")
+    print(f"branch run: {games} branches (K = {args.k} at every message), {new} branch turns ({played} played, "
+          f"{played - new} of them replayed from the cache), {branch_cpu:.1f} s CPU: {1e3 * branch_cpu / new:.2f} ms per branch turn")
+    print(f"CPU per branch turn / CPU per plain turn: {(branch_cpu / new) / (plain_cpu / turns):.2f} (target <= 2)")
+
+
+def prefix_figures(args: argparse.Namespace, work: Path) -> None:
+    common = ["--no-dashboard", "--no-messages", "--max-tokens", "96", "--temperature", "0", "--model-seed", "1"]
+    plain, branched = work / "plain-llamacpp", work / "branches-llamacpp"
+    timed(["run", "--games", str(args.games), "--size", "3", "--max-turns", "2", "--model", "llamacpp:smollm2",
+           "--out", str(plain), *common], dict(os.environ))
+    timed(["branch", str(plain), "--alternative", "resample", "--k", str(args.k), "--turns", "2",
+           "--out", str(branched), *common], dict(os.environ))
+    prompt = cached = 0
+    for record in records(branched):
+        for usage in record.get("usage", {}).values():
+            prompt += usage.get("prompt_tokens", 0)
+            cached += usage.get("cached_tokens", 0)
+    print(f"llama.cpp, branch run: {prompt} prompt tokens, {cached} cached: share {cached / max(prompt, 1):.3f} (target >= 0.9)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=1000)
+    parser.add_argument("--k", type=int, default=8)
+    parser.add_argument("--llamacpp", action="store_true", help="the prefix-cache share against llama.cpp's server instead")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        (prefix_figures if args.llamacpp else cpu_figures)(args, Path(folder))
+
+
+if __name__ == "__main__":
+    main()
