@@ -8,7 +8,8 @@ A row is ``[id, condition, outcome, error kind, turns, policies, cost, people]``
 ``conditions``, ``error kind`` indexes ``errors`` (-1: none), ``policies`` indexes ``policies``,
 ``outcome`` is "s", "f" or "e", ``cost`` is in dollars (None: no model played, or a price unknown),
 ``people`` names the seats a person played ("" for none): each seat's participant id, or "person"
-where none was recorded.
+where none was recorded. A game of a branch run also carries the game it branches (``original``:
+its branch point and that game's detail, from the run branched), which the page shows beside it.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from typing import Any
 import msgspec
 
 from engine import GameRecord, RunDir
+from engine.analysis import condition_of
 from engine.records import TranscriptIndex, decode_any_record
 
+from runners.report.branches import BranchReportError, origin_of
 from runners.view.detail import game_detail, humans_of
 
 SUMMARY_FILE = "summary.json"
@@ -98,6 +101,31 @@ class RunIndex:
         self.conditions: dict[str, int] = {}
         self.errors: dict[str, int] = {}
         self.policies: dict[str, int] = {}
+        self._origin: tuple[RunIndex, dict[tuple[str, int], int]] | None = None
+
+    def original(self, record: GameRecord) -> dict | None:
+        """For a game of a branch run: its branch point and the game it branches, as the viewer
+        shows both side by side; None for any other game (or when the run branched is not found)."""
+        point = record.spec.option("branch", None)
+        if point is None:
+            return None
+        if self._origin is None:
+            try:
+                origin = origin_of(self.run)
+            except BranchReportError:
+                return None
+            if origin is None:
+                return None
+            index = RunIndex(origin)
+            games = {(condition_of(r), r.spec.seed): r.game_id for r in index.run.iter_records()}
+            self._origin = (index, games)
+        index, games = self._origin
+        game_id = games.get((condition_of(record), record.spec.seed))
+        if game_id is None:
+            return None
+        index.refresh()
+        return {"point": point.label(), "turn": point.turn, "role": point.role, "game": game_id,
+                "run": str(index.run.path), "detail": index.detail(game_id)}
 
     def refresh(self) -> None:
         for game_id, line in self.results.refresh():
@@ -154,4 +182,9 @@ class RunIndex:
         line = self.results.line(game_id)
         if line is None:
             return None
-        return game_detail(decode_any_record(line), self.transcripts.get(game_id))
+        record = decode_any_record(line)
+        detail = game_detail(record, self.transcripts.get(game_id))
+        original = self.original(record)
+        if original is not None:
+            detail["original"] = original
+        return detail

@@ -211,7 +211,20 @@
     if (d.steps) {
       const roles = Object.keys(d.agents);
       parts.push(el("div", { class: "dim" }, d.detail === "full" ? "full transcript" : "messages kept; views rebuilt from the seed; prompts and raw replies only with --transcripts"));
-      parts.push(el("div", { id: "turns" }, ...d.steps.map((s) => turnCard(s, roles.length, roles))));
+      const turns = el("div", { id: "turns" }, ...d.steps.map((s) => turnCard(s, roles.length, roles)));
+      const o = d.original;
+      if (o && o.detail && o.detail.steps) {  // a branch: the game it branches beside it, the point marked
+        parts.push(el("div", { class: "strong" }, `branch at ${o.point}: beside it, game ${o.game} of ${o.run} as it was played`));
+        const original = el("div", { id: "original" }, el("h3", {}, `game ${o.game}: `,
+          el("span", { class: o.detail.outcome === "success" ? "right" : "wrong" }, o.detail.outcome_text)),
+          ...o.detail.steps.map((s) => turnCard(s, roles.length, roles)));
+        for (const side of [turns, original]) {
+          for (const card of side.querySelectorAll("article")) {
+            if (card.firstChild.textContent.startsWith(`turn ${o.turn} · ${o.role[0].toUpperCase() + o.role.slice(1)}`)) card.classList.add("branched");
+          }
+        }
+        parts.push(el("div", { class: "beside" }, turns, original));
+      } else parts.push(turns);
       if (d.final_board) parts.push(board(d.final_board, "the game at the end"));
     } else parts.push(logTable(d.log));
     return parts;

@@ -14,6 +14,7 @@ from engine import RunDir
 from engine.records.record import ErrorInfo, encode_record
 from puzzles import GAMES
 from puzzles.common.replay import BoardReplay
+from runners.branch import main as branch_main
 from runners.concurrent import main as run_main
 from runners.sweep import main as sweep_main
 from runners.view.__main__ import main as view_main
@@ -21,7 +22,7 @@ from runners.view.index import RunIndex
 from runners.view.serve import make_server
 
 # The runs are played before Chromium opens (the browser fixture says why).
-pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("mixed_run", "game_runs", "hostile_run")]
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("mixed_run", "game_runs", "hostile_run", "branch_run")]
 
 
 ROSTERS = [(n, r) for n, g in GAMES.items() for r in g.rules.rosters]
@@ -174,3 +175,26 @@ def test_a_message_holding_html_and_script_tags_is_shown_as_text(page, hostile_r
     shown = page.inner_text("#game")
     assert "<!--<script> </script><img src=x onerror=alert(1)> &" in shown
     assert page.locator("#game img").count() == 0
+
+
+@pytest.fixture(scope="module")
+def branch_run(tmp_path_factory) -> Path:
+    """Two games, and a branch run that drops Bob's first message in each."""
+    first = tmp_path_factory.mktemp("view") / "first"
+    assert run_main(["--games", "2", "--out", str(first), "--no-dashboard"]) == 0
+    out = first.parent / "first-branches"
+    assert branch_main([str(first), "--turns", "1", "--role", "bob", "--out", str(out), "--no-dashboard"]) == 0
+    assert view_main([str(out)]) == 0
+    return out
+
+
+def test_a_branch_shows_beside_the_game_it_branches_with_its_point_marked(page, branch_run):
+    page.goto((branch_run / "view.html").as_uri() + "#game=1")
+    page.wait_for_selector("#game .beside")
+    assert "branch at t1 bob drop#0: beside it, game 1 of" in page.inner_text("#game")
+    marked = page.locator("#game article.branched")
+    assert marked.count() == 2  # the changed turn, here and in the game it branches
+    mine, theirs = marked.nth(0), marked.nth(1)
+    assert mine.locator("blockquote.message").count() == 0  # dropped
+    assert theirs.locator("blockquote.message").count() == 1  # as it was said
+    assert page.locator("#game #original .turn").count() > 0
