@@ -5,8 +5,10 @@
 
 The branch run is a sweep of the first run's grid with a ``branch`` axis (``engine.plan.branching``):
 every turn of every role (or those chosen) with every alternative, on the same seeds, so each branch
-pairs with the game it branches. It runs like any sweep (limits, cache, resume, transcripts), and
-its report compares each branch with its original (``asymgames report``).
+pairs with the game it branches. It runs like any sweep (limits, cache, resume, transcripts) with
+the model settings of the run it branches (its sampling, its response cache: model seats replay the
+recorded turns from it; other model flags given here change the rest), and its report compares
+each branch with its original (``asymgames report``).
 """
 
 from __future__ import annotations
@@ -99,6 +101,13 @@ def prepare(argv: list[str] | None, factory: PolicyFactory, prog: str = PROG) ->
     def new_plan() -> Plan:
         return check_policies(parser, branch_grid(parser, args.origin, args), factory)
 
+    origin_settings = None
+    if args.origin is not None:  # the run's own model settings: its sampling, its cache (the recorded turns replayed from it)
+        try:
+            origin_settings = RunDir.open(args.origin).model_settings()
+        except (RunDirError, OSError):
+            origin_settings = None  # said by new_plan, in one line
+
     def check_saved(saved: Plan) -> None:
         if not saved.branch:
             parser.error(f"argument --resume: {args.resume} is not a branch run (resume it with asymgames sweep)")
@@ -106,7 +115,8 @@ def prepare(argv: list[str] | None, factory: PolicyFactory, prog: str = PROG) ->
 
     out_name = f"{args.origin.name}-branches" if args.origin is not None else ""
     return open_run(
-        parser, args, new_plan=None if args.resume else new_plan, check_saved=check_saved, factory=factory, out_name=out_name,
+        parser, args, new_plan=None if args.resume else new_plan, check_saved=check_saved, factory=factory,
+        out_name=out_name, model_settings=origin_settings,
     )
 
 

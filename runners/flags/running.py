@@ -16,6 +16,7 @@ from runners.flags.seats import SEAT_FLAGS, add_seat_arguments, check_seats, peo
 from runners.flags.spending import add_spending_arguments, check_detect, check_prices, make_forecast
 
 if TYPE_CHECKING:  # the session is opened after the flags are read: they alone load fast
+    from engine.backends import BackendSettings
     from engine.policies import PolicyFactory
     from engine.records import IdSet, Plan
     from engine.session import Before, Session
@@ -100,10 +101,12 @@ def open_run(
     check_saved: Callable[[Plan], None],
     factory: PolicyFactory,
     out_name: str = "",
+    model_settings: BackendSettings | None = None,
 ) -> Prepared:
     """The run session of the command line: ``new_plan()`` in a new directory, or ``args.resume``
-    with its saved plan checked by ``check_saved``. Exits with status 2 on any problem; with
-    ``--dry-run`` prints the forecast and exits before anything is written."""
+    with its saved plan checked by ``check_saved``. ``model_settings``: what a new run's model flags
+    change, as a resumed run's own (a branch run: those of the run it branches). Exits with status 2
+    on any problem; with ``--dry-run`` prints the forecast and exits before anything is written."""
     from engine.session import SessionError, open_session
 
     if args.executor == "local" and args.ray_address is not None:
@@ -127,7 +130,7 @@ def open_run(
     try:
         session = open_session(
             factory, plan=new_plan, resume=args.resume, out=args.out or default_out(out_name),
-            settings=lambda saved: settings_from_args(args, saved), check=check, repair=args.repair,
+            settings=lambda saved: settings_from_args(args, saved or model_settings), check=check, repair=args.repair,
         )
     except SessionError as exc:
         parser.error(f"argument --{exc.about}: {exc}" if exc.about else str(exc))
