@@ -26,7 +26,7 @@ import random
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from puzzles import Answer, Game, Policy, SamplingPolicy, TurnContext, implements
+from puzzles import GAMES, Answer, Game, Policy, SamplingPolicy, TurnContext, implements
 
 from engine.backends.settings import BackendSettings, split_name
 from engine.policies.seat import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, HUMAN, HumanPolicy
@@ -177,7 +177,9 @@ class PolicyFactory:
         if is_model(name):
             provider, model = name.split(":", 1)
             return f"{provider.strip().lower()}:{model.strip()}"
-        return _normal(name)
+        normal = _normal(name)
+        known = normal == HUMAN or any(normal in game.rules.scripted for game in GAMES.values())
+        return normal if known else name.strip()  # a name no game knows is quoted as it was written
 
     def check(self, name: str, game: Game) -> None:
         """Raise ValueError with a one-line reason if ``name`` is not a policy this factory can make

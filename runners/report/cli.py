@@ -34,6 +34,7 @@ from runners.report.cells import UNIT_NAMES, Table, condition_columns
 from runners.report.participants import participants_table, read_participants
 from runners.report.seats import human_fields
 from runners.report.tables import build_tables
+from runners.words import counted
 
 PROG = "python -m runners.report"
 
@@ -113,7 +114,7 @@ def parse_compare(values: Sequence[str] | None) -> tuple[str, str, str] | None:
 
 def intro_lines(run: RunTotals, counts: ReadCounts, path: Path) -> list[str]:
     conditions = len(group_by(run, condition_columns(run)))
-    lines = [f"{run.games} games in {conditions} condition{'s' * (conditions != 1)}, from {path}"]
+    lines = [f"{counted(run.games, 'game')} in {counted(conditions, 'condition')}, from {path}"]
     if counts.truncated:
         lines.append("last line cut short (run still writing or interrupted): skipped")
     if counts.duplicates:

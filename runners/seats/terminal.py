@@ -34,6 +34,7 @@ from puzzles.seat import ActionForm, Field, Section, check_values, pick
 
 from runners.printable import printable
 from runners.seats.keyboard import Keyboard, Left
+from runners.words import counted
 
 STYLES = {"right": "green", "wrong": "red", "strong": "bold", "": ""}  # as runners.replay draws marks
 UNDO, RULES = "u", "?"
@@ -335,13 +336,13 @@ class TerminalSeats:
         style = "green" if record.outcome == "success" else "red"
         out = self.console
         out.print()
-        out.print(Rule(Text(f"Game {record.game_id} is over: {record.outcome} after {record.turns} turn{'s' * (record.turns != 1)}", style=f"bold {style}")))
+        out.print(Rule(Text(f"Game {record.game_id} is over: {record.outcome} after {counted(record.turns, 'turn')}", style=f"bold {style}")))
         if record.scores:
             out.print("Scores: " + ", ".join(f"{k} {_score(v)}" for k, v in record.scores.items()), highlight=False)
         if record.error is not None:
             out.print(Text(f"Ended by {record.error.kind}: {record.error.message}", style="red"))
         for role, seat in humans.items():
-            out.print(f"{role}: {seat.turns} turns, {seat.timeouts} timed out, {seat.seconds:.0f} s in all", highlight=False)
+            out.print(f"{role}: {counted(seat.turns, 'turn')}, {seat.timeouts} timed out, {seat.seconds:.0f} s in all", highlight=False)
 
 
 def _score(value: Any) -> str:
