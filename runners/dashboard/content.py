@@ -168,7 +168,7 @@ def _models(frame: _Frame) -> Section | None:
             f"{s.rate(now):.0f} ({limit:.0f})" if limit else f"{s.rate(now):.0f}",
             str(s.calls), str(s.rate_limited), str(s.server_errors), str(s.timeouts), str(s.failed),
             f"{s.latency_sum / s.calls:.2f}" if s.calls else "-",
-            f"{s.prompt_tokens}/{s.completion_tokens}",
+            f"{s.prompt_tokens}/{s.completion_tokens}" + (f" +{s.arriving}" if s.arriving else ""),
             "-" if s.cost_usd is None else f"{s.cost_usd:.2f}",
             f"{load.running:.0f}/{load.waiting:.0f}" if load is not None else "",
             str(s.cache_hits) if s.cache_hits else "",

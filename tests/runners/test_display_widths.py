@@ -63,7 +63,7 @@ def hub_of(*names, note=""):
     every model's cap is lowered)."""
     stats = SimpleNamespace(rate=lambda now: 2903.0, calls=12345, rate_limited=0, server_errors=0, timeouts=0, failed=0,
                             latency_sum=4200.0, prompt_tokens=1234567, completion_tokens=23456, cost_usd=12.25, cache_hits=0,
-                            cached_tokens=617283, cut=0)
+                            cached_tokens=617283, cut=0, arriving=0)
     limiter = lambda name: SimpleNamespace(name=name, running=17, cap=32, cap_note=note, requests=SimpleNamespace(per_minute=None), stats=stats)  # noqa: E731
     backends = [SimpleNamespace(limiter=limiter(n)) for n in names]
     return SimpleNamespace(backends=lambda: backends, loads={}, batches=None)
