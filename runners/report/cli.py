@@ -31,7 +31,7 @@ from runners.report.analyses import PREFIX as ANALYSIS_PREFIX, analysis_tables
 from runners.report.formats import to_csv, to_html, to_latex, to_markdown, to_rich
 from runners.report.plots import PLOT_FILES, PLOT_FORMATS, PLOTS_INSTALL, make_plots
 from runners.report.cells import UNIT_NAMES, Table, condition_columns
-from runners.report.participants import participants_table, read_participants
+from runners.report.participants import participants_table, read_participants, study_names
 from runners.report.seats import human_fields
 from runners.report.tables import build_tables
 from runners.words import counted
@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     except ReportError as exc:
         parser.error(f"argument --compare: {exc}")
     if run.people:  # a person played: one row each, read in a second pass over the records
-        people = participants_table(read_participants(results_path, human_fields(run, rows)))
+        people = participants_table(read_participants(results_path, human_fields(run, rows), study_names(results_path.parent)))
         if people is not None:
             at = next((i + 1 for i, t in enumerate(tables) if t.name == "humans"), len(tables))
             tables.insert(at, people)

@@ -248,7 +248,7 @@ def scores_figure(run: Source):
             ax.set_xticks(range(len(rows)), names, rotation=30 if tilt else 0, ha="right" if tilt else "center",
                           fontsize="x-small" if len(rows) > 12 else "small")
         if not any(ys) and all(b == a == 0 for b, a in zip(below, above)):  # bars of height 0: say so
-            ax.text(0.5, 0.8, "0 in every condition", transform=ax.transAxes, ha="center", va="center", color="0.4")
+            ax.text(0.5, 0.8, "0 in every condition", transform=ax.transAxes, ha="center", va="center", c="0.4")
         ax.set(title=labels[key])
         ax.grid(axis="y", alpha=0.3)
     if len(axes) == 1:
