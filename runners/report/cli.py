@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     try:
         if compare_error is not None:
             raise compare_error
-        tables = build_tables(run, rows, compare)
+        tables = build_tables(run, rows, compare, study_names(results_path.parent))
     except ReportError as exc:
         parser.error(f"argument --compare: {exc}")
     if run.people:  # a person played: one row each, read in a second pass over the records

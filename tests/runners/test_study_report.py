@@ -136,3 +136,7 @@ def test_a_study_blocks_report_names_its_conditions_as_the_study_does(tmp_path):
     with open(tmp_path / "report" / "participants.csv", newline="") as f:
         conditions = {row["conditions"].split("=")[0] for row in csv.DictReader(f)}
     assert conditions == {"scripted-partner", "two-people"}  # never "human" or "full_share / human"
+    with open(tmp_path / "report" / "humans.csv", newline="") as f:
+        named = {row["study_condition"] for row in csv.DictReader(f)}
+    assert named == {"scripted-partner", "two-people"}
+    assert "| study condition |" in (tmp_path / "report" / "tables.md").read_text()
