@@ -7,8 +7,10 @@ The same policy from the command line, named by its module path (from the projec
     asymgames run --agent alice=examples.custom_policy:HalfSharer --games 200
     asymgames sweep examples/custom_policy.toml
 
-A policy named ``package.module:NAME`` is called as ``NAME(role, rng)`` (rng: a ``random.Random``
-seeded from the game and the role) and must return an object with ``async reply(context) -> Answer``.
+A policy named ``package.module:NAME`` on the command line, or given by name in code
+(``PolicyFactory(own={"half": HalfSharer})``), is built as ``NAME(role, rng)`` (rng: a
+``random.Random`` seeded from the game and the role), or as ``NAME()`` where its class takes no
+arguments, and must give an object with ``async reply(context) -> Answer``.
 
 A policy gets a TurnContext (its view of the game, feedback, the recent conversation) and returns an
 ``Answer`` (``puzzles.policy``) holding the raw reply text, in the game's reply format (for AsymPuzl:
@@ -39,23 +41,10 @@ class HalfSharer(ShareEverything):
         return Answer(format_reply("Sharing only part.", f"My shapes in order: {half}.", full.actions))
 
 
-class Factory(PolicyFactory):
-    """Makes "half" itself; every other name as usual (scripted strategies of the game, models)."""
-
-    def make(self, name, role, seed, game):
-        if name == "half":
-            return HalfSharer(role, None)
-        return super().make(name, role, seed, game)
-
-    def check(self, name, game):
-        if name != "half":
-            super().check(name, game)
-
-
 async def main() -> None:
     plan = Grid(seeds=200, params={"size": [6]}, agents=[["half", "share_everything"]])
     records = []
-    await run_games(plan.specs_for(range(plan.total)), factory=Factory(), concurrency=64, on_record=records.append)
+    await run_games(plan.specs_for(range(plan.total)), factory=PolicyFactory(own={"half": HalfSharer}), concurrency=64, on_record=records.append)
     for s in summarize(records):
         print(f"{s.condition}\n  success {100 * s.success_rate:.1f}% "
               f"(95% CI {100 * s.ci_low:.1f}-{100 * s.ci_high:.1f}) over {s.games} games")

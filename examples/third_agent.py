@@ -53,15 +53,6 @@ class Carol:
         return Answer(format_reply("Sharing what I know.", message, actions))
 
 
-class WithCarol(PolicyFactory):
-    def make(self, name, role, seed, game):
-        return Carol() if name == "carol" else super().make(name, role, seed, game)
-
-    def check(self, name, game):
-        if name != "carol":
-            super().check(name, game)
-
-
 async def main() -> None:
     for topology in ("all", "chain"):
         plan = Grid(
@@ -69,7 +60,7 @@ async def main() -> None:
             agents=[["share_everything", "share_everything", "carol"]],
         )
         records = []
-        await run_games(plan.specs_for(range(plan.total)), factory=WithCarol(), concurrency=50, on_record=records.append)
+        await run_games(plan.specs_for(range(plan.total)), factory=PolicyFactory(own={"carol": Carol}), concurrency=50, on_record=records.append)
         s = summarize(records)[0]
         print(f"topology={topology}: success {100 * s.success_rate:.0f}% over {s.games} games, "
               f"solved at round {s.mean_solved_turn:.1f} on average")

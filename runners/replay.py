@@ -30,6 +30,7 @@ from puzzles import Game, InvalidParameter, get_game
 from runners.args import OneLineParser, integer
 from runners.printable import printable_all
 from runners.view.detail import game_detail
+from runners.words import counted
 
 STYLES = {"right": "green", "wrong": "red", "strong": "bold", "": ""}
 
@@ -59,7 +60,7 @@ def usage_line(usage: dict | None, latency: float | None) -> str:
         if usage.get("cached_tokens"):
             parts.append(f"{usage['cached_tokens']} cached")
         if usage.get("calls", 1) > 1:
-            parts.append(f"{usage['calls']} calls")
+            parts.append(counted(usage["calls"], "call"))
         latency = usage.get("latency", latency)
         if usage.get("cost_usd") is not None:
             parts.append(f"${usage['cost_usd']:.6f}")
@@ -84,7 +85,7 @@ def _header(detail: dict) -> Group:
     for name, usage in (detail["usage"] or {}).items():
         cost = usage.get("cost_usd")
         lines.append(Text(
-            f"{name.capitalize()}: {usage.get('calls', 0)} calls, {usage.get('prompt_tokens', 0)} prompt + "
+            f"{name.capitalize()}: {counted(usage.get('calls', 0), 'call')}, {usage.get('prompt_tokens', 0)} prompt + "
             f"{usage.get('completion_tokens', 0)} reply tokens, {usage.get('latency', 0.0):.2f} s"
             + (f", ${cost:.6f}" if cost is not None else ", cost unknown"), style="dim",
         ))

@@ -19,7 +19,7 @@ from engine.serving import ServeError
 from engine.session import SameFailure, StopStarting, counted_keys, finish, new_progress, play_plan
 from engine.spending import Spending
 from runners.dashboard.display import ProgressDisplay, wide_console
-from runners.dashboard.final_table import summary_table
+from runners.dashboard.final_table import print_summary
 from runners.dashboard.spending import spending_line
 from runners.ending import Ending, say_ending
 from runners.flags.running import Prepared, concurrency, transcripts_kept
@@ -151,7 +151,7 @@ def run_and_report(prepared: Prepared, factory: PolicyFactory, play: Play | None
                 elapsed = time.perf_counter() - started
                 tally, summaries = finish(run, plan, complete=ending.kind == "finished")
                 if summaries:
-                    console.print(summary_table(summaries))
+                    print_summary(console, summaries)
                 if spending is not None:
                     console.print(f"Models: {spending_line(spending)}", soft_wrap=True)
                 ending = Ending(ending.kind, tally, elapsed, ending.reason, ending.cut)

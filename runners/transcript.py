@@ -23,6 +23,7 @@ from runners.args import OneLineParser, choice, integer
 from runners.printable import printable_all
 from runners.replay import game_of_run
 from runners.report.latex import latex_escape
+from runners.words import counted
 
 FORMATS = ("md", "html", "tex")
 
@@ -91,7 +92,7 @@ def blocks(detail: dict[str, Any], full: bool = False) -> list[Block]:
         out.append(Block("lines", lines=[f"Ended in an error ({error['kind']}): {error['type']}: {error['message']}"]))
     if detail["final_board"]:
         out.append(Block("table", "At the end", table=detail["final_board"]))
-    out.append(Block("lines", lines=[f"Outcome: {detail['outcome_text']} after {detail['turns']} turns."]))
+    out.append(Block("lines", lines=[f"Outcome: {detail['outcome_text']} after {counted(detail['turns'], 'turn')}."]))
     return out
 
 

@@ -18,6 +18,7 @@ Conventions used throughout:
   ``seats`` (and ``humans``): the games with a person in a seat, with the game's human-study scores and the turns they took.
   ``played``: the analyses that read the games played turn by turn. ``power``: how many seeds a comparison needs.
   ``branches``: a branch run against the run it branches: what each message was worth.
+  ``games``: one row per game, with its condition fields and scores (``games.csv``, ``games_df``).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ _EXPORTS = {
     "Results": ".reading", "read_results": ".reading", "ReadCounts": ".reading", "read_totals": ".reading",
     "recorded_games": ".reading", "ABSENT": ".humans", "human_roles": ".humans", "is_absent": ".humans",
     "RunAnalyses": ".played", "run_analyses": ".played", "Source": ".totals",
+    "GAMES_FILE": ".games", "game_row": ".games", "games_df": ".games", "write_games_csv": ".games",
     "ConditionSummary": ".stats", "ScoreSummary": ".stats", "wilson_interval": ".stats",
     "ALPHA": ".power", "BASE_RATE": ".power", "POWER": ".power", "compared_rates": ".power",
     "independent_discordance": ".power", "paired_seeds": ".power", "unpaired_seeds": ".power",

@@ -94,7 +94,7 @@ class LeanBackend(ProviderBackend):
             if not 200 <= response.status < 300:
                 raise StatusError(response.status, error_message(response.status, await response.read()), response.headers)
             if self.stream:
-                reply = await openai_stream(response.content)
+                reply = await openai_stream(response.content, self.arriving)
             else:
                 reply = openai_reply(await response.read())
             headers: Mapping[str, str] = response.headers

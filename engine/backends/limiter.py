@@ -154,6 +154,7 @@ class LimiterStats(CallCounters):
     latency_sum: float = 0.0
     sent_times: deque[float] = msgspec.field(default_factory=deque)  # when each attempt of the last minute was sent
     first_sent: float | None = None
+    arriving: int = 0  # pieces of streamed replies received, of calls still in flight (about a token each)
 
     def rate(self, now: float, window: float = 60.0) -> float:
         """Attempts per minute over the last ``window`` seconds, or since the first attempt if that

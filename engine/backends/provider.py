@@ -119,6 +119,10 @@ class ProviderBackend:
     def name(self) -> str:
         return f"{self.provider}:{self.model}"
 
+    def arriving(self, n: int) -> None:
+        """Pieces of a streamed reply counted as they arrive (``wire.openai_stream``), taken back when its call ends."""
+        self.limiter.stats.arriving += n
+
     async def _send(self, request: Request, call: str) -> tuple[Reply, Mapping[str, str]]:
         """One attempt: the reply and the response's headers, or an exception ``_classify`` knows.
         ``call`` names the call, the same for each of its attempts (the ``X-Call-Id`` header)."""

@@ -95,7 +95,7 @@ class SDKBackend(ProviderBackend):
         response = await self.client.post(self.path, cast_to=httpx2.Response, content=body, options=options, stream=stream)
         try:
             if stream:
-                reply = await (anthropic_stream if isinstance(self, AnthropicBackend) else openai_stream)(response.aiter_lines())
+                reply = await (anthropic_stream if isinstance(self, AnthropicBackend) else openai_stream)(response.aiter_lines(), self.arriving)
             else:
                 reply = (anthropic_reply if isinstance(self, AnthropicBackend) else openai_reply)(response.content)
         except httpx2.TransportError as exc:  # the body was cut short

@@ -29,12 +29,21 @@ server playing scripted agents answers a retried call (say, after a timeout on t
 answering) as it answered the first attempt, instead of playing on."""
 
 
+# Output tokens per reply unless --max-tokens says otherwise. A game's reply is a message and an action
+# or two: the scripted agents write about 100 tokens and SmolLM2's replies (tests/data/real_model) 112 at
+# the median and 336 at most, so 1024 leaves three times the longest. A small local model that repeats
+# itself runs to the limit on every call: at about 20 tokens a second on a laptop's CPU that is 50 s a
+# call at 1024 and over three minutes at 4096. Reasoning models count their hidden reasoning against it
+# and need more (--max-tokens 8192, say); a reply cut at the limit is counted as cut.
+DEFAULT_MAX_TOKENS = 1024
+
+
 class ModelOptions(msgspec.Struct, frozen=True, kw_only=True):
     """How every model call of a run is made."""
 
     temperature: float = 0.0
     top_p: float | None = None  # nucleus sampling (OpenAI, vLLM); None: the provider's default
-    max_tokens: int = 4096
+    max_tokens: int = DEFAULT_MAX_TOKENS
     seed: int | None = None  # passed to providers that take one (OpenAI, vLLM)
     structured: bool = False  # ask the backend for JSON that follows the reply schema
     timeout: float = 120.0  # seconds per attempt

@@ -121,24 +121,34 @@ def openai_reply(body: bytes) -> Reply:
     return _openai_counts(choice.message.content or "", reply.usage, choice.finish_reason)
 
 
-async def openai_stream(lines: AsyncIterable[bytes | str]) -> Reply:
+def _no_count(n: int) -> None:
+    pass
+
+
+async def openai_stream(lines: AsyncIterable[bytes | str], arriving: Callable[[int], None] = _no_count) -> Reply:
     """Read a streamed completion: the text of the first choice and the usage chunk (the request
-    asks for one with ``stream_options.include_usage``)."""
+    asks for one with ``stream_options.include_usage``). ``arriving(1)`` is called for each piece
+    of text as it arrives (a server sends about one token a piece), ``arriving(-n)`` once at the end
+    with the ``n`` it counted, whether the stream ends well or not."""
     parts: list[str] = []
     usage: _OpenAIUsage | None = None
     finish: str | None = None
-    async for data in _events(lines):
-        if data == b"[DONE]":
-            break
-        chunk = _read_chunk(data)
-        if chunk.choices:
-            choice = chunk.choices[0]
-            delta = choice.delta
-            if delta is not None and delta.content:
-                parts.append(delta.content)
-            finish = choice.finish_reason or finish
-        if chunk.usage is not None:
-            usage = chunk.usage
+    try:
+        async for data in _events(lines):
+            if data == b"[DONE]":
+                break
+            chunk = _read_chunk(data)
+            if chunk.choices:
+                choice = chunk.choices[0]
+                delta = choice.delta
+                if delta is not None and delta.content:
+                    parts.append(delta.content)
+                    arriving(1)
+                finish = choice.finish_reason or finish
+            if chunk.usage is not None:
+                usage = chunk.usage
+    finally:
+        arriving(-len(parts))
     if usage is None:
         raise MalformedReply("the stream ended without its usage")
     return _openai_counts("".join(parts), usage, finish)
@@ -202,24 +212,28 @@ def anthropic_reply(body: bytes) -> Reply:
     return _anthropic_counts(text, reply.usage, reply.usage.output_tokens, reply.stop_reason)
 
 
-async def anthropic_stream(lines: AsyncIterable[bytes | str]) -> Reply:
+async def anthropic_stream(lines: AsyncIterable[bytes | str], arriving: Callable[[int], None] = _no_count) -> Reply:
     """Read a streamed message: the input usage of ``message_start``, the text deltas and the output
-    tokens of the last ``message_delta``."""
+    tokens of the last ``message_delta``; ``arriving`` counts the deltas as ``openai_stream`` does."""
     parts: list[str] = []
     started: _AnthropicUsage | None = None
     output: int | None = None
     stop: str | None = None
-    async for data in _events(lines):
-        event = _read_event(data)
-        if event.type == "message_start" and event.message is not None:
-            started = event.message.usage
-        elif event.type == "content_block_delta" and event.delta is not None and event.delta.type == "text_delta":
-            parts.append(event.delta.text)
-        elif event.type == "message_delta" and event.usage is not None:
-            output = event.usage.output_tokens
-            stop = event.delta.stop_reason if event.delta is not None else stop
-        elif event.type == "error":
-            raise MalformedReply(f"the stream reported an error: {data[:200]!r}")
+    try:
+        async for data in _events(lines):
+            event = _read_event(data)
+            if event.type == "message_start" and event.message is not None:
+                started = event.message.usage
+            elif event.type == "content_block_delta" and event.delta is not None and event.delta.type == "text_delta":
+                parts.append(event.delta.text)
+                arriving(1)
+            elif event.type == "message_delta" and event.usage is not None:
+                output = event.usage.output_tokens
+                stop = event.delta.stop_reason if event.delta is not None else stop
+            elif event.type == "error":
+                raise MalformedReply(f"the stream reported an error: {data[:200]!r}")
+    finally:
+        arriving(-len(parts))
     if started is None or output is None:
         raise MalformedReply("the stream ended without its usage")
     return _anthropic_counts("".join(parts), started, output, stop)

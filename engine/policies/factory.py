@@ -24,9 +24,10 @@ from __future__ import annotations
 import inspect
 import random
 from importlib import import_module
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from puzzles import Answer, Game, Policy, SamplingPolicy, TurnContext, implements
+from puzzles import GAMES, Answer, Game, Policy, SamplingPolicy, TurnContext, implements
 
 from engine.backends.settings import BackendSettings, split_name
 from engine.policies.seat import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, HUMAN, HumanPolicy
@@ -61,19 +62,37 @@ def is_import(name: str) -> bool:
     return "." in name.partition(":")[0] and ":" in name
 
 
-def _makes_policy(found: Any) -> bool:
-    """A class with an async ``reply`` made from (role, rng), or a plain function that takes (role, rng)."""
-    if inspect.isclass(found) and not inspect.iscoroutinefunction(getattr(found, "reply", None)):
-        return False
-    if not callable(found) or inspect.iscoroutinefunction(found):
-        return False
+NOT_A_POLICY = "give a class with 'async def reply(self, context)' built with (role, rng) or with nothing, or a function (role, rng) returning one"
+
+
+def _takes(found: Any, *arguments: Any) -> bool:
+    """Whether ``found`` can be called with ``arguments`` (True where it has no signature to read)."""
     try:
-        inspect.signature(found).bind("role", random.Random(0))
+        inspect.signature(found).bind(*arguments)
     except TypeError:
         return False
     except ValueError:  # no signature to read (a builtin): let the call decide
         pass
     return True
+
+
+def _makes_policy(found: Any) -> bool:
+    """A class with an async ``reply`` built as ``NAME(role, rng)`` or ``NAME()``, or a plain function
+    that takes (role, rng)."""
+    if inspect.isclass(found):
+        built = _takes(found, "role", random.Random(0)) or _takes(found)
+        return built and inspect.iscoroutinefunction(getattr(found, "reply", None))
+    if not callable(found) or inspect.iscoroutinefunction(found):
+        return False
+    return _takes(found, "role", random.Random(0))
+
+
+def build_own(found: Any, role: str, rng: random.Random) -> Any:
+    """A policy of the user's own, built as ``NAME(role, rng)`` (the seat's role and a ``random.Random``
+    seeded from the game and the role), or as ``NAME()`` where its class takes no arguments."""
+    if inspect.isclass(found) and not _takes(found, role, rng):
+        return found()
+    return found(role, rng)
 
 
 def import_policy(name: str) -> Any:
@@ -91,7 +110,7 @@ def import_policy(name: str) -> Any:
             raise ValueError(f"{module_name} has no {attribute!r} (the policy {name!r})")
         found = getattr(found, part)
     if not _makes_policy(found):
-        raise ValueError(f"{name} is not a policy: give a class with 'async def reply(self, context)' made as NAME(role, rng), or a function (role, rng) returning one")
+        raise ValueError(f"{name} is not a policy: {NOT_A_POLICY}")
     return found
 
 
@@ -128,12 +147,18 @@ def scripted_rng(seed: int, role: str) -> random.Random:
 
 class PolicyFactory:
     """``seats``, ``turn_seconds`` and ``absent_after``: where people sit and how long a turn waits
-    for them (``engine.policies.seat``); a run with a human seat sets them before its games start."""
+    for them (``engine.policies.seat``); a run with a human seat sets them before its games start.
+    ``own``: policies of your own by name, each a class or function as ``package.module:NAME`` names
+    one on the command line, built the same way (``build_own``)."""
 
-    def __init__(self, backends: BackendSettings | None = None, environ=None) -> None:
+    def __init__(self, backends: BackendSettings | None = None, environ=None, *, own: Mapping[str, Any] | None = None) -> None:
         self._backends, self._environ = backends, environ
         self._hub: ModelHub | None = None
         self._imported: dict[str, Any] = {}
+        self.own = dict(own or {})
+        for name, found in self.own.items():
+            if not _makes_policy(found):
+                raise ValueError(f"{name} is not a policy: {NOT_A_POLICY}")
         self.seats: Any = None
         self.turn_seconds = DEFAULT_TURN_SECONDS
         self.absent_after = DEFAULT_ABSENT_AFTER
@@ -171,13 +196,15 @@ class PolicyFactory:
 
     def canonical(self, name: str) -> str:
         """The name as it is saved with a run: one spelling per policy (a model name keeps its case)."""
-        if is_import(name):
+        if is_import(name) or name in self.own:
             return name.strip()
         name = self.colon_spelling(name)
         if is_model(name):
             provider, model = name.split(":", 1)
             return f"{provider.strip().lower()}:{model.strip()}"
-        return _normal(name)
+        normal = _normal(name)
+        known = normal == HUMAN or any(normal in game.rules.scripted for game in GAMES.values())
+        return normal if known else name.strip()  # a name no game knows is quoted as it was written
 
     def check(self, name: str, game: Game, role: str | None = None, *, calls: bool = True) -> None:
         """Raise ValueError with a one-line reason if ``name`` is not a policy this factory can make
@@ -188,9 +215,11 @@ class PolicyFactory:
             found = self._policy_class(name)
             if role is not None:
                 try:
-                    found(role, scripted_rng(0, role))
+                    build_own(found, role, scripted_rng(0, role))
                 except Exception as exc:  # the user's code failed: one line, before any game
                     raise ValueError(f"{name} failed when made for {role}: {type(exc).__name__}: {exc}") from None
+            return
+        if name in self.own:
             return
         if is_model(name):
             self.hub.check(name, calls=calls)
@@ -207,8 +236,9 @@ class PolicyFactory:
         return found
 
     def make(self, name: str, role: str, seed: int, game: Game) -> Policy:
-        if is_import(name):
-            return own_policy(self._policy_class(name)(role, scripted_rng(seed, role)))
+        if is_import(name) or name in self.own:
+            found = self.own[name] if name in self.own else self._policy_class(name)
+            return own_policy(build_own(found, role, scripted_rng(seed, role)))
         if is_model(name):
             from engine.policies.llm import LLMPolicy
 

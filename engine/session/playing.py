@@ -6,8 +6,8 @@ executor) can call it as it is. The rules live here once:
   which are played again;
 - records are appended as games finish (``RecordWriter``), transcripts beside them on request;
 - the run's log (structured JSON lines) and, when models played, ``usage.json``;
-- when every game is recorded, the results are rewritten sorted by game id and ``summary.json``
-  is written.
+- when every game is recorded, the results are rewritten sorted by game id; ``summary.json`` and
+  ``games.csv`` (one row per game, ``engine.analysis.games``) are written.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from engine.records.ids import IdSet
 from engine.records.rundir import Plan, RunDir, RunDirError
 from engine.play.run import RunProgress
 from engine.plan.spec import GameSpec
+from engine.analysis.games import GAMES_FILE, write_games_csv
 from engine.analysis.stats import ConditionSummary, SummaryBuilder
 from engine.records.transcribe import TranscriptWriter
 from engine.session.runlog import FLUSH_SECONDS, RunLog
@@ -275,4 +276,5 @@ def finish(run: RunDir, plan: Plan, *, complete: bool) -> tuple[Tally, list[Cond
             tally.other_errors += 1
     summaries = builder.summaries()
     (run.path / SUMMARY_FILE).write_bytes(msgspec.json.format(msgspec.json.encode(summaries)) + b"\n")
+    write_games_csv(run.iter_records, run.path / GAMES_FILE)
     return tally, summaries

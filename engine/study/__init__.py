@@ -3,7 +3,7 @@ plays what (``design``), the journal that lets a study survive a restart (``ledg
 directory and a game with its people seated (``games``), the screens between games (``screens``) and
 the host that runs it all on one event loop (``host``). No web server: ``runners.study`` serves it."""
 
-from engine.study.design import Cell, cells, partner_policy, target
+from engine.study.design import Cell, cells, condition_names, partner_policy, target
 from engine.study.host import Page, StudyHost, Wait
 from engine.study.ledger import Ended, Interrupted, Person
 from engine.study.screens import Screen
@@ -11,5 +11,5 @@ from engine.study.spec import PERSON, Study, StudyError, Texts, load_study
 
 __all__ = [
     "PERSON", "Cell", "Ended", "Interrupted", "Page", "Person", "Screen", "Study", "StudyError", "StudyHost", "Texts",
-    "Wait", "cells", "load_study", "partner_policy", "target",
+    "Wait", "cells", "condition_names", "load_study", "partner_policy", "target",
 ]

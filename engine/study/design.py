@@ -142,6 +142,15 @@ def grid_condition(study: Study, grid: Grid, cell: Cell, *, conditions: list | N
     raise ValueError(f"the plan of block {cell.block} has no condition for {cell.label}")
 
 
+def condition_names(study: Study, block: int) -> dict[str, str]:
+    """The study's name of each of the block's grid conditions that a cell plays, by the condition's
+    label (``GameSpec.condition()``), as a report names it."""
+    grid = block_grid(study, block)
+    conditions = grid.conditions()
+    specs = grid.condition_specs()
+    return {specs[grid_condition(study, grid, cell, conditions=conditions)].condition(): cell.condition for cell in cells(study, block)}
+
+
 def open_cells(study: Study, block: int, counts: Mapping[Cell, int]) -> list[Cell]:
     """The block's cells that want more games (``counts``: games counted or in play)."""
     return [c for c in cells(study, block) if counts.get(c, 0) < target(study, c)]

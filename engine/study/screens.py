@@ -13,12 +13,12 @@ class Screen(dict):
 
 
 def end_screen(texts: Texts, code: str) -> Screen:
-    return Screen(kind="done", title="Thank you", text=texts.end.replace("{code}", code), code=code)
+    return Screen(kind="done", title="Thank you", text=texts.end.replace("{code}", code), code=code, last=True)
 
 
 def time_up_screen(texts: Texts, code: str) -> Screen:
     """The end of a session that reached the study's time limit: why, then the end with the code."""
-    return Screen(kind="done", title="Time is up", text=texts.time_up + "\n\n" + texts.end.replace("{code}", code), code=code)
+    return Screen(kind="done", title="Time is up", text=texts.time_up + "\n\n" + texts.end.replace("{code}", code), code=code, last=True)
 
 
 def left_screen(texts: Texts) -> Screen:

@@ -4,14 +4,17 @@ and the one form they act through (``puzzles.seat``).
 A person sees their clues (the game says how they read), their working hypothesis as a table with
 one row per position, and the feedback as the game's feedback mode gives it; the turn and the turn
 limit, the conversation and notices are drawn by the front end. They act with one form, "replace":
-a position and a value for every attribute (shape, color, ...). Each attribute's choices are its
-whole vocabulary, sorted: a list drawn from the puzzle would tell the person which colors are in
-play, which one role's clues alone may say. Everything shown comes from the turn's context (its
-view and feedback), never from the game's state.
+a position and a value for every attribute (shape, color, ...). Each attribute's choices are the
+values this person has been shown (their clues, their answer, the messages they were sent), sorted;
+where they have been shown none yet, the whole vocabulary. A list drawn from the puzzle would tell
+the person which colors are in play, which one role's clues alone may say: this one tells nothing
+they have not read. Everything shown comes from the
+turn's context (its view, feedback and conversation), never from the game's state.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -110,21 +113,34 @@ class PositionSeat:
         )
         return Section("Your hypothesis", lines, Board(columns, tuple(rows)))
 
+    def seen(self, context: TurnContext, name: str) -> tuple[str, ...]:
+        """The values of attribute ``name`` this person has been shown: in their clues, their answer
+        and the messages of the conversation (whole words), sorted."""
+        view = context.view
+        at = self.attributes(view).index(name)
+        shown = {self.values(item)[at] for item in (*view.clues, *view.hypothesis)} - {None}
+        said = " ".join(line.text.lower() for line in context.conversation)
+        shown |= {word for word in self.vocabulary[name] if re.search(rf"\b{re.escape(word.lower())}\b", said)}
+        return tuple(sorted(str(value) for value in shown))
+
     def forms(self, context: TurnContext) -> tuple[ActionForm, ...]:
+        return (self.replace_form(context),)
+
+    def replace_form(self, context: TurnContext) -> ActionForm:
+        """The replace form: a position, and each attribute's values this person has been shown."""
         view = context.view
         fields = [Field("position", "position", "number", minimum=1, maximum=view.size)]
-        fields += [
-            Field(
-                name, name, "choice", tuple(sorted(self.vocabulary[name])),
-                help=f"every {name} the game has; clues and messages say which are in this puzzle",
-            )
-            for name in self.attributes(view)
-        ]
-        return (
-            ActionForm(
-                REPLACE, "Replace a position", tuple(fields),
-                help="Put one value of every attribute at a position of your answer.",
-            ),
+        for name in self.attributes(view):
+            seen = self.seen(context, name)
+            if seen:
+                fields.append(Field(name, name, "choice", seen,
+                                    help=f"the {name}s your clues, your answer and the messages name"))
+            else:
+                fields.append(Field(name, name, "choice", tuple(sorted(self.vocabulary[name])),
+                                    help=f"every {name} the game has; clues and messages say which are in this puzzle"))
+        return ActionForm(
+            REPLACE, "Replace a position", tuple(fields),
+            help="Put one value of every attribute at a position of your answer.",
         )
 
     def action(self, context: TurnContext, kind: str, values: Values) -> Any:

@@ -158,11 +158,11 @@ def _models(frame: _Frame) -> Section | None:
         load = frame.hub.loads.get(limiter.name)
         rows.append([
             limiter.name,
-            f"{limiter.running}/{limiter.cap}" + (f" ({limiter.cap_note})" if limiter.cap_note else ""),
+            f"{limiter.running}/{limiter.cap}" + ("*" if limiter.cap_note else ""),
             f"{s.rate(now):.0f} ({limit:.0f})" if limit else f"{s.rate(now):.0f}",
             str(s.calls), str(s.rate_limited), str(s.server_errors), str(s.timeouts), str(s.failed),
             f"{s.latency_sum / s.calls:.2f}" if s.calls else "-",
-            f"{s.prompt_tokens}/{s.completion_tokens}",
+            f"{s.prompt_tokens}/{s.completion_tokens}" + (f" +{s.arriving}" if s.arriving else ""),
             "-" if s.cost_usd is None else f"{s.cost_usd:.2f}",
             f"{load.running:.0f}/{load.waiting:.0f}" if load is not None else "",
             str(s.cache_hits) if s.cache_hits else "",
@@ -172,6 +172,7 @@ def _models(frame: _Frame) -> Section | None:
     heads = ("model", "in flight", "rpm (limit)", "calls", "429/529", "5xx", "timeouts", "failed", "latency s", "tokens in/out",
              "cost $", "server run/wait", "cache hits", "prefix cached %", "cut at max tokens")
     priorities = (0, 0, 1, 2, 1, 3, 3, 2, 4, 5, 2, 3, 2, 4, 2)
+    notes = [(b.limiter.name, b.limiter.cap_note) for b in frame.backends if b.limiter.cap_note]
 
     def build(width: int, shown: int) -> Table:
         part = take(rows, shown)
@@ -182,11 +183,11 @@ def _models(frame: _Frame) -> Section | None:
                 continue
             if i == 0:
                 columns.append(Column(head, cells, justify="left", short=[frame.short.get(c, c) for c in cells], squeeze=12))
-            elif i == 1:
-                columns.append(Column(head, cells, wrap=True))  # the cap's note may wrap
             else:
                 columns.append(Column(head, cells, priority=priority))
-        return fitted(columns, width, "models", len(rows) - len(part), "models")
+        # Why a cap is lowered: a line under the table per model (a ``*`` by its cap), never inside a cell.
+        why = [f"* {frame.short.get(name, name)}: {note}" for name, note in notes]
+        return fitted(columns, width, "models", len(rows) - len(part), "models", notes=why)
 
     return Section("models", 2, build, rows=len(rows), least=min(len(rows), LEAST_ROWS))
 

@@ -43,7 +43,8 @@ def model_line(hub, now: float) -> str:
     backends = hub.backends() if hub is not None else []
     return "".join(
         f" | {b.limiter.name}: {b.limiter.running} in flight, {b.limiter.stats.rate(now):.0f} rpm, "
-        f"{b.limiter.stats.rate_limited} x 429, {b.limiter.stats.failed} failed"
+        f"{b.limiter.stats.rate_limited} x 429, {b.limiter.stats.failed} failed, "
+        f"{b.limiter.stats.completion_tokens} reply tokens" + (f" (+{b.limiter.stats.arriving} arriving)" if b.limiter.stats.arriving else "")
         for b in backends
     )
 

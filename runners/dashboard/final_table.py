@@ -40,7 +40,7 @@ class SummaryTable:
             Column("95% CI", [f"{percent(s.ci_low)}-{percent(s.ci_high)}" if ok else "n/a" for s, ok in zip(summaries, scored)]),
             Column("mean turn solved", [f"{s.mean_solved_turn:.2f}" if s.mean_solved_turn is not None else "-" for s in summaries], priority=3),
         ]
-        columns += [Column(label(k), [score_cell(s.scores.get(k)) for s in summaries], priority=5, wrap=True) for k in scores]
+        columns += [Column(label(k), [score_cell(s.scores.get(k)) for s in summaries], priority=5) for k in scores]  # never wrapped
         columns += [
             Column("format errors", [str(s.format_errors) for s in summaries], priority=2),
             *([Column("cut replies", [str(s.cut_replies) for s in summaries], priority=2)] if any(s.cut_replies for s in summaries) else []),
@@ -60,10 +60,31 @@ class SummaryTable:
         table, dropped = fitted_table(columns, options.max_width, title=title, compact=False)
         caption = CAPTION
         if dropped:
-            caption += f". No room at this width for: {', '.join(dropped)} (summary.json and runners.report have them)"
+            caption += f". No room at this width for: {', '.join(dropped)} (summary.json and asymgames report have them)"
         table.caption = caption
         yield table
 
 
+    def natural_width(self) -> int:
+        """The width at which every column is shown with its cells on one line."""
+        _, columns = self.columns()
+        return sum(c.widest() + 3 for c in columns) + 1  # padding and borders: 3n + 1
+
+
 def summary_table(summaries: list[ConditionSummary]) -> SummaryTable:
     return SummaryTable(summaries)
+
+
+def print_summary(console: Console, summaries: list[ConditionSummary]) -> None:
+    """The table at the end of a run: fitted to a terminal's width; elsewhere (a file, a pipe) as wide
+    as it needs, so that no column is left out and no number wraps."""
+    table = summary_table(summaries)
+    if console.is_terminal:
+        console.print(table)
+        return
+    width = console.width
+    console.width = max(width, table.natural_width())  # rich never prints wider than its console
+    try:
+        console.print(table)
+    finally:
+        console.width = width

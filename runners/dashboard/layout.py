@@ -88,17 +88,19 @@ def take(items: Sequence, shown: int) -> list:
     return list(items[:shown]) if shown < len(items) - 1 else list(items)
 
 
-def _caption(hidden: int, what: str, dropped: Sequence[str]) -> Text | None:
-    """One line under a table: the rows and the columns it has no room for."""
+def _caption(hidden: int, what: str, dropped: Sequence[str], notes: Sequence[str] = ()) -> Text | None:
+    """Lines under a table, each cut to the width: its ``notes``, then the rows and the columns it has
+    no room for."""
     parts = [f"+{hidden} more {what}"] if hidden > 0 else []
     if dropped:
         parts.append(f"{len(dropped)} column{'s' * (len(dropped) > 1)} left out: " + ", ".join(dropped))
-    return Text("; ".join(parts), style="dim", no_wrap=True, overflow="ellipsis") if parts else None
+    lines = [*notes, "; ".join(parts)] if parts else list(notes)
+    return Text("\n".join(lines), style="dim", no_wrap=True, overflow="ellipsis") if lines else None
 
 
-def fitted(columns: list[Column], width: int, title: str, hidden: int = 0, what: str = "") -> Table:
+def fitted(columns: list[Column], width: int, title: str, hidden: int = 0, what: str = "", notes: Sequence[str] = ()) -> Table:
     table, dropped = fitted_table(columns, width, title=title)
-    table.caption = _caption(hidden, what, dropped)
+    table.caption = _caption(hidden, what, dropped, notes)
     return table
 
 

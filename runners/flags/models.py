@@ -20,7 +20,7 @@ from pathlib import Path
 import msgspec
 
 from engine.backends import (
-    CACHE_MODES, CLIENTS, ENDPOINT_NAME, PROVIDERS, BackendSettings, BatchSettings, CacheSettings, endpoint_entry, known,
+    CACHE_MODES, CLIENTS, ENDPOINT_NAME, PROVIDERS, BackendSettings, BatchSettings, CacheSettings, ModelOptions, endpoint_entry, known,
     price_entry, price_numbers, read_endpoints, read_price_file,
 )
 
@@ -124,7 +124,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--max-in-flight", type=_positive(int), metavar="K", help="most calls in flight per model, OpenAI and Anthropic (default 512)")
     g.add_argument("--temperature", type=_temperature, metavar="X", help="sampling temperature (default 0)")
     g.add_argument("--top-p", type=bounded(float, 0.0, 1.0, above=True, what="a number above 0, at most 1"), metavar="P", help="nucleus sampling, OpenAI and vLLM (default: the provider's)")
-    g.add_argument("--max-tokens", type=_positive(int), metavar="K", help="most output tokens per reply (default 4096)")
+    g.add_argument("--max-tokens", type=_positive(int), metavar="K", help=f"most output tokens per reply (default {ModelOptions().max_tokens}; reasoning models need more, 8192 say)")
     g.add_argument("--model-seed", type=int, metavar="S", help="sampling seed sent to providers that take one")
     g.add_argument("--structured", action="store_const", const=True, help="ask the backend for structured output (JSON following the reply schema)")
     g.add_argument("--stream", action="store_const", const=True, help="receive replies as server-sent events (the same replies; usage from the stream's last event)")

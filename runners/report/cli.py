@@ -32,9 +32,10 @@ from runners.report.branches import TABLE_NAMES as BRANCH_TABLES, BranchReportEr
 from runners.report.formats import to_csv, to_html, to_latex, to_markdown, to_rich
 from runners.report.plots import PLOT_FILES, PLOT_FORMATS, PLOTS_INSTALL, make_plots
 from runners.report.cells import UNIT_NAMES, Table, condition_columns
-from runners.report.participants import participants_table, read_participants
+from runners.report.participants import participants_table, read_participants, study_names
 from runners.report.seats import human_fields
 from runners.report.tables import build_tables
+from runners.words import counted
 
 PROG = "python -m runners.report"
 
@@ -114,7 +115,7 @@ def parse_compare(values: Sequence[str] | None) -> tuple[str, str, str] | None:
 
 def intro_lines(run: RunTotals, counts: ReadCounts, path: Path) -> list[str]:
     conditions = len(group_by(run, condition_columns(run)))
-    lines = [f"{run.games} games in {conditions} condition{'s' * (conditions != 1)}, from {path}"]
+    lines = [f"{counted(run.games, 'game')} in {counted(conditions, 'condition')}, from {path}"]
     if counts.truncated:
         lines.append("last line cut short (run still writing or interrupted): skipped")
     if counts.duplicates:
@@ -196,11 +197,11 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     try:
         if compare_error is not None:
             raise compare_error
-        tables = build_tables(run, rows, compare)
+        tables = build_tables(run, rows, compare, study_names(results_path.parent))
     except ReportError as exc:
         parser.error(f"argument --compare: {exc}")
     if run.people:  # a person played: one row each, read in a second pass over the records
-        people = participants_table(read_participants(results_path, human_fields(run, rows)))
+        people = participants_table(read_participants(results_path, human_fields(run, rows), study_names(results_path.parent)))
         if people is not None:
             at = next((i + 1 for i, t in enumerate(tables) if t.name == "humans"), len(tables))
             tables.insert(at, people)

@@ -5,20 +5,38 @@ block and an ``asymgames play`` run report alike.
 
 The records go by one at a time (``read_participants`` streams a results file in game-id order, the
 last record of a game id winning, as the report's totals do); each participant keeps counts and the
-conditions they had, so memory is set by the participants, not by the games.
+conditions they had, so memory is set by the participants, not by the games. A study's block names
+its conditions as the study file does (``study_names``), not by the fields that tell them apart.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from engine.analysis import ABSENT, field_values, human_roles, is_absent, recorded_games
 from engine.records import GameRecord
+from engine.study import StudyError, condition_names, load_study
 
 from runners.report.cells import Table, frac, key_label, num
 
 NO_ID = "-"  # a seat played without a participant id
+STUDY_FILE = "study.toml"  # beside a study's blocks, in the study's directory
+BLOCK = re.compile(r"block-(\d+)-.+")  # a study's block: block-INDEX-GAME
+
+
+def study_names(run_dir: Path | str) -> dict[str, str]:
+    """Where ``run_dir`` is a block of a study (``block-N-GAME`` beside the study's ``study.toml``),
+    the study's name of each of its conditions by the condition's label; elsewhere nothing."""
+    run_dir = Path(run_dir)
+    found = BLOCK.fullmatch(run_dir.name)
+    if found is None or not (run_dir.parent / STUDY_FILE).is_file():
+        return {}
+    try:
+        return condition_names(load_study(run_dir.parent / STUDY_FILE), int(found.group(1)))
+    except (StudyError, IndexError, ValueError):  # not the study this block was played from
+        return {}
 
 
 class Participant:
@@ -43,8 +61,9 @@ class Participant:
 class ParticipantTally:
     """The participants of a run, filled one record at a time."""
 
-    def __init__(self, fields: Sequence[str]) -> None:
+    def __init__(self, fields: Sequence[str], names: Mapping[str, str] | None = None) -> None:
         self.fields = list(fields)  # the fields that name a condition (the human seats table's)
+        self.names = dict(names or {})  # a study's names of its conditions, by the condition's label
         self.people: dict[str, Participant] = {}  # first seen first
 
     def add(self, record: GameRecord) -> None:
@@ -53,7 +72,7 @@ class ParticipantTally:
             return
         seats = record.humans if isinstance(record.humans, dict) else {}
         values = field_values(record)
-        label = key_label(self.fields, [values.get(f, "") for f in self.fields])
+        label = self.names.get(record.spec.condition()) or key_label(self.fields, [values.get(f, "") for f in self.fields])
         absent_role = record.error.actor if is_absent(record) and record.error is not None else None
         mine: dict[str, list[str]] = {}  # participant -> their roles in this game
         for role in roles:
@@ -88,10 +107,10 @@ class ParticipantTally:
         return self
 
 
-def read_participants(path: Path | str, fields: Sequence[str]) -> ParticipantTally:
+def read_participants(path: Path | str, fields: Sequence[str], names: Mapping[str, str] | None = None) -> ParticipantTally:
     """The participants of a results file's games, read in game-id order (the last record of a game
     id that decodes wins; damaged lines are skipped, as the report's totals skip them)."""
-    return ParticipantTally(fields).add_all(recorded_games(path))
+    return ParticipantTally(fields, names).add_all(recorded_games(path))
 
 
 def _counted(counts: dict[str, int]) -> str:
@@ -123,6 +142,7 @@ def participants_table(tally: ParticipantTally) -> Table | None:
         f"those the person walked away from ({ABSENT} on their seat), those their partner walked away from, and "
         "other errors. Time on task: the person's response time summed over their turns (turns that timed out "
         "count their full time). Conditions and seats: the games they had in each (N in brackets where more than one); "
-        f"the conditions are named by {', '.join(tally.fields) or 'nothing: one condition'}."
+        + ("the conditions are named as the study names them." if tally.names else
+           f"the conditions are named by {', '.join(tally.fields) or 'nothing: one condition'}.")
     )
     return Table("participants", "Participants", header, body, 1, note, csv_header, csv_rows)

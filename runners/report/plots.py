@@ -2,15 +2,20 @@
 size label when the run has several sizes; each as PNG, PDF and SVG (or the formats asked for).
 
 Every success curve carries its Wilson 95% band. Many curves are drawn in panels, one per agent
-pair (or per value of the field with the fewest values), the other fields' values keeping one style
-in every panel. Styles combine ten hues with seven markers and four line styles, so no two of
-the first 70 series look alike. Series with the same numbers are drawn once, labelled with every
-name they stand for ("own = both"); points of different series at one size are set slightly apart.
+pair (or per value of the field that leaves at most eight curves a panel in the fewest panels), the
+other fields' values keeping one style in every panel, named once in a legend under the panels.
+Styles combine twenty hues with seven markers and four line styles, so no two of the first 140
+series look alike. Series with the same numbers are drawn once, labelled with the names they stand
+for ("own = both", a long list wrapped over lines); points of different series at one size
+are set slightly apart. Figures are laid out by matplotlib's constrained layout, which keeps every
+legend and label inside the image. Many conditions' scores are drawn as panels in one column, the
+conditions named once under the last.
 """
 
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,16 +36,22 @@ FIGURE_DPI = 150  # PNG: 1350 x 825 pixels for one panel
 PLOT_NAMES = ("success_by_turn", "scores", "success_vs_size")
 PLOT_FILES = tuple(f"{name}.{fmt}" for name in PLOT_NAMES for fmt in PLOT_FORMATS)
 MAX_LINES = 8  # curves in one panel before the figure is split into panels
+STACKED_FROM = 6  # conditions in the scores figure from which its panels are stacked in one column
+MAX_INCHES = 16.0  # the widest a figure is drawn: 2400 pixels in PNG
 MAX_PANELS = 12
 
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
-MARKERS = ("o", "s", "^", "D", "v", "P", "X")  # seven, prime to ten: hue and marker pairs repeat after 70
+PALETTE = (  # matplotlib's ten, then ten darker hues of its tab20b and tab20c
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+    "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363",
+)
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")  # seven, prime to twenty: hue and marker pairs repeat after 140
+LABEL_CHARS = 60  # a legend entry wraps past this
 LINESTYLES = ("-", "--", ":", "-.")
 
 
 def style(i: int) -> dict:
     """The i-th series' hue (``c``), marker and line style."""
-    return {"c": PALETTE[i % len(PALETTE)], "marker": MARKERS[i % len(MARKERS)], "linestyle": LINESTYLES[(i // 70) % len(LINESTYLES)]}
+    return {"c": PALETTE[i % len(PALETTE)], "marker": MARKERS[i % len(MARKERS)], "linestyle": LINESTYLES[(i // 140) % len(LINESTYLES)]}
 
 
 def merged(series: Sequence[tuple[str, object, int]]) -> list[tuple[str, object, int]]:
@@ -51,16 +62,23 @@ def merged(series: Sequence[tuple[str, object, int]]) -> list[tuple[str, object,
     return [(" = ".join(label for label, _, _ in group), group[0][1], group[0][2]) for group in groups.values()]
 
 
+def wrapped(label: str) -> str:
+    return "\n".join(textwrap.wrap(label, LABEL_CHARS)) or label
+
+
 def panel_field(fields: Sequence[str], keys: Sequence[tuple[str, ...]]) -> str | None:
-    """The field that makes the panels when there are too many series for one: the agents, or
-    else the field with the fewest values; None when one panel will do."""
+    """The field that makes the panels when there are too many series for one: of the fields that
+    leave at most ``MAX_LINES`` series a panel, the agents, else the one with the fewest panels; when
+    none does, the agents or the field with the fewest values. None when one panel will do."""
     if len(keys) <= MAX_LINES or len(fields) < 2:
         return None
     values = {f: len({k[i] for k in keys}) for i, f in enumerate(fields)}
     candidates = [f for f in fields if 1 < values[f] <= MAX_PANELS]
     if not candidates:
         return None
-    return AGENTS if AGENTS in candidates else min(candidates, key=lambda f: (values[f], fields.index(f)))
+    most = {f: max(sum(k[i] == v for k in keys) for v in {k[i] for k in keys}) for i, f in enumerate(fields) if f in candidates}
+    fitting = [f for f in candidates if most[f] <= MAX_LINES] or candidates
+    return AGENTS if AGENTS in fitting else min(fitting, key=lambda f: (values[f], fields.index(f)))
 
 
 def shortened(keys: Sequence[tuple[str, ...]]) -> list[tuple[str, ...]]:
@@ -78,7 +96,6 @@ def make_plots(run: Source, out: Path, formats: Sequence[str] = PLOT_FORMATS) ->
     del matplotlib
     written = []
     for name, fig in figures(run):
-        fig.tight_layout()
         for fmt in formats:
             path = out / f"{name}.{fmt}"
             fig.savefig(path, dpi=FIGURE_DPI, format=fmt)
@@ -95,14 +112,16 @@ def figures(run: Source) -> list[tuple[str, object]]:
     return [(name, fig) for name, fig in out if fig is not None]  # no scores figure when no game gives a mean
 
 
-def _panels(count: int, *, sharey: bool = True):
+def _panels(count: int, *, sharey: bool = True, columns: int | None = None, size: tuple[float, float] | None = None):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    cols = count if count <= 3 else min(3, math.ceil(math.sqrt(count)))
+    cols = columns or (count if count <= 3 else min(3, math.ceil(math.sqrt(count))))
     rows = math.ceil(count / cols)
-    size = SINGLE_INCHES if count == 1 else (PANEL_INCHES[0] * cols, PANEL_INCHES[1] * rows + 0.5)
-    fig = Figure(figsize=size, dpi=FIGURE_DPI)
+    if size is None:
+        width = min(PANEL_INCHES[0], MAX_INCHES / cols)  # never wider than MAX_INCHES in all
+        size = SINGLE_INCHES if count == 1 else (width * cols, PANEL_INCHES[1] * rows + 0.5)
+    fig = Figure(figsize=size, dpi=FIGURE_DPI, layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(rows, cols, squeeze=False, sharex=True, sharey=sharey).ravel().tolist()
     for ax in axes[count:]:
@@ -110,13 +129,27 @@ def _panels(count: int, *, sharey: bool = True):
     return fig, axes[:count]
 
 
-def _legend(ax, entries: int, panels: int) -> None:
-    if entries == 0 or not ax.get_legend_handles_labels()[0]:
+def _legend(fig, axes) -> None:
+    """One panel: its legend inside it when it has a few entries, else to its right. Panels: one
+    legend under them all (a series keeps its style in every panel), each entry once."""
+    entries: dict[str, object] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    if not entries:
         return
-    if panels > 1 or entries <= 6:
-        ax.legend(fontsize="x-small" if panels > 1 or entries > 4 else "small", loc="best")
-    else:  # many entries in one panel: the legend goes to the right of the plot
-        ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    labels = [wrapped(label) for label in entries]
+    if len(axes) == 1 and len(entries) <= 6 and max(len(label) for label in entries) <= LABEL_CHARS:
+        axes[0].legend(fontsize="small" if len(entries) <= 4 else "x-small", loc="best")
+    elif len(axes) == 1:
+        fig.legend(list(entries.values()), labels, fontsize="x-small", loc="outside right upper")
+    else:
+        columns = min(3, len(entries))
+        lines = sum(max(labels[i].count("\n") + 1 for i in range(row, min(row + columns, len(labels))))
+                    for row in range(0, len(labels), columns))
+        width, height = fig.get_size_inches()
+        fig.set_size_inches(width, height + 0.16 * lines + 0.3)  # room for the legend: the panels keep theirs
+        fig.legend(list(entries.values()), labels, fontsize="x-small", loc="outside lower center", ncols=columns)
 
 
 def _grouped(fields: list[str], keys: list[tuple[str, ...]]):
@@ -163,7 +196,7 @@ def turn_figure(run: Source):
             ax.set_xlim(0.5, max_turn + 0.5)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
-        _legend(ax, len(series), len(panels))
+    _legend(fig, axes)
     _labels(fig, axes, "turn K", "solved within K turns (%)", "Success rate at turn K, Wilson 95% bands")
     return fig
 
@@ -172,7 +205,9 @@ def _labels(fig, axes, x: str, y: str, title: str) -> None:
     if len(axes) == 1:
         axes[0].set(xlabel=x, ylabel=y, title=title)
     else:
-        fig.supxlabel(x)
+        for ax in axes:  # under each panel of the last row: a legend under the panels goes below them
+            if ax.get_subplotspec().is_last_row():
+                ax.set_xlabel(x)
         fig.supylabel(y)
         fig.suptitle(title)
 
@@ -187,10 +222,12 @@ def scores_figure(run: Source):
     fields = condition_fields(run)
     labels = score_labels(run)
     rows = scores_per_condition(run, fields)
-    fig, axes = _panels(len(numeric), sharey=False)
-    if len(rows) > 12:
-        width, height = fig.get_size_inches()
-        fig.set_size_inches(max(width, 0.45 * len(rows) * min(3, len(numeric))), height + 1)
+    stacked = len(numeric) > 1 and len(rows) > STACKED_FROM  # one column, the conditions named once, under the last
+    if stacked:
+        width = min(MAX_INCHES, max(PANEL_INCHES[0], 2.0 + 0.35 * len(rows)))
+        fig, axes = _panels(len(numeric), sharey=False, columns=1, size=(width, 2.2 * len(numeric) + 2.5))
+    else:
+        fig, axes = _panels(len(numeric), sharey=False)
     names = [key_label(fields, k) for k in shortened([r.key for r in rows])]
     tilt = len(rows) > 4 or len(numeric) > 1
     for i, (ax, key) in enumerate(zip(axes, numeric)):
@@ -204,8 +241,14 @@ def scores_figure(run: Source):
             below.append(0.0 if math.isnan(s.low) else max(0.0, s.value - s.low))  # rounding may put the
             above.append(0.0 if math.isnan(s.high) else max(0.0, s.high - s.value))  # end past the value
         ax.bar(xs, ys, 0.7, yerr=[below, above], capsize=2, fc=PALETTE[i % len(PALETTE)], error_kw={"elinewidth": 1})
-        ax.set_xticks(range(len(rows)), names, rotation=30 if tilt else 0, ha="right" if tilt else "center",
-                      fontsize="x-small" if len(rows) > 12 else "small")
+        if stacked and ax is not axes[-1]:
+            ax.set_xticks(range(len(rows)))
+            ax.tick_params(labelbottom=False)
+        else:
+            ax.set_xticks(range(len(rows)), names, rotation=30 if tilt else 0, ha="right" if tilt else "center",
+                          fontsize="x-small" if len(rows) > 12 else "small")
+        if not any(ys) and all(b == a == 0 for b, a in zip(below, above)):  # bars of height 0: say so
+            ax.text(0.5, 0.8, "0 in every condition", transform=ax.transAxes, ha="center", va="center", c="0.4")
         ax.set(title=labels[key])
         ax.grid(axis="y", alpha=0.3)
     if len(axes) == 1:
@@ -244,6 +287,6 @@ def size_figure(run: Source):
         ax.set_xticks(list(places.values()), sizes)
         ax.set(title=title or None, ylim=(-2, 102))
         ax.grid(alpha=0.3)
-        _legend(ax, len(drawn), len(panels))
+    _legend(fig, axes)
     _labels(fig, axes, x_field, "success (%), Wilson 95% interval", f"Success rate by {x_field}")
     return fig

@@ -5,9 +5,9 @@ The numbers are ``engine.analysis.seats``'s; this module only writes them as a `
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from engine.analysis import ABSENT, ScoreSummary, Source, human_seats, layout, totals_of
+from engine.analysis import ABSENT, ScoreSummary, Source, conditions_of, human_seats, layout, totals_of
 
 from runners.report.cells import (
     MEAN_INTERVAL, Table, condition_columns, frac, full_values, label_cells, label_columns, num, score_cell,
@@ -30,32 +30,49 @@ def mean_cell(summary: ScoreSummary) -> str:
     return f"{num(summary.value, 1)} [{num(summary.low, 1)}, {num(summary.high, 1)}]"
 
 
-def humans_table(run: Source, rows: Sequence[str]) -> Table | None:
-    """The human seats per condition; None when no person played in the run."""
+def study_labels(run: Source, fields: Sequence[str], names: Mapping[str, str]) -> dict[tuple, str]:
+    """A study's names of the conditions in each row of the human seats table (by the row's key)."""
+    found: dict[tuple, list[str]] = {}
+    for condition in conditions_of(run):
+        name = names.get(condition.spec.condition())
+        if name is not None:
+            key = tuple(condition.values.get(f, "") for f in fields)
+            found.setdefault(key, [])
+            if name not in found[key]:
+                found[key].append(name)
+    return {key: " / ".join(found_names) for key, found_names in found.items()}
+
+
+def humans_table(run: Source, rows: Sequence[str], names: Mapping[str, str] | None = None) -> Table | None:
+    """The human seats per condition; None when no person played in the run. ``names``: a study's
+    names of its conditions by the condition's label, shown in a first column."""
     run = totals_of(run)
     fields = human_fields(run, rows)
     columns, data = human_seats(run, fields)
     if not data:
         return None
-    header = label_columns(fields) + ["games", "n", "participants"]
+    named = study_labels(run, fields, names or {})
+    header = (["study condition"] if named else []) + label_columns(fields) + ["games", "n", "participants"]
     header += [c.label + (" %" if c.kind == "rate" else "") for c in columns]
     header += ["AMT", "HMT", "median s per turn", "timeouts per game", "walked away"]
     body = [
-        label_cells(fields, r.key) + [str(r.games), str(r.n), str(len(r.participants)) if r.participants else "-"]
+        ([named.get(r.key, "-")] if named else []) + label_cells(fields, r.key)
+        + [str(r.games), str(r.n), str(len(r.participants)) if r.participants else "-"]
         + [score_cell(r.scores.get(c.key), r.n) for c in columns]
         + [mean_cell(r.agent_turns), mean_cell(r.human_turns), num(r.median_seconds, 1), num(r.timeouts, 2), str(r.absent)]
         for r in data
     ]
     full = full_values(run, fields)
     extra = [i for i, f in enumerate(fields) if f not in condition_columns(run)]  # such as agents
-    csv_header = [fields[i] for i in extra] + condition_columns(run) + ["games", "n", "participants", "participant_ids"]
+    csv_header = (["study_condition"] if named else []) + [fields[i] for i in extra] + condition_columns(run)
+    csv_header += ["games", "n", "participants", "participant_ids"]
     for c in columns:
         name = c.key or "success"
         csv_header += [f"{name}_n", name, f"{name}_low", f"{name}_high"]
     csv_header += ["amt", "amt_low", "amt_high", "hmt", "hmt_low", "hmt_high", "median_seconds", "timeouts_per_game", ABSENT]
     csv_rows: list[list[object]] = []
     for r in data:
-        cells: list[object] = [r.key[i] for i in extra] + full[r.key]
+        cells: list[object] = ([named.get(r.key, "")] if named else []) + [r.key[i] for i in extra] + full[r.key]
         cells += [r.games, r.n, len(r.participants), ";".join(r.participants)]
         for c in columns:
             s = r.scores.get(c.key)
@@ -74,5 +91,5 @@ def humans_table(run: Source, rows: Sequence[str]) -> Table | None:
         "a person's response time, turns that timed out left out. Participants: distinct participant ids."
     )
     return Table(
-        "humans", "Human seats", header, body, len(label_columns(fields)), note, csv_header, csv_rows,
+        "humans", "Human seats", header, body, len(label_columns(fields)) + bool(named), note, csv_header, csv_rows,
     )

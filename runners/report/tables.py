@@ -5,7 +5,7 @@ Each takes a run's totals (``engine.analysis.totals``), or a list of records, fo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from engine.analysis import (
     Source, condition_fields, error_counts, paired_comparison, roles_of, score_keys, scores_per_condition, size_units,
@@ -235,10 +235,12 @@ def paired_table(run: Source, compare_field: str, a: str, b: str) -> Table:
     )
 
 
-def build_tables(run: Source, rows: Sequence[str], compare: tuple[str, str, str] | None) -> list[Table]:
+def build_tables(run: Source, rows: Sequence[str], compare: tuple[str, str, str] | None,
+                 names: Mapping[str, str] | None = None) -> list[Table]:
+    """The report's tables; ``names``: a study's names of its conditions (the human seats table shows them)."""
     run = totals_of(run, compare=compare)
     fields = condition_fields(run)
-    tables = [success_main(run, rows), success_turns(run, fields), scores_table(run, fields), humans_table(run, rows)]
+    tables = [success_main(run, rows), success_turns(run, fields), scores_table(run, fields), humans_table(run, rows, names)]
     tables += [sizes_table(run, fields, unit) for unit in size_units(run)]
     tables += [errors_table(run, fields), usage_table(run, fields)]
     if compare is not None:

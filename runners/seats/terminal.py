@@ -29,11 +29,13 @@ from rich.text import Text
 from engine.policies import (
     DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, ChosenAction, HumanAbsent, PolicyFactory, SeatAnswer, SeatTurn,
 )
-from puzzles import Reply
+from puzzles import Reply, get_game
 from puzzles.seat import ActionForm, Field, Section, check_values, pick
 
 from runners.printable import printable
 from runners.seats.keyboard import Keyboard, Left
+from runners.seats.ending import ending
+from runners.words import counted
 
 STYLES = {"right": "green", "wrong": "red", "strong": "bold", "": ""}  # as runners.replay draws marks
 UNDO, RULES = "u", "?"
@@ -330,18 +332,22 @@ class TerminalSeats:
         return None
 
     def game_finished(self, spec: Any, record: Any) -> None:
-        self.roles.pop(spec.seed, None)
+        """How the game went, in the words of a page's end of game (``runners.seats.ending``)."""
+        roles = self.roles.pop(spec.seed, set())
         humans = record.humans if isinstance(record.humans, dict) else {}
+        said = ending(record, get_game(record.spec.game), roles)
         style = "green" if record.outcome == "success" else "red"
         out = self.console
         out.print()
-        out.print(Rule(Text(f"Game {record.game_id} is over: {record.outcome} after {record.turns} turn{'s' * (record.turns != 1)}", style=f"bold {style}")))
-        if record.scores:
-            out.print("Scores: " + ", ".join(f"{k} {_score(v)}" for k, v in record.scores.items()), highlight=False)
-        if record.error is not None:
-            out.print(Text(f"Ended by {record.error.kind}: {record.error.message}", style="red"))
+        out.print(Rule(Text(f"Game {record.game_id} is over: {said['headline']}", style=f"bold {style}")))
+        for words, value in said["scores"]:
+            out.print(f"  {words}: {_score(value)}", highlight=False)
+        out.print(f"  turns played: {record.turns}", highlight=False)
+        if said["error"]:
+            out.print(Text(said["error"], style="red"))
         for role, seat in humans.items():
-            out.print(f"{role}: {seat.turns} turns, {seat.timeouts} timed out, {seat.seconds:.0f} s in all", highlight=False)
+            who = f"You ({role.capitalize()})" if role in roles else role.capitalize()
+            out.print(f"{who}: {counted(seat.turns, 'turn')}, {seat.timeouts} timed out, {seat.seconds:.0f} s in all", highlight=False)
 
 
 def _score(value: Any) -> str:

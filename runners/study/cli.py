@@ -42,7 +42,7 @@ CHECK_SECONDS = 60.0  # the start-up call to each model partner, retries include
 
 def build_parser(prog: str = PROG) -> OneLineParser:
     p = OneLineParser(prog=prog, description="Serve a study: one link for everyone, a waiting room, games in parallel, an admin page.")
-    p.add_argument("study", type=Path, metavar="STUDY.toml", help="the study file (docs/studies.md)")
+    p.add_argument("study", type=Path, metavar="STUDY.toml", help="the study file (docs/seats.md, Studies; examples/studies/tsp.toml)")
     p.add_argument("--out", type=Path, metavar="DIR", help="the study's directory (default runs/study-NAME); given again, the study goes on")
     p.add_argument("--port", type=integer(0), default=DEFAULT_PORT, metavar="P", help=f"port (default {DEFAULT_PORT}; 0: any free port)")
     p.add_argument("--bind", default="127.0.0.1", metavar="ADDR", help="address to listen on (default 127.0.0.1; behind a TLS proxy, keep it)")

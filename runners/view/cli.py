@@ -10,6 +10,7 @@ from runners.args import OneLineParser, integer
 from runners.view.index import RunIndex
 from runners.view.page import DEFAULT_EMBED, write_page
 from runners.view.serve import make_server
+from runners.words import counted
 
 
 PROG = "python -m runners.view"
@@ -41,5 +42,5 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     out = args.out or args.run_dir / "view.html"
     listed, embedded = write_page(index, out, args.embed)
     more = f"; the turns of the first {embedded} (--embed N for more, or --serve)" if embedded < listed else ""
-    print(f"Wrote {out}: {listed} games{more}.")
+    print(f"Wrote {out}: {counted(listed, 'game')}{more}.")
     return 0

@@ -317,6 +317,8 @@ def test_every_python_block_runs():
             exec(compile(code, where, "exec"), namespace)  # noqa: S102 - the docs' own code
         except Exception as exc:  # noqa: BLE001 - named in the failure
             pytest.fail(f"{where}: {type(exc).__name__}: {exc}")
+        if "run_games(" in code:  # the block plays its policies itself
+            continue
         for value in list(namespace.values()):  # a policy class the block itself defines answers a turn
             if isinstance(value, type) and value.__module__ == "docs_block" and "reply" in vars(value):
                 import anyio

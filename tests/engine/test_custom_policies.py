@@ -82,10 +82,10 @@ class Failing(ShareEverything):
         raise RuntimeError("no key for my model")
 
 
-class Carol:
-    """``Carol`` of examples/third_agent.py as it is there: made with no arguments, not (role, rng)."""
+class NeedsThree:
+    """A class that is built neither as (role, rng) nor with nothing."""
 
-    def __init__(self) -> None:
+    def __init__(self, role, rng, model) -> None:
         self.links: dict = {}
 
     async def reply(self, context) -> Answer:
@@ -101,7 +101,7 @@ class Crashing(ShareEverything):
 
 @pytest.mark.parametrize("policy, message", [
     ("Failing", f"{HERE}:Failing failed when made for bob: RuntimeError: no key for my model"),
-    ("Carol", f"{HERE}:Carol is not a policy"),
+    ("NeedsThree", f"{HERE}:NeedsThree is not a policy"),
 ])
 def test_a_policy_that_fails_when_made_is_one_line_and_status_2_before_any_game(tmp_path, capsys, policy, message):
     for runner, argv in ((run_main, ["--games", "50", "--agent", f"bob={HERE}:{policy}"]),
@@ -161,7 +161,7 @@ def test_a_sweep_compares_the_policy_with_a_scripted_one(tmp_path):
     ("examples.no_such_module:Policy", "cannot import examples.no_such_module for the policy"),
     ("examples.custom_policy:Nobody", "examples.custom_policy has no 'Nobody'"),
     ("examples.custom_policy:main", "examples.custom_policy:main is not a policy"),
-    ("examples.custom_policy:Factory", "examples.custom_policy:Factory is not a policy"),
+    ("examples.custom_policy:Grid", "examples.custom_policy:Grid is not a policy"),
 ])
 def test_a_policy_that_cannot_be_used_is_one_line_and_status_2(tmp_path, capsys, policy, message):
     with pytest.raises(SystemExit) as exit_info:
@@ -195,3 +195,46 @@ def test_the_command_finds_a_policy_in_the_working_directory(tmp_path):
     records = RunDir.open(out).records()
     assert [r.outcome for r in records] == ["failure"] * 3
     assert {r.spec.agents["alice"] for r in records} == {"mine.quiet:Quiet"}
+
+
+class BuiltBare:
+    """A policy whose class takes no arguments, as one written for code (``examples/third_agent.py``'s Carol)."""
+
+    def __init__(self) -> None:
+        self.inner = ShareEverything("alice", None)
+
+    async def reply(self, context):
+        return await self.inner.reply(context)
+
+
+class NeedsThree:
+    def __init__(self, role, rng, extra) -> None:
+        pass
+
+    async def reply(self, context):
+        return Answer("")
+
+
+async def test_a_policy_class_is_built_with_role_and_rng_or_with_nothing_named_or_given_in_code():
+    from examples.third_agent import Carol
+
+    bare = f"{HERE}:BuiltBare"
+    named = await play_game(Grid(seeds=1, params={"size": [4]}, agents=[[bare, "share_everything"]]).spec(0), PolicyFactory())
+    given = await play_game(Grid(seeds=1, params={"size": [4]}, agents=[["mine", "share_everything"]]).spec(0),
+                            PolicyFactory(own={"mine": BuiltBare}))
+    assert named.error is None and given.error is None and named.outcome == given.outcome == "success"
+    assert named.turn_log == given.turn_log
+    chain = Grid(game="chain", seeds=1, params={"size": [4]}, agents=[["share_everything", "share_everything", "examples.third_agent:Carol"]])
+    record = await play_game(chain.spec(0), PolicyFactory())
+    assert record.error is None and record.outcome == "success"
+    factory = PolicyFactory(own={"carol": Carol, "half": HalfSharer})
+    assert factory.canonical("carol") == "carol" and factory.canonical("half") == "half"
+    factory.check("half", GAMES["asympuzl"])
+    assert isinstance(factory.make("half", "alice", 3, GAMES["asympuzl"]), TextPolicy)
+
+
+def test_a_class_built_neither_way_is_refused_in_one_line():
+    with pytest.raises(ValueError, match="NeedsThree is not a policy: .*built with \\(role, rng\\) or with nothing"):
+        PolicyFactory().check(f"{HERE}:NeedsThree", GAMES["asympuzl"])
+    with pytest.raises(ValueError, match="mine is not a policy"):
+        PolicyFactory(own={"mine": NeedsThree})

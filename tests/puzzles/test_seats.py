@@ -6,13 +6,14 @@ import dataclasses
 import re
 
 import anyio
+import msgspec
 import pytest
 
 from engine import PolicyFactory
 from engine.play.game import play_game
 from engine.policies.seat import ChosenAction, SeatAnswer, SeatTurn
 from engine.plan.spec import GameSpec, Options
-from puzzles import GAMES, TurnContext
+from puzzles import GAMES, ChatLine, TurnContext
 from puzzles.asympuzl.seat import AsymPuzlSeat
 from puzzles.positions.vocab import COLORS
 from puzzles.seat import ActionForm, Field, Section
@@ -181,7 +182,8 @@ def test_a_wrong_form_value_comes_back_with_its_reason():
     game = GAMES["asympuzl"]
     _, context = _context(game, ("alice", "bob"), "bob")
     turn = SeatTurn(context, game.faces.seat, 60)
-    good = {"position": "3", "shape": "square", "color": "red"}
+    pair = context.view.clues[0]  # Bob's choices are the shapes and colors he has been shown
+    good = {"position": "3", "shape": pair.shape, "color": pair.color}
     for wrong, reason in (
         ({"position": "9"}, "position: give a number from 1 to 5"),
         ({"color": "transparent"}, "color: 'transparent' is not one of"),
@@ -189,11 +191,34 @@ def test_a_wrong_form_value_comes_back_with_its_reason():
     ):
         with pytest.raises(ValueError, match=re.escape(reason)):
             turn.reply(SeatAnswer(actions=(ChosenAction("replace", {**good, **wrong}),)))
-    assert turn.describe(ChosenAction("replace", good)) == "position 3: red square"
+    assert turn.describe(ChosenAction("replace", good)) == f"position 3: {pair.color} {pair.shape}"
     chain = GAMES["chain"]
     _, context = _context(chain, ("alice", "bob", "carol"), "alice")
-    chosen = ChosenAction("replace", {"position": 2, "shape": "square", "color": "red", "pattern": "plaid"})
-    assert SeatTurn(context, chain.faces.seat, 60).describe(chosen) == "position 2: shape square, color red, pattern plaid"
+    shape = context.view.clues[1][0]  # Alice's shapes are her clues'; no color or pattern named yet: all of them
+    chosen = ChosenAction("replace", {"position": 2, "shape": shape, "color": "red", "pattern": "plaid"})
+    assert SeatTurn(context, chain.faces.seat, 60).describe(chosen) == f"position 2: shape {shape}, color red, pattern plaid"
+
+
+def test_a_fields_choices_are_the_values_the_person_has_been_shown():
+    """Not the 40 words of the vocabulary: Alice's shapes are her clues' and her colors, once Bob has
+    named some, the colors his messages name; before anyone has named a color, every color."""
+
+    game = GAMES["asympuzl"]
+    _, context = _context(game, ("alice", "bob"), "alice")
+    (form,) = game.faces.seat.forms(context)
+    fields = {f.name: f for f in form.fields}
+    assert fields["shape"].choices == tuple(sorted(p.shape for p in context.view.clues))
+    assert fields["color"].choices == tuple(sorted(COLORS))  # none named yet
+    named = sorted(COLORS)[:2]
+    said = (ChatLine(1, "bob", f"The {context.view.clues[0].shape} is {named[0]}; the other is {named[1].upper()}."),)
+    (form,) = game.faces.seat.forms(msgspec.structs.replace(context, conversation=said))
+    assert {f.name: f for f in form.fields}["color"].choices == tuple(named)
+    _, bob = _context(game, ("alice", "bob"), "bob")
+    (form,) = game.faces.seat.forms(bob)
+    assert {f.name: f for f in form.fields}["color"].choices == tuple(sorted(p.color for p in bob.view.clues))
+    with pytest.raises(ValueError, match="is not one of"):
+        SeatTurn(bob, game.faces.seat, 60).describe(
+            ChosenAction("replace", {"position": 1, "shape": bob.view.clues[0].shape, "color": next(c for c in COLORS if c not in {p.color for p in bob.view.clues})}))
 
 
 # ---- Whole games played by people who read only their seat ----

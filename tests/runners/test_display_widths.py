@@ -58,12 +58,13 @@ def run24():
     return summaries, progress
 
 
-def hub_of(*names):
-    """A stand-in for the model clients: what the models table reads of each backend."""
+def hub_of(*names, note=""):
+    """A stand-in for the model clients: what the models table reads of each backend (``note``: why
+    every model's cap is lowered)."""
     stats = SimpleNamespace(rate=lambda now: 2903.0, calls=12345, rate_limited=0, server_errors=0, timeouts=0, failed=0,
                             latency_sum=4200.0, prompt_tokens=1234567, completion_tokens=23456, cost_usd=12.25, cache_hits=0,
-                            cached_tokens=617283, cut=0)
-    limiter = lambda name: SimpleNamespace(name=name, running=17, cap=32, cap_note="", requests=SimpleNamespace(per_minute=None), stats=stats)  # noqa: E731
+                            cached_tokens=617283, cut=0, arriving=0)
+    limiter = lambda name: SimpleNamespace(name=name, running=17, cap=32, cap_note=note, requests=SimpleNamespace(per_minute=None), stats=stats)  # noqa: E731
     backends = [SimpleNamespace(limiter=limiter(n)) for n in names]
     return SimpleNamespace(backends=lambda: backends, loads={}, batches=None)
 
@@ -125,6 +126,21 @@ def test_the_dashboard_fits_80x24_and_says_what_it_leaves_out(run24):
     assert [r[0] for r in model_rows] in (["gpt-4o", "gpt-4o-mini"], list(MODELS.values()))
     numbers_whole(model_rows)
     assert "12345" in model_rows[0]
+
+
+def test_a_lowered_cap_is_explained_under_the_models_table_and_the_running_games_stay(run24):
+    _, progress = run24
+    note = "lowered: 12 of 40 calls refused as overloaded in 2 s"
+    plain = text_of(render_dashboard(progress, 12.0, hub_of(*MODELS.values()), height=24), 80)
+    text = text_of(render_dashboard(progress, 12.0, hub_of(*MODELS.values(), note=note), height=24), 80)
+    lines = text.rstrip("\n").splitlines()
+    assert len(lines) <= 23 and max(len(line) for line in lines) <= 80
+    model_rows = body_rows(text, "models")
+    assert len(model_rows) == 2 and all(row[1] == "17/32*" for row in model_rows)  # one line per model
+    assert [line.strip() for line in lines if note in line] == [f"* gpt-4o: {note}", f"* gpt-4o-mini: {note}"]
+    # The two lines of reasons cost the tables below two rows, and hide no section the plain frame shows.
+    assert len(body_rows(text, "by condition")) == len(body_rows(plain, "by condition")) - 2
+    assert lines[-1] == plain.rstrip("\n").splitlines()[-1]
 
 
 def test_the_dashboard_at_160_columns_shows_every_condition_and_full_model_names(run24):

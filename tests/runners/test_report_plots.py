@@ -127,3 +127,62 @@ def test_the_einstein_report_has_the_papers_layout_and_each_score_its_own_axis(t
     assert titles == ["Sub.R", "steps", "StepR", "StepR (all)", "Corr.R"]  # steps and ratios never share an axis
     steps, ratio = fig.axes[1], fig.axes[2]
     assert steps.get_shared_y_axes().joined(steps, ratio) is False
+
+
+@pytest.fixture(scope="module")
+def einstein_run(tmp_path_factory):
+    """The Einstein Table 1 sweep at 2 seeds: 24 conditions over N, action modes and verifiers."""
+    from runners.sweep import main as sweep_main
+
+    run = tmp_path_factory.mktemp("einstein") / "run"
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    assert sweep_main([str(examples / "einstein_table1.toml"), "--seeds", "2", "--out", str(run), "--no-dashboard"]) == 0
+    return run
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
+def test_the_einstein_plots_are_made_without_a_warning_and_within_2400_pixels(einstein_run, tmp_path):
+    import warnings
+
+    from engine import RunDir
+    from runners.report.plots import make_plots
+
+    records = RunDir.open(einstein_run).records()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        written = make_plots(records, tmp_path, formats=("png",))
+    assert [str(w.message) for w in caught] == []
+    assert {p.stem for p in written} == {"success_by_turn", "scores", "success_vs_size"}
+    for path in written:
+        width, height = png_size(path)
+        assert 600 <= width <= 2400 and 400 <= height <= 2400, (path.name, width, height)
+
+
+def test_every_legend_and_panel_lies_inside_its_figure_and_no_panel_is_left_empty(einstein_run):
+    from engine import RunDir
+
+    for name, fig in figures(RunDir.open(einstein_run).records()):
+        renderer = fig.canvas.get_renderer()
+        fig.draw_without_rendering()
+        box = fig.bbox
+        legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]
+        assert legends or name == "scores", name
+        extents = [legend.get_window_extent(renderer) for legend in legends] + [ax.get_tightbbox(renderer) for ax in visible(fig)]
+        for extent in extents:  # the panels with their titles and tick labels
+            assert box.x0 - 1 <= extent.x0 and extent.x1 <= box.x1 + 1 and box.y0 - 1 <= extent.y0 and extent.y1 <= box.y1 + 1, name
+        assert all(ax.get_visible() for ax in fig.axes), f"{name}: a panel left empty"
+
+
+def test_each_einstein_success_curve_of_a_panel_has_its_own_colour(einstein_run):
+    from engine import RunDir
+
+    fig = dict(figures(RunDir.open(einstein_run).records()))["success_by_turn"]
+    for ax in visible(fig):
+        colours = [line.get_color() for line in curves(ax)]
+        labels = [line.get_label() for line in curves(ax)]
+        assert len(colours) >= 2 and len(set(colours)) == len(colours), (ax.get_title(), labels)

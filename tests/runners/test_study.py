@@ -7,6 +7,7 @@ browser. No test passes or fails on how long anything took; limits only fail a h
 from __future__ import annotations
 
 import json
+import re
 import urllib.error
 import urllib.request
 
@@ -217,3 +218,25 @@ def test_a_model_partner_through_the_local_model_server(tmp_path):
     assert len(records) == 2 and all(r["error"] is None for r in records if "error" in r)
     assert sorted(role for r in records for role, policy in r["spec"]["agents"].items() if policy == "human") == ["ghost", "light"]
     assert all("openai:full_share" in r["spec"]["agents"].values() and r["usage"] for r in records)
+
+
+@pytest.mark.browser
+def test_the_last_page_of_the_study_says_how_the_last_game_went(tmp_path, browser):
+    study = tmp_path / "study.toml"
+    study.write_text('name = "one"\nallow_scripted = true\n[texts]\nend = "Thank you! Your completion code is {code}."\n'
+                     '[[blocks]]\ngame = "tsp"\nrounds = 1\nmax_turns = 1\n'
+                     '  [[blocks.conditions]]\n  name = "scripted"\n  partner = "full_share"\n  games = 1\n')
+    server = Server(study, tmp_path / "out").start()
+    try:
+        person = Participant(browser, server.links["Join"], 0)
+        drive([person], lambda: person.done, limit=120)
+        person.page.wait_for_selector("#code", state="visible")
+        last = person.page.locator("#last")
+        assert last.is_visible()
+        text = last.inner_text()
+        assert re.search(r"Game 1 of 1 is over: (solved together|not solved)", text), text
+        assert "turns played: 1" in text
+        assert person.page.locator("#outcome").get_attribute("data-outcome") in ("success", "failure")
+        person.close()
+    finally:
+        server.stop()

@@ -89,3 +89,54 @@ def test_the_report_writes_the_participants_table_in_every_format(tmp_path: Path
     assert report_main([str(run), "--no-plots"]) == 0
     assert not (out / "participants.csv").exists()
     assert "Participants" not in (out / "tables.md").read_text()
+
+
+STUDY = """
+name = "named"
+allow_scripted = true
+[[blocks]]
+game = "tsp"
+rounds = 2
+max_turns = 1
+  [[blocks.conditions]]
+  name = "scripted-partner"
+  partner = "full_share"
+  games = 4
+  [[blocks.conditions]]
+  name = "two-people"
+  partner = "person"
+  games = 4
+"""
+
+
+def test_a_study_blocks_report_names_its_conditions_as_the_study_does(tmp_path):
+    from engine.study import cells, condition_names, load_study
+    from engine.study.design import agents, block_grid
+    from runners.report.participants import study_names
+
+    (tmp_path / "study.toml").write_text(STUDY)
+    study = load_study(tmp_path / "study.toml")
+    names = condition_names(study, 0)
+    assert sorted(set(names.values())) == ["scripted-partner", "two-people"]
+    grid = block_grid(study, 0)
+    block = tmp_path / "block-0-tsp"
+    block.mkdir()
+    by_agents = {tuple(spec.agents.values()): spec for spec in grid.condition_specs()}
+    lines = []
+    for cell in cells(study, 0):
+        spec = by_agents[tuple(agents(study, cell).values())]  # the condition's first game, as the plan has it
+        people = {role: f"P{spec.game_id}{role}" for role, policy in spec.agents.items() if policy == "human"}
+        humans = {role: HumanSeat(front="browser", participant=p, turns=1, timeouts=0, seconds=1.0) for role, p in people.items()}
+        lines.append(encode_record(GameRecord(game_id=spec.game_id, spec=spec, outcome="success", turns=1, humans=humans)))
+    lines = sorted(set(lines))
+    (block / "results.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    (block / "config.json").write_bytes(msgspec.json.encode({"format": 2, "config": msgspec.to_builtins(grid)}))
+    assert study_names(block) == names and study_names(tmp_path) == {}
+    assert report_main([str(block), "--no-plots", "--out", str(tmp_path / "report")]) == 0
+    with open(tmp_path / "report" / "participants.csv", newline="") as f:
+        conditions = {row["conditions"].split("=")[0] for row in csv.DictReader(f)}
+    assert conditions == {"scripted-partner", "two-people"}  # never "human" or "full_share / human"
+    with open(tmp_path / "report" / "humans.csv", newline="") as f:
+        named = {row["study_condition"] for row in csv.DictReader(f)}
+    assert named == {"scripted-partner", "two-people"}
+    assert "| study condition |" in (tmp_path / "report" / "tables.md").read_text()

@@ -290,6 +290,11 @@ def test_a_person_types_a_message_and_an_action_in_a_terminal(tmp_path):
     term.expect(r"Game 0 is over")
     assert term.finish() == 0
     assert "Game 0 is over" in term.text and "Results:" in term.text
+    # The end of the game in a person's words: the game's words for each score, whose it is, the turns.
+    end = term.text.split("Game 0 is over", 1)[1].split("┏", 1)[0]  # before the run's table for the researcher
+    assert "actions_per_position" not in end and "actions/pos" not in end
+    assert re.search(r"changes you made to your answer, per position \(fewer is more direct\) \(you\): \d", end)
+    assert re.search(r"\(Alice\): \d", end) and "turns played: 3" in end and "You (Bob): 3 turns" in end
     record = _record(out)
     assert record["spec"]["agents"]["bob"] == "human"
     assert record["humans"]["bob"]["front"] == "terminal" and record["humans"]["bob"]["participant"] == "P09"
@@ -305,7 +310,8 @@ def test_a_person_who_types_nothing_times_out_and_the_game_ends(tmp_path):
     term = Terminal(*GAME, "--human-timeout", "1", "--human-absent-after", "2", "--out", str(out))
     term.expect(r"Time is up: the turn was played with no action\.")
     term.expect(r"Time is up: the turn was played with no action\.")
-    term.expect(r"Game 0 is over: error")
+    term.expect(r"Game 0 is over: ended early")
+    term.expect(r"The game ended early: you left or stopped answering\.")
     assert term.finish() == 0
     record = _record(out)
     assert record["error"]["kind"] == "human_absent"
@@ -318,7 +324,7 @@ def test_input_that_ends_ends_the_game_at_once(tmp_path):
     term = Terminal(*GAME, "--out", str(out))  # a turn of ten minutes: only the end of input ends it soon
     assert term.prompt().endswith("Message (Enter for none)")
     term.end_input()
-    term.expect(r"bob left: the terminal's input ended")
+    term.expect(r"The game ended early: you left or stopped answering\.")
     assert term.finish() == 0
     record = _record(out)
     assert record["error"]["kind"] == "human_absent"

@@ -22,6 +22,7 @@ import msgspec
 from bus import Act, Chat
 from engine.policies import HUMAN, ChosenAction, HumanAbsent, SeatAnswer, SeatTurn, participant_id
 from puzzles import GAMES, ChatLine, Game, Reply
+from runners.seats.ending import ending
 
 TIME_RAN_OUT = "the turn's time ran out"
 
@@ -36,29 +37,6 @@ class _Pending:
 
     def seconds_left(self) -> float:
         return self.turn.seconds_left()
-
-
-HEADLINES = {"success": "solved together", "failure": "not solved"}
-
-
-def ending(record: Any, game: Game, role: str) -> dict[str, Any]:
-    """How a game ended, in words a participant reads: the outcome, the scores the game puts in words
-    (``Records.score_words``; the others are left out), the turns, and why it ended early."""
-    error = record.error
-    why = None
-    if error is not None and error.kind == HumanAbsent.kind:
-        who = "you" if error.actor == role else "your partner"
-        why = f"The game ended early: {who} left or stopped answering."
-    elif error is not None:
-        why = "The game ended early because of a problem on our side; it is not counted against you."
-    scores = [
-        [game.score_in_words(key), value] for key, value in record.scores.items()
-        if key.partition(".")[0] in game.records.score_words
-    ] if error is None else []
-    return {
-        "outcome": record.outcome, "headline": HEADLINES.get(record.outcome, "ended early"),
-        "turns": record.turns, "scores": scores, "error": why,
-    }
 
 
 def _whole(prompt: Any) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import msgspec
 import pytest
 
 from engine.backends import ModelOptions
+from engine.backends.settings import DEFAULT_MAX_TOKENS
 from engine.backends.lean import LeanClient
 from puzzles import GAMES
 
@@ -47,7 +48,7 @@ async def test_a_game_through_each_backend_plays_as_the_scripted_strategy(backen
     assert usage["alice"].cached_tokens > 0  # the server caches the repeated system prompt
     turn = records[0].turn_log[0]
     assert turn.usage.model == f"{provider}:share_everything"
-    assert factory.hub.summary()["options"]["max_tokens"] == 4096
+    assert factory.hub.summary()["options"]["max_tokens"] == DEFAULT_MAX_TOKENS == 1024
     summary = factory.hub.summary()["models"][f"{provider}:share_everything"]
     assert summary["calls"] == summary["attempts"] == sum(r.usage["alice"].calls for r in records)
 
@@ -96,10 +97,10 @@ async def test_structured_output_is_requested_from_each_backend(path):
         await play(grid(1, alice="openai:share_everything", bob="openai:share_everything"), settings_for(server, options=options, **OPENAI_PATHS[path]))
         schema = server.last_body["response_format"]["json_schema"]["schema"]
         assert schema["required"] == ["message", "actions"]
-        assert server.last_body["temperature"] == 0.0 and server.last_body["max_completion_tokens"] == 4096
+        assert server.last_body["temperature"] == 0.0 and server.last_body["max_completion_tokens"] == DEFAULT_MAX_TOKENS
         await play(grid(1, alice="anthropic:share_everything", bob="anthropic:share_everything"), settings_for(server, options=options))
         assert server.last_body["output_config"]["format"]["schema"]["properties"]["actions"]["type"] == "array"
-        assert server.last_body["max_tokens"] == 4096
+        assert server.last_body["max_tokens"] == DEFAULT_MAX_TOKENS
 
 
 @PATHS
