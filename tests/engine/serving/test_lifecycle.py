@@ -20,12 +20,15 @@ ROOT = Path(__file__).resolve().parents[3]
 STAND_IN = """#!{python}
 # A stand-in for llama-server (-m FILE --port P ...) or vllm (serve MODEL --port P ...): the local model
 # server on that port; with FAIL set, it says why and exits at once instead; with DIE_AFTER=N, it
-# dies (exit 1, as a crashed server) after answering N requests.
-import os, sys, threading
+# dies (exit 1, as a crashed server) after answering N requests. Like vLLM, whose engine core and
+# workers are processes of their own, it spawns a worker that does nothing and never exits by itself
+# (its command line holds the server's, so that the tests find it).
+import os, subprocess, sys, threading
 sys.path.insert(0, {root!r})
 args = sys.argv[1:]
 with open(os.environ["STAND_IN_ARGS"], "a") as f:
     f.write(" ".join(args) + "\\n")
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(10 ** 6)", "stand-in worker", *args])
 if os.environ.get("STAND_IN_FAIL"):
     print("error: " + os.environ["STAND_IN_FAIL"], flush=True)
     sys.exit(1)
@@ -113,11 +116,12 @@ def test_the_server_dies_with_a_run_killed_or_interrupted(sig, stand_in, gguf, t
             if (out / "results.jsonl").exists() and (out / "results.jsonl").stat().st_size > 0:
                 break
             time.sleep(0.1)
-        assert server_pids(str(gguf)), "the server was not running"
+        assert server_pids(f"stand-in worker -m {gguf}"), "the server's worker was not running"
+        assert len(server_pids(str(gguf))) >= 3, "the watchdog, the server and its worker were not all running"
         process.send_signal(sig)
         status = process.wait(timeout=120)
         assert status == (-9 if sig == signal.SIGKILL else 130)
-        for _ in range(100):
+        for _ in range(600):  # every process of the server goes, its worker included, however the run ended
             if not server_pids(str(gguf)):
                 break
             time.sleep(0.1)
