@@ -114,7 +114,7 @@ class ServerProcess:
                     pass
                 if time.monotonic() > deadline:
                     await self.stop()
-                    raise ServeError(f"{self.name} did not answer {self.health} within {timeout:.0f} s (its log: {self.log})")
+                    raise ServeError(f"{self.name} did not answer {self.health} within {timeout:.0f} s (--serve-timeout; its log: {self.log})")
                 await anyio.sleep(0.2)
 
     def alive(self) -> bool:

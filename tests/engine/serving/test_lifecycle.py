@@ -276,3 +276,17 @@ def test_a_llamacpp_server_gets_the_schema_with_every_string_and_array_bounded()
     assert got["properties"]["actions"]["maxItems"] == 24
     assert got["properties"]["actions"]["items"]["properties"]["by"]["maxLength"] == 600
     assert "maxLength" not in schema["properties"]["message"]  # the game's schema is left as it is
+
+
+def test_a_server_slower_than_the_serve_timeout_is_one_line_and_leaves_nothing_behind(stand_in, gguf, tmp_path, monkeypatch):
+    monkeypatch.setenv("STAND_IN_SLOW", "600")
+    out = tmp_path / "run"
+    done = run("--games", "2", "--model", f"llamacpp:{gguf}", "--serve-timeout", "3", "--out", str(out))
+    said = done.stdout + done.stderr
+    assert done.returncode == 3, said
+    assert "did not answer /health within 3 s (--serve-timeout; its log:" in said and "Traceback" not in said
+    for _ in range(600):  # the server and its worker, stopped with the run
+        if not server_pids(str(gguf)):
+            break
+        time.sleep(0.1)
+    assert server_pids(str(gguf)) == []
