@@ -90,9 +90,11 @@ def records(run: Path) -> list[dict]:
 
 def play(url: str, run: Path, game: str, *flags: str, games: int = 1) -> list[dict]:
     limit = "256" if "--structured" in flags and game in SCHEMA_GAMES else "128"
+    # TSP's first prompts (over 2,000 tokens) can take minutes on a loaded CPU: a longer request timeout
+    # than the default 120 s, so that the server does not do that work twice
     code = run_main(["--game", game, "--games", str(games), *SMALL[game], "--max-turns", "2", "--max-tokens", limit,
-                     "--model", "vllm:smollm2", "--vllm-url", url, "--concurrency", str(SLOTS), "--no-dashboard",
-                     "--out", str(run), *flags])
+                     "--model", "vllm:smollm2", "--vllm-url", url, "--concurrency", str(SLOTS), "--request-timeout", "900",
+                     "--no-dashboard", "--out", str(run), *flags])
     assert code == 0  # every game recorded, none lost to the infrastructure
     return records(run)
 
