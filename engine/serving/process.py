@@ -14,6 +14,7 @@ worker's.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -52,12 +53,19 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
+ERROR_LINE = re.compile(r"\b(\w*Error|error)\b[:,]")  # "ValueError: ...", "Value error, ...", "error: ..."
+
+
 def last_lines(path: Path, count: int = 3) -> str:
-    """The last lines of a log, on one line (what a failed server said last)."""
+    """What a failed server said of why, on one line: its last line that names an error (vLLM's
+    traceback ends with the pydantic page to visit, after the reason), else its last lines."""
     try:
         lines = [line.strip() for line in path.read_text(errors="replace").splitlines() if line.strip()]
     except OSError:
         return ""
+    errors = [line for line in lines if ERROR_LINE.search(line)]
+    if errors:
+        return errors[-1][:400]
     return " | ".join(lines[-count:])[-400:]
 
 

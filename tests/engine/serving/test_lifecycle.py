@@ -290,3 +290,21 @@ def test_a_server_slower_than_the_serve_timeout_is_one_line_and_leaves_nothing_b
             break
         time.sleep(0.1)
     assert server_pids(str(gguf)) == []
+
+
+def test_a_failed_server_is_summed_up_by_its_line_that_names_the_error(tmp_path):
+    """vLLM 0.32 (CPU) refusing a --max-model-len past the model's, as its log ended: the reason is
+    the line before the last."""
+    from engine.serving.process import last_lines
+
+    log = tmp_path / "server-1.log"
+    log.write_text(
+        '  File "/venv/lib/python3.11/site-packages/pydantic/_internal/_dataclasses.py", line 121, in __init__\n'
+        "    s.__pydantic_validator__.validate_python(ArgsKwargs(args, kwargs), self_instance=s)\n"
+        "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n"
+        "  Value error, User-specified max_model_len (20000) is greater than the derived max_model_len "
+        "(max_position_embeddings=8192.0 or model_max_length=None in model's config.json).\n"
+        "    For further information visit https://errors.pydantic.dev/2.14/v/value_error\n\n")
+    assert last_lines(log).startswith("Value error, User-specified max_model_len (20000) is greater than the derived")
+    log.write_text("loading the model\nsegmentation fault\n")
+    assert last_lines(log) == "loading the model | segmentation fault"  # no line names an error: the last ones
