@@ -187,6 +187,7 @@ def test_a_max_tokens_a_named_vllm_server_cannot_hold_is_refused_before_any_game
         server.wait()
 
 
+@pytest.mark.slow  # the status line comes every 5 s: the server takes longer than that to start
 def test_the_status_line_says_a_server_is_starting_while_it_loads(stand_in, gguf, tmp_path, monkeypatch):
     monkeypatch.setenv("STAND_IN_SLOW", "12")
     out = tmp_path / "run"
