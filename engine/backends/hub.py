@@ -131,6 +131,10 @@ class ModelHub:
             except ServeError as exc:
                 raise ValueError(f"{name}: {exc}") from None
             max_tokens, context = self._settings.options.max_tokens, self._settings.serve_context
+            limit = served.context_limit()
+            if limit is not None and context > limit:
+                raise ValueError(f"{name}: --serve-context {context} is more than the model takes, {limit} tokens "
+                                 f"(max_position_embeddings in its config.json): give --serve-context {limit} or less")
             if max_tokens >= context:
                 from engine.serving.context import refusal
 

@@ -79,6 +79,17 @@ class ServedModel:
             command += ["--enforce-eager"]
         return command
 
+    def context_limit(self) -> int | None:
+        """The longest context a vLLM model in a folder takes (``max_position_embeddings`` in its
+        config.json; vLLM refuses a longer ``--max-model-len`` after a minute of starting), or None."""
+        if self.kind != "vllm":
+            return None
+        try:
+            limit = json.loads((Path(self.model) / "config.json").read_text()).get("max_position_embeddings")
+        except (OSError, ValueError, AttributeError):
+            return None
+        return int(limit) if isinstance(limit, (int, float)) and limit > 0 else None
+
     def environment(self, slots: int, context: int) -> dict[str, str] | None:
         """The server's environment, when it is not the engine's: a CPU vLLM's KV cache sized to the slots."""
         if self.kind != "vllm" or not on_cpu(find_executable("vllm")) or os.environ.get("VLLM_CPU_KVCACHE_SPACE"):

