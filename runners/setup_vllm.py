@@ -13,8 +13,9 @@ from __future__ import annotations
 import sys
 import time
 
-from engine.serving import SetupError, home
-from engine.serving.vllm_install import bundled_folder, installed_vllm, is_installed, setup_vllm, setup_vllm_model, venv_dir
+from engine.serving import (
+    SetupError, home, installed_vllm, setup_vllm, setup_vllm_model, vllm_installed, vllm_model_folder, vllm_venv,
+)
 from runners.args import OneLineParser
 
 
@@ -25,10 +26,10 @@ def main(argv: list[str] | None = None, prog: str = "python -m runners.setup_vll
     only.add_argument("--model-only", action="store_true", help="only make the model folder")
     only.add_argument("--where", action="store_true", help="print where vLLM and the model folder go, and whether they are there")
     args = parser.parse_args(argv)
-    folder = bundled_folder("smollm2")
+    folder = vllm_model_folder("smollm2")
     assert folder is not None
     if args.where:
-        print(f"vllm: {installed_vllm()} ({'there' if is_installed() else 'not there'}; its environment: {venv_dir()})")
+        print(f"vllm: {installed_vllm()} ({'there' if vllm_installed() else 'not there'}; its environment: {vllm_venv()})")
         print(f"model folder: {folder} ({'there' if folder.is_dir() else 'not there'})")
         print(f"(the folder is $ASYMGAMES_HOME, else ~/.cache/asymgames: {home()})")
         return 0
@@ -36,7 +37,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m runners.setup_vll
     try:
         if not args.model_only:
             setup_vllm(print)
-        elif not is_installed():
+        elif not vllm_installed():
             raise SetupError("the model folder is made with vLLM's environment: run asymgames setup-vllm first")
         setup_vllm_model(print)
     except SetupError as exc:

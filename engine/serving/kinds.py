@@ -28,7 +28,7 @@ from pathlib import Path
 
 from engine.serving.install import BUNDLED, built_server, bundled_model
 from engine.serving.process import ServeError
-from engine.serving.vllm_install import bundled_folder, installed_vllm, is_installed
+from engine.serving.vllm_install import vllm_model_folder, installed_vllm, vllm_installed
 
 GGUF_MAGIC = b"GGUF"
 SETUP_HINT = "asymgames setup-llamacpp builds it (about 8 minutes on 2 cores), or set LLAMA_SERVER to one"
@@ -99,7 +99,7 @@ class ServedModel:
 
 def on_cpu(vllm: Path) -> bool:
     """Whether ``vllm`` is the CPU build setup-vllm installed."""
-    return is_installed() and vllm == installed_vllm()
+    return vllm_installed() and vllm == installed_vllm()
 
 
 def kv_cache_gib(folder: Path, tokens: int) -> int:
@@ -135,7 +135,7 @@ def find_executable(kind: str) -> Path:
         if not Path(given).is_file():
             raise ServeError(f"VLLM_EXECUTABLE is {given}, which is not a file")
         return Path(given)
-    if is_installed():
+    if vllm_installed():
         return installed_vllm()
     found = shutil.which("vllm")
     if not found:
@@ -158,7 +158,7 @@ def served_model(provider: str, model: str, explicit_url: bool) -> ServedModel |
         if bundled is not None and not explicit_url:
             return ServedModel("llamacpp", str(bundled))
     if provider == "vllm" and not explicit_url:
-        folder = bundled_folder(model)
+        folder = vllm_model_folder(model)
         if folder is not None:
             return ServedModel("vllm", str(folder), served_as=model)
         return ServedModel("vllm", model)

@@ -42,25 +42,25 @@ READY = "asymgames-ready"
 BUNDLED_FOLDERS = {"smollm2": "smollm2-hf"}  # vllm:smollm2 -> the folder made from the bundled GGUF file
 
 
-def venv_dir() -> Path:
+def vllm_venv() -> Path:
     return home() / "vllm-venv"
 
 
 def installed_vllm() -> Path:
     """The ``vllm`` command setup-vllm installs (there or not)."""
-    return venv_dir() / "bin" / "vllm"
+    return vllm_venv() / "bin" / "vllm"
 
 
-def is_installed() -> bool:
+def vllm_installed() -> bool:
     """Whether setup-vllm finished its environment, with the pins it has now."""
     try:
-        ready = json.loads((venv_dir() / READY).read_text())
+        ready = json.loads((vllm_venv() / READY).read_text())
     except (OSError, ValueError):
         return False
     return isinstance(ready, dict) and ready.get("pins") == list(VLLM_PINS) and installed_vllm().is_file()
 
 
-def bundled_folder(name: str) -> Path | None:
+def vllm_model_folder(name: str) -> Path | None:
     """The model folder of a bundled model's short name (``smollm2``), or None for another name."""
     found = BUNDLED_FOLDERS.get(name.strip().lower())
     return None if found is None else home() / "models" / found
@@ -89,14 +89,14 @@ def _cpu_metadata(site: Path) -> None:
 def setup_vllm(say: Callable[[str], None]) -> Path:
     """Install vLLM for CPUs into its own environment, unless it is there and whole; its ``vllm``."""
     target = installed_vllm()
-    if is_installed():
-        say(f"vllm: already installed in {venv_dir()}")
+    if vllm_installed():
+        say(f"vllm: already installed in {vllm_venv()}")
         return target
     started = time.monotonic()
-    python = venv_dir() / "bin" / "python"
+    python = vllm_venv() / "bin" / "python"
     if not python.is_file():
-        say(f"vllm: making a virtual environment at {venv_dir()}")
-        venv.EnvBuilder(with_pip=True, clear=True).create(venv_dir())
+        say(f"vllm: making a virtual environment at {vllm_venv()}")
+        venv.EnvBuilder(with_pip=True, clear=True).create(vllm_venv())
     log = home() / "vllm-install.log"
     say(f"vllm: pip install {' '.join(VLLM_PINS)} (about 8 minutes and 3.4 GB; log: {log})")
     run_step([str(python), "-m", "pip", "install", *VLLM_PINS], "pip install of vLLM for CPUs", log)
@@ -107,14 +107,14 @@ def setup_vllm(say: Callable[[str], None]) -> Path:
                            capture_output=True, text=True, env={**os.environ, "VLLM_LOGGING_LEVEL": "ERROR"})
     if check.returncode != 0 or check.stdout.strip().splitlines()[-1:] != ["cpu"]:
         raise SetupError(f"vLLM does not see a CPU platform: {(check.stdout + check.stderr).strip()[-300:]}")
-    (venv_dir() / READY).write_text(json.dumps({"pins": VLLM_PINS, "removed": CUDA_ONLY}) + "\n")
-    say(f"vllm: installed in {venv_dir()} ({time.monotonic() - started:.0f} s)")
+    (vllm_venv() / READY).write_text(json.dumps({"pins": VLLM_PINS, "removed": CUDA_ONLY}) + "\n")
+    say(f"vllm: installed in {vllm_venv()} ({time.monotonic() - started:.0f} s)")
     return target
 
 
 def setup_vllm_model(say: Callable[[str], None], name: str = "smollm2") -> Path:
     """The bundled model as a Hugging Face folder, unless it is there; its path."""
-    folder = bundled_folder(name)
+    folder = vllm_model_folder(name)
     assert folder is not None
     if folder.is_dir():
         say(f"model folder: already at {folder}")
@@ -123,7 +123,7 @@ def setup_vllm_model(say: Callable[[str], None], name: str = "smollm2") -> Path:
     started = time.monotonic()
     say(f"model folder: writing {folder} from {MODEL_FILE} with transformers (weights in bfloat16)")
     script = Path(__file__).with_name("hf_folder.py")
-    run_step([str(venv_dir() / "bin" / "python"), "-I", str(script), str(gguf), str(folder)], "making the model folder",
+    run_step([str(vllm_venv() / "bin" / "python"), "-I", str(script), str(gguf), str(folder)], "making the model folder",
          home() / "vllm-install.log")
     say(f"model folder: {folder} ({time.monotonic() - started:.0f} s)")
     return folder

