@@ -21,8 +21,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from engine.serving import ServedModel, Servers
-from engine.serving.vllm_install import vllm_model_folder, vllm_installed
+from engine.serving import ServedModel, Servers, vllm_installed, vllm_model_folder
 from runners.concurrent import main as run_main
 from tests.helpers import transcript_lines
 
