@@ -45,6 +45,7 @@ COMMANDS = {
     "cache": ("runners.cache", "main", "the response cache (--cache): stats, and prune old entries (python -m runners.cache)"),
     "merge": ("runners.merge", "main", "merge runs of one plan into a new run directory (python -m runners.merge)"),
     "setup-llamacpp": ("runners.setup_llamacpp", "main", "build llama.cpp's server and fetch a small chat model, for real models offline"),
+    "setup-vllm": ("runners.setup_vllm", "main", "install vLLM for this machine's CPU and make a small chat model's folder for it"),
 }
 EXAMPLES = """\
 examples:
@@ -68,6 +69,8 @@ examples:
   asymgames fake-llm --port 8000                               the local model server
   asymgames setup-llamacpp                                     llama.cpp's server and a small model, then:
   asymgames run --model llamacpp:smollm2 --games 4 --structured   a real model, served by the engine
+  asymgames setup-vllm                                         vLLM for this CPU and the same model, then:
+  asymgames run --model vllm:smollm2 --games 4 --structured       served by vLLM, which the engine starts
 
 Every subcommand has its own --help."""
 

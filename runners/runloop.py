@@ -94,7 +94,7 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, 
     interactive = console.is_terminal and not args.no_dashboard and seats is None
     progress = new_progress(plan, counted_keys(run), track_live=interactive)
     executor = make_executor(args.executor, workers=args.workers, address=args.ray_address)
-    display = ProgressDisplay(console, progress, interactive=interactive, quiet=seats is not None, hub=factory.hub,
+    display = ProgressDisplay(console, progress, interactive=interactive, quiet=seats is not None, hub=lambda: factory.hub,
                               spending=spending, executor=executor)
     ending: Ending | None = None
     async with anyio.create_task_group() as outer:

@@ -53,6 +53,9 @@ class ModelHub:
         # ``check`` found them; their URLs once started.
         self.served: dict[str, ServedModel] = {}
         self.served_urls: dict[str, str] = {}
+        # Models on vLLM servers the run names: name -> (its name there, the servers' URLs), whose
+        # context is asked before any game (``engine.serving.context``).
+        self.sized: dict[str, tuple[str, list[str]]] = {}
         # A model served on this machine has no bill, unless a price is given.
         self.prices = PriceTable(self._settings.prices, batch=self._settings.batch.factors, local=self.served.__contains__)
         keys = {*KEY_ENV.values(), *(e.key_env for e in known(self._settings.endpoints).values() if e.key_env)}
@@ -70,6 +73,7 @@ class ModelHub:
             raise RuntimeError("the hub has built backends already; make the run's hub before")
         hub = ModelHub(self.settings, self.environ, context)
         hub.served.update(self.served)
+        hub.sized.update(self.sized)
         return hub
 
     @property
@@ -126,9 +130,21 @@ class ModelHub:
                 served.check()
             except ServeError as exc:
                 raise ValueError(f"{name}: {exc}") from None
+            max_tokens, context = self._settings.options.max_tokens, self._settings.serve_context
+            limit = served.context_limit()
+            if limit is not None and context > limit:
+                raise ValueError(f"{name}: --serve-context {context} is more than the model takes, {limit} tokens "
+                                 f"(max_position_embeddings in its config.json): give --serve-context {limit} or less")
+            if max_tokens >= context:
+                from engine.serving.context import refusal
+
+                raise ValueError(refusal(name, max_tokens, context, "the server the engine starts", " or a larger --serve-context"))
             self.served[name] = served
         else:
             self._check_called(name, provider, endpoint, calls)
+            if endpoint.kind == "vllm":
+                urls = (self._settings.base_url(provider, self.environ) or "").split(",")
+                self.sized[name] = (split_name(name)[1], [u.strip() for u in urls if u.strip()])
         if provider not in PROVIDERS and provider not in self._settings.endpoints:  # a built-in entry: saved with the run
             self._named[provider] = endpoint
 
@@ -176,8 +192,19 @@ class ModelHub:
 
             run_dir = self.context.run_dir
             log_dir = run_dir if run_dir is not None else Path(tempfile.mkdtemp(prefix="asymgames-servers-"))
-            self._servers = Servers(dict(self.served), log_dir, slots=self._settings.serve_slots, context=self._settings.serve_context)
+            self._servers = Servers(dict(self.served), log_dir, slots=self._settings.serve_slots,
+                                    context=self._settings.serve_context, ready_timeout=self._settings.serve_timeout)
             self.served_urls.update(await self._servers.__aenter__())
+        if self.sized:
+            from engine.serving.context import check_context
+
+            try:
+                await check_context(self.sized, self._settings.options.max_tokens)
+            except BaseException:
+                if self._servers is not None:
+                    servers, self._servers = self._servers, None
+                    await servers.__aexit__(None, None, None)
+                raise
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         if self._servers is not None:
@@ -197,6 +224,10 @@ class ModelHub:
                 if self._servers is not None:
                     servers, self._servers = self._servers, None
                     await servers.__aexit__(None, None, None)
+
+    def starting(self, now: float) -> list[str]:
+        """A line for each server the engine is still starting (the status line's and the dashboard's)."""
+        return self._servers.starting(now) if self._servers is not None else []
 
     def summary(self) -> dict[str, Any]:
         """How calls were made (temperature, max tokens, seed, structured output, timeouts) and, per model:

@@ -105,6 +105,7 @@ class BackendSettings(msgspec.Struct, frozen=True, kw_only=True):
     endpoints: dict[str, Endpoint] = {}  # named endpoints given to the run or named by it, over the built-in ones
     serve_slots: int = 4  # sequences at once of a server the engine starts (llamacpp:PATH.gguf, vllm:MODEL with no URL)
     serve_context: int = 8192  # tokens of context per sequence of such a server
+    serve_timeout: float = 900.0  # seconds such a server may take to start (a cold vLLM on a CPU: minutes)
     cache: CacheSettings = CacheSettings()  # the response cache; off by default
     batch: BatchSettings = BatchSettings()  # batch mode; off by default
 

@@ -6,7 +6,9 @@ sequences at once), waits until each answers its health URL, writes each one's o
 ``server-<n>.log`` in the run directory, watches them (a server that dies is started again once; a
 second death is left to the calls that fail, which the run counts as lost to the infrastructure
 and stops on), and stops them when the run ends, however it ends. A server started here dies with
-the engine even when the engine is killed (``engine.serving.process``).
+the engine even when the engine is killed, and so does every process it spawned
+(``engine.serving.process``, ``engine.serving.watchdog``). ``asymgames setup-llamacpp`` and
+``asymgames setup-vllm`` get the servers and the bundled model (``install``, ``vllm_install``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ _EXPORTS = {
     "Servers": ".servers",
     "MODEL_FILE": ".install", "SetupError": ".install", "built_server": ".install", "home": ".install",
     "setup_model": ".install", "setup_server": ".install",
+    "installed_vllm": ".vllm_install", "setup_vllm": ".vllm_install", "setup_vllm_model": ".vllm_install",
+    "vllm_installed": ".vllm_install", "vllm_model_folder": ".vllm_install", "vllm_venv": ".vllm_install",
 }
 
 __all__ = sorted(_EXPORTS)

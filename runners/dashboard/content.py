@@ -285,6 +285,10 @@ def dashboard_sections(progress: RunProgress, elapsed: float, hub=None, spending
     """The dashboard's sections, in the order they are shown."""
     frame = _Frame(progress, hub)
     sections = [_head(frame, elapsed), _success(frame), _scores(frame), _models(frame), _batches(frame)]
+    starting = hub.starting(time.monotonic()) if hub is not None else []
+    if starting:  # a model server still loading its model: what the run waits for
+        text = Text("\n".join(starting))
+        sections.insert(1, Section("servers", 1, lambda width, rows: text))
     if spending is not None:
         text = Text(spending_line(spending))
         sections.append(Section("spending", 2, lambda width, rows: text))

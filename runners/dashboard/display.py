@@ -5,6 +5,7 @@ the terminal."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -40,8 +41,10 @@ def status_line(progress: RunProgress, elapsed: float) -> str:
 
 
 def model_line(hub, now: float) -> str:
+    """Each model's calls; before them, the model servers the engine is still starting."""
     backends = hub.backends() if hub is not None else []
-    return "".join(
+    starting = "".join(f" | {line}" for line in hub.starting(now)) if hub is not None else ""
+    return starting + "".join(
         f" | {b.limiter.name}: {b.limiter.running} in flight, {b.limiter.stats.rate(now):.0f} rpm, "
         f"{b.limiter.stats.rate_limited} x 429, {b.limiter.stats.failed} failed, "
         f"{b.limiter.stats.completion_tokens} reply tokens" + (f" (+{b.limiter.stats.arriving} arriving)" if b.limiter.stats.arriving else "")
@@ -63,10 +66,12 @@ def batch_line(hub, now: float) -> str:
 class ProgressDisplay:
     """The live dashboard on a terminal; a status line every few seconds elsewhere; nothing at all
     when ``quiet`` (a person's form is on the terminal). ``extra`` returns sections to add to each
-    frame (such as a ``counters_section``)."""
+    frame (such as a ``counters_section``). ``hub`` gives the run's model hub as it is now: the run
+    makes its own once it starts (``ModelHub.for_run``)."""
 
     def __init__(
-        self, console: Console, progress: RunProgress, *, interactive: bool, quiet: bool = False, hub: Any = None,
+        self, console: Console, progress: RunProgress, *, interactive: bool, quiet: bool = False,
+        hub: Callable[[], Any] = lambda: None,
         spending: Spending | None = None, executor: Executor | None = None,
     ) -> None:
         self.console = console
@@ -75,9 +80,13 @@ class ProgressDisplay:
         self.quiet = quiet
         self._started = time.perf_counter()
         self._live: Live | None = None
-        self.hub = hub  # the run's model clients
+        self._hub = hub  # the run's model clients
         self.spending = spending
         self.executor = executor
+
+    @property
+    def hub(self) -> Any:
+        return self._hub()
 
     def extra(self) -> list[Section]:
         """On a cluster: each model summed over the workers, and a row per worker."""
@@ -111,7 +120,8 @@ class ProgressDisplay:
             while True:
                 await anyio.sleep(LINE_INTERVAL)
                 line = status_line(self.progress, time.perf_counter() - self._started)
-                line += model_line(self.hub, time.monotonic()) + batch_line(self.hub, time.monotonic())
+                hub = self.hub
+                line += model_line(hub, time.monotonic()) + batch_line(hub, time.monotonic())
                 if self.spending is not None:
                     line += " | " + spending_line(self.spending)
                 self.console.print(line, highlight=False)

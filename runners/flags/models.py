@@ -119,6 +119,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--vllm-max-seqs", type=_positive(int), metavar="S", help="the vLLM server's --max-num-seqs (default 256)")
     g.add_argument("--serve-slots", type=_positive(int), metavar="N", help="sequences at once of a server the engine starts itself (llamacpp:PATH.gguf, llamacpp:smollm2, vllm:MODEL with no --vllm-url; default 4)")
     g.add_argument("--serve-context", type=_positive(int), metavar="TOKENS", help="context of each of those sequences (default 8192; the server gets slots x this)")
+    g.add_argument("--serve-timeout", type=_positive(float), metavar="SECONDS", help="how long such a server may take to start and answer its health check (default 900: a cold vLLM on a CPU takes minutes)")
     g.add_argument("--shared-limit", type=_provider, action="append", metavar="PROVIDER", help="the provider's models draw on one rate limit (one account's) instead of one each; --rpm/--tpm PROVIDER=N set it")
     g.add_argument("--client", type=_client, action="append", metavar="PROVIDER=lean|sdk", help="the lean aiohttp client or the provider's SDK (default: lean for vllm, the SDK for openai and anthropic; anthropic is SDK only)")
     g.add_argument("--max-in-flight", type=_positive(int), metavar="K", help="most calls in flight per model, OpenAI and Anthropic (default 512)")
@@ -216,7 +217,7 @@ def settings_from_args(args: argparse.Namespace, saved: BackendSettings | None =
         fields["shared_limits"] = sorted(set(base.shared_limits) | set(args.shared_limit))
     if args.client:
         fields["clients"] = {**base.clients, **dict(args.client)}
-    for dest in ("max_in_flight", "vllm_max_seqs", "serve_slots", "serve_context"):
+    for dest in ("max_in_flight", "vllm_max_seqs", "serve_slots", "serve_context", "serve_timeout"):
         if getattr(args, dest, None) is not None:
             fields[dest] = getattr(args, dest)
     if getattr(args, "stream", None):

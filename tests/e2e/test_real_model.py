@@ -150,7 +150,7 @@ def test_a_context_too_small_for_the_prompt_is_the_servers_400_recorded_once_per
     retried, each game ends in a recorded request error quoting it, the run goes on."""
     run = tmp_path / "small-context"
     code = run_main(["--games", "2", "--size", "3", "--model", "llamacpp:smollm2", "--serve-slots", "2",
-                     "--serve-context", "256", "--no-dashboard", "--out", str(run)])
+                     "--serve-context", "256", "--max-tokens", "128", "--no-dashboard", "--out", str(run)])
     assert code == 0
     found = records(run)
     assert len(found) == 2 and {r["outcome"] for r in found} == {"error"}

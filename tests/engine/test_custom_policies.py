@@ -82,16 +82,6 @@ class Failing(ShareEverything):
         raise RuntimeError("no key for my model")
 
 
-class NeedsThree:
-    """A class that is built neither as (role, rng) nor with nothing."""
-
-    def __init__(self, role, rng, model) -> None:
-        self.links: dict = {}
-
-    async def reply(self, context) -> Answer:
-        return Answer('{"message": "", "actions": []}')
-
-
 class Crashing(ShareEverything):
     """A policy made fine whose every reply raises."""
 

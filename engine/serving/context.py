@@ -1,0 +1,47 @@
+"""Whether a run's replies fit its servers' context, asked before any game: a vLLM server refuses
+every call whose prompt and ``max_tokens`` pass its ``max_model_len`` (a 400 for each, every game a
+request error), and says that length in ``/v1/models``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from engine.serving.process import ServeError
+
+ASK_TIMEOUT = 10.0  # seconds for a server's /v1/models; a server that does not answer is left to the calls
+
+
+def refusal(name: str, max_tokens: int, context: int, where: str, remedy: str = "") -> str:
+    """The line that refuses a run whose ``max_tokens`` does not fit a server's ``context``."""
+    return (f"{name}: --max-tokens {max_tokens} does not fit {where}, whose context is {context} tokens a sequence "
+            f"(the prompt needs room too): give a smaller --max-tokens{remedy}")
+
+
+async def server_context(base_url: str, model: str) -> int | None:
+    """The context ``base_url`` (``http://HOST:PORT/v1``) gives ``model`` (``max_model_len`` in its
+    ``/v1/models``; the smallest given, if none is named ``model``), or None if it says none."""
+    import aiohttp
+
+    try:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=ASK_TIMEOUT)) as session:
+            async with session.get(base_url.rstrip("/") + "/models") as response:
+                if response.status != 200:
+                    return None
+                body = await response.json(content_type=None)
+    except (aiohttp.ClientError, TimeoutError, OSError, ValueError):
+        return None
+    entries = body.get("data") if isinstance(body, dict) else None
+    lengths = {e.get("id"): e["max_model_len"] for e in entries or [] if isinstance(e, dict) and isinstance(e.get("max_model_len"), int)}
+    if not lengths:
+        return None
+    return lengths.get(model, min(lengths.values()))
+
+
+async def check_context(servers: Mapping[str, tuple[str, list[str]]], max_tokens: int) -> None:
+    """``servers``: model name -> (its name on the server, the server URLs). ServeError, one line,
+    if a server's context cannot hold ``max_tokens`` of reply."""
+    for name, (model, urls) in servers.items():
+        for url in urls:
+            context = await server_context(url, model)
+            if context is not None and max_tokens >= context:
+                raise ServeError(refusal(name, max_tokens, context, f"the server at {url}"))
