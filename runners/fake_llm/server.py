@@ -50,6 +50,8 @@ class FakeConfig(msgspec.Struct, kw_only=True):
     tpm: float | None = None
     burst: float = 1.0  # seconds of the per-minute limits a burst may use
     max_num_seqs: int | None = None  # continuous batching: requests running at once
+    intake: float = 0.0  # seconds a request is read and tokenized before the scheduler counts it
+    compile_delay: float = 0.0  # seconds a new reply schema compiles; its requests wait deferred meanwhile
     faults: dict[str, float] = msgspec.field(default_factory=dict)  # kind -> probability per request
     bad_replies: dict[str, float] = msgspec.field(default_factory=dict)  # kind -> probability per reply (bad_replies.py)
     storms: list[tuple[float, float]] = msgspec.field(default_factory=list)  # (start, seconds) after the first request: everything 429
@@ -69,7 +71,8 @@ class FakeStats:
     served: int = 0
     refused: dict[str, int] = field(default_factory=dict)
     running: int = 0
-    waiting: int = 0
+    waiting: int = 0  # the deferred ones too
+    deferred: int = 0  # waiting for their reply schema to compile
     max_running: int = 0
     samples: list[tuple[float, int, int, int]] = field(default_factory=list)  # (wall time, running, waiting, served)
 
@@ -93,6 +96,7 @@ class FakeServer:
         self.batch = asyncio.Semaphore(self.config.max_num_seqs) if self.config.max_num_seqs else None
         self.stats = FakeStats()
         self.seen_systems: set[str] = set()
+        self.schemas: dict[str, asyncio.Task] = {}  # reply schema -> its compile (``compile_delay``)
         self.started: float | None = None
         self.last_body: dict | None = None  # the last request body (for tests)
         self.app = web.Application()
@@ -231,12 +235,15 @@ class FakeServer:
         if fault == "timeout":
             stats.refused["timeout"] = stats.refused.get("timeout", 0) + 1
             await asyncio.sleep(self.config.hang)
-        if self.batch is not None:
-            stats.waiting += 1
-            try:
+        if self.config.intake:
+            await asyncio.sleep(self.config.intake)
+        stats.waiting += 1
+        try:
+            await self._compiled(body)
+            if self.batch is not None:
                 await self.batch.acquire()
-            finally:
-                stats.waiting -= 1
+        finally:
+            stats.waiting -= 1
         stats.running += 1
         stats.max_running = max(stats.max_running, stats.running)
         try:
@@ -251,6 +258,24 @@ class FakeServer:
         cached, completion_tokens = self._counts(system, text)
         stats.served += 1
         return body, text, prompt_tokens, cached, completion_tokens, cut, self._limit_headers(anthropic)
+
+    async def _compiled(self, body: dict) -> None:
+        """Wait, deferred, for the request's reply schema to compile (once per schema, as vLLM's
+        structured output compiles a grammar once and keeps it)."""
+        form = body.get("response_format")
+        if not self.config.compile_delay or not isinstance(form, dict) or form.get("type") != "json_schema":
+            return
+        key = json.dumps(form.get("json_schema"), sort_keys=True)
+        task = self.schemas.get(key)
+        if task is None:
+            task = self.schemas[key] = asyncio.ensure_future(asyncio.sleep(self.config.compile_delay))
+        if task.done():
+            return
+        self.stats.deferred += 1
+        try:
+            await asyncio.shield(task)
+        finally:
+            self.stats.deferred -= 1
 
     def _check_body(self, body: Any) -> None:
         if not isinstance(body, dict) or not isinstance(body.get("model"), str):
