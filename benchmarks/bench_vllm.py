@@ -1,0 +1,174 @@
+"""The engine against a real vLLM server, side by side with a bare client: is the server's batch kept
+as full by the engine as by a client that does nothing else? Prints figures; asserts nothing.
+
+    .venv/bin/python benchmarks/bench_vllm.py --url http://127.0.0.1:PORT --seqs 8
+    .venv/bin/python benchmarks/bench_vllm.py --url http://127.0.0.1:PORT --seqs 8 --seconds 90 --rounds 3
+
+The server is one already running, started as the engine starts it (``vllm serve FOLDER
+--served-model-name smollm2 --max-num-seqs S --max-model-len 2048 --enable-prompt-tokens-details``; on a
+CPU ``--enforce-eager`` too, and ``VLLM_CPU_KVCACHE_SPACE``; ``asymgames setup-vllm`` makes the folder).
+Both sides run against it, interleaved (anchor, engine, anchor, engine, ...), each for the same wall time:
+
+- anchor: a bare aiohttp client keeping as many requests in flight as the engine keeps at most (the
+  batch plus its headroom, ``engine.backends.vllm.vllm_headroom``), each the first-turn prompt of an
+  AsymPuzl game (a different game each time) with the same reply schema and ``max_tokens`` as the
+  engine's calls;
+- engine: AsymPuzl games (size 3, structured replies) played by the engine through the ``vllm:`` path
+  at the server's URL, twice S games in flight, its calls steered by the server's ``/metrics``.
+
+For each: completion tokens per second (from the replies' ``usage``), and the server's running requests
+(``vllm:num_requests_running`` sampled every 0.1 s) as a share of S, with the mean waiting, deferred
+among them, and KV-cache usage. Target: the engine's completion tokens per second >= 0.95 of the
+anchor's. The engine's later turns carry the conversation so far (longer prompts to evaluate, more of
+them read from the prefix cache): the workloads are the same game, not the same requests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import anyio
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from engine import PolicyFactory  # noqa: E402
+from engine.backends import BackendSettings, ModelOptions, read_vllm_metrics  # noqa: E402
+from engine.backends.vllm import vllm_headroom  # noqa: E402
+from engine.plan.grid import Grid  # noqa: E402
+from engine.play.run import run_games  # noqa: E402
+from puzzles import GAMES, TurnContext  # noqa: E402
+
+MODEL = "smollm2"
+NAME = f"vllm:{MODEL}"
+
+
+class Samples:
+    """The server's load, read from /metrics every 0.1 s."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, float]] = []
+
+    def mean(self, key: str) -> float:
+        return statistics.fmean(row.get(key, 0.0) for row in self.rows) if self.rows else 0.0
+
+
+async def sample(base: str, samples: Samples, stop: anyio.Event) -> None:
+    import aiohttp
+
+    async with aiohttp.ClientSession() as session:
+        while not stop.is_set():
+            async with session.get(base + "/metrics") as response:
+                samples.rows.append(read_vllm_metrics(await response.text()))
+            await anyio.sleep(0.1)
+
+
+def first_prompts(count: int) -> list[tuple[str, str, dict]]:
+    """(system, user, schema) of the first turn of ``count`` AsymPuzl games of size 3, the schema as the
+    engine sends it to vLLM (as the game gives it)."""
+    game = GAMES["asympuzl"]
+    params = game.rules.Params(size=3)
+    prompts = []
+    for seed in range(count):
+        state = game.rules.new(params, seed, ("alice", "bob"), 6)
+        role = ("alice", "bob")[seed % 2]
+        context = TurnContext(game_id=seed, role=role, turn=1, max_turns=6, view=state.view(role),
+                              feedback=game.rules.feedback[game.rules.default_feedback](state, role), conversation=(),
+                              partners=tuple(r for r in ("alice", "bob") if r != role))
+        system, user = game.faces.prompter.render(context)
+        prompts.append((system, user, game.faces.prompter.schema(context)))
+    return prompts
+
+
+async def anchor(base: str, in_flight: int, seconds: float, max_tokens: int) -> tuple[float, Samples]:
+    import aiohttp
+
+    prompts = first_prompts(4000)
+    tokens = 0
+    samples = Samples()
+    stop = anyio.Event()
+    started = time.monotonic()
+    counter = iter(range(len(prompts)))
+
+    async def worker(session) -> None:
+        nonlocal tokens
+        while time.monotonic() - started < seconds:
+            system, user, schema = prompts[next(counter)]
+            body = {"model": MODEL, "max_tokens": max_tokens, "temperature": 0.0,
+                    "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+                    "response_format": {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": True}}}
+            async with session.post(base + "/v1/chat/completions", json=body) as response:
+                tokens += (await response.json())["usage"]["completion_tokens"]
+
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=900)) as session:
+        async with anyio.create_task_group() as group:
+            group.start_soon(sample, base, samples, stop)
+            async with anyio.create_task_group() as workers:
+                for _ in range(in_flight):
+                    workers.start_soon(worker, session)
+            wall = time.monotonic() - started
+            stop.set()
+    return tokens / wall, samples
+
+
+async def engine_side(base: str, seqs: int, seconds: float, seed: int, max_tokens: int) -> tuple[float, Samples]:
+    options = ModelOptions(structured=True, max_tokens=max_tokens, timeout=900.0)
+    settings = BackendSettings(options=options, urls={"vllm": base + "/v1"}, vllm_max_seqs=seqs)
+    factory = PolicyFactory(settings)
+    plan = Grid(game="asympuzl", seeds=100_000, seed=seed, agents=[[NAME, NAME]], params={"size": [3]})
+    samples = Samples()
+    stop = anyio.Event()
+    started = time.monotonic()
+    async with factory:
+        async with anyio.create_task_group() as group:
+            group.start_soon(sample, base, samples, stop)
+            with anyio.move_on_after(seconds):
+                await run_games(plan.specs_for(range(plan.total)), factory=factory, concurrency=2 * seqs)
+            # the calls of games cut short count too: read them off the limiter
+            tokens = factory.hub.backend(NAME).limiter.stats.completion_tokens
+            wall = time.monotonic() - started
+            stop.set()
+    return tokens / wall, samples
+
+
+def line(name: str, rate: float, samples: Samples, seqs: int) -> str:
+    return (f"{name} {rate:6.1f} tok/s, running {samples.mean('running') / seqs:.3f} of {seqs}, waiting "
+            f"{samples.mean('waiting'):.1f} ({samples.mean('deferred'):.1f} deferred), KV cache {100 * samples.mean('kv_cache'):.0f}%")
+
+
+async def main_async(args) -> None:
+    base = args.url.rstrip("/").removesuffix("/v1")
+    in_flight = args.seqs + vllm_headroom(args.seqs)
+    rows = []
+    for round_ in range(args.rounds):
+        a = await anchor(base, in_flight, args.seconds, args.max_tokens)
+        e = await engine_side(base, args.seqs, args.seconds, round_, args.max_tokens)
+        rows.append((a, e))
+        print(f"round {round_ + 1}: {line('anchor', a[0], a[1], args.seqs)} | {line('engine', e[0], e[1], args.seqs)} | "
+              f"tok/s engine/anchor {e[0] / a[0]:.3f}", flush=True)
+    ratio = statistics.median(e[0] / a[0] for a, e in rows)
+    running = statistics.median(e[1].mean("running") / args.seqs for _, e in rows)
+    anchor_running = statistics.median(a[1].mean("running") / args.seqs for a, _ in rows)
+    print(json.dumps({"seqs": args.seqs, "in_flight": in_flight, "seconds": args.seconds, "rounds": args.rounds,
+                      "max_tokens": args.max_tokens, "tokens_per_s_ratio": round(ratio, 3),
+                      "engine_running_share": round(running, 3), "anchor_running_share": round(anchor_running, 3)}))
+    print(f"engine/anchor completion tokens per second {ratio:.3f} (target >= 0.95); the server's running requests "
+          f"{running:.3f} of its batch with the engine, {anchor_running:.3f} with the bare client")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", required=True, help="the vLLM server, http://HOST:PORT")
+    parser.add_argument("--seqs", type=int, default=8, help="the server's --max-num-seqs")
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--max-tokens", type=int, default=300)
+    anyio.run(main_async, parser.parse_args())
+
+
+if __name__ == "__main__":
+    main()
