@@ -16,9 +16,10 @@ Both sides run against it, interleaved (anchor, engine, anchor, engine, ...), ea
 - engine: AsymPuzl games (size 3, structured replies) played by the engine through the ``vllm:`` path
   at the server's URL, twice S games in flight, its calls steered by the server's ``/metrics``.
 
-For each: completion tokens per second (from the replies' ``usage``), and the server's running requests
-(``vllm:num_requests_running`` sampled every 0.1 s) as a share of S, with the mean waiting, deferred
-among them, and KV-cache usage. Target: the engine's completion tokens per second >= 0.95 of the
+For each, from the server's own ``/metrics``: the tokens it generated per second over the side's time
+(``vllm:generation_tokens_total``; the side's requests still in flight at its end are cancelled, so both
+sides are counted over the same kind of window), and its running requests (``vllm:num_requests_running``
+sampled every 0.1 s) as a share of S, with the mean waiting, deferred among them, and KV-cache usage. Target: the engine's completion tokens per second >= 0.95 of the
 anchor's. The engine's later turns carry the conversation so far (longer prompts to evaluate, more of
 them read from the prefix cache): the workloads are the same game, not the same requests.
 """
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 import time
@@ -45,6 +47,7 @@ from puzzles import GAMES, TurnContext  # noqa: E402
 
 MODEL = "smollm2"
 NAME = f"vllm:{MODEL}"
+GENERATED = re.compile(r"^vllm:generation_tokens_total(?:\{[^}]*\})?\s+([0-9.eE+-]+)$", re.M)
 
 
 class Samples:
@@ -84,55 +87,74 @@ def first_prompts(count: int) -> list[tuple[str, str, dict]]:
     return prompts
 
 
+def generated(text: str) -> float:
+    """The server's ``vllm:generation_tokens_total``, summed over its engines."""
+    return sum(float(value) for value in GENERATED.findall(text))
+
+
+async def measured(base: str, seconds: float, work) -> tuple[float, Samples]:
+    """Run ``work()`` for ``seconds`` (cancelled then: the server drops what it was writing), the
+    server's load sampled: (tokens per second the server generated meanwhile, the samples). Then wait
+    for the server to be idle again."""
+    import aiohttp
+
+    samples = Samples()
+    stop = anyio.Event()
+    async with aiohttp.ClientSession() as session:
+        async def read() -> str:
+            async with session.get(base + "/metrics") as response:
+                return await response.text()
+
+        before, started = generated(await read()), time.monotonic()
+        async with anyio.create_task_group() as group:
+            group.start_soon(sample, base, samples, stop)
+            with anyio.move_on_after(seconds):
+                await work()
+            after, wall = generated(await read()), time.monotonic() - started
+            stop.set()
+        while True:  # the next side starts on an idle server
+            load = read_vllm_metrics(await read())
+            if load.get("running", 0.0) + load.get("waiting", 0.0) == 0:
+                break
+            await anyio.sleep(0.5)
+    return (after - before) / wall, samples
+
+
 async def anchor(base: str, in_flight: int, seconds: float, max_tokens: int) -> tuple[float, Samples]:
     import aiohttp
 
     prompts = first_prompts(4000)
-    tokens = 0
-    samples = Samples()
-    stop = anyio.Event()
-    started = time.monotonic()
     counter = iter(range(len(prompts)))
 
     async def worker(session) -> None:
-        nonlocal tokens
-        while time.monotonic() - started < seconds:
+        while True:
             system, user, schema = prompts[next(counter)]
             body = {"model": MODEL, "max_tokens": max_tokens, "temperature": 0.0,
                     "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
                     "response_format": {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": True}}}
             async with session.post(base + "/v1/chat/completions", json=body) as response:
-                tokens += (await response.json())["usage"]["completion_tokens"]
+                await response.read()
 
-    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=900)) as session:
-        async with anyio.create_task_group() as group:
-            group.start_soon(sample, base, samples, stop)
+    async def work() -> None:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None)) as session:
             async with anyio.create_task_group() as workers:
                 for _ in range(in_flight):
                     workers.start_soon(worker, session)
-            wall = time.monotonic() - started
-            stop.set()
-    return tokens / wall, samples
+
+    return await measured(base, seconds, work)
 
 
 async def engine_side(base: str, seqs: int, seconds: float, seed: int, max_tokens: int) -> tuple[float, Samples]:
-    options = ModelOptions(structured=True, max_tokens=max_tokens, timeout=900.0)
+    options = ModelOptions(structured=True, max_tokens=max_tokens, timeout=3600.0)
     settings = BackendSettings(options=options, urls={"vllm": base + "/v1"}, vllm_max_seqs=seqs)
     factory = PolicyFactory(settings)
     plan = Grid(game="asympuzl", seeds=100_000, seed=seed, agents=[[NAME, NAME]], params={"size": [3]})
-    samples = Samples()
-    stop = anyio.Event()
-    started = time.monotonic()
-    async with factory:
-        async with anyio.create_task_group() as group:
-            group.start_soon(sample, base, samples, stop)
-            with anyio.move_on_after(seconds):
-                await run_games(plan.specs_for(range(plan.total)), factory=factory, concurrency=2 * seqs)
-            # the calls of games cut short count too: read them off the limiter
-            tokens = factory.hub.backend(NAME).limiter.stats.completion_tokens
-            wall = time.monotonic() - started
-            stop.set()
-    return tokens / wall, samples
+
+    async def work() -> None:
+        async with factory:
+            await run_games(plan.specs_for(range(plan.total)), factory=factory, concurrency=2 * seqs, on_record=lambda record: None)
+
+    return await measured(base, seconds, work)
 
 
 def line(name: str, rate: float, samples: Samples, seqs: int) -> str:
