@@ -55,6 +55,7 @@ class Samples:
 
     def __init__(self) -> None:
         self.rows: list[dict[str, float]] = []
+        self.steering: list[tuple[int, float]] = []  # the engine's: (cap, others) every 0.1 s
 
     def mean(self, key: str) -> float:
         return statistics.fmean(row.get(key, 0.0) for row in self.rows) if self.rows else 0.0
@@ -150,16 +151,34 @@ async def engine_side(base: str, seqs: int, seconds: float, seed: int, max_token
     factory = PolicyFactory(settings)
     plan = Grid(game="asympuzl", seeds=100_000, seed=seed, agents=[[NAME, NAME]], params={"size": [3]})
 
+    steering: list[tuple[int, float]] = []  # (the cap on calls in flight, another client's requests as the engine saw them)
+
+    async def watch() -> None:
+        limiter, load = factory.hub.backend(NAME).limiter, factory.hub.loads
+        while True:
+            steering.append((limiter.cap, load[NAME].others if NAME in load else 0.0))
+            await anyio.sleep(0.1)
+
     async def work() -> None:
         async with factory:
-            await run_games(plan.specs_for(range(plan.total)), factory=factory, concurrency=2 * seqs, on_record=lambda record: None)
+            async with anyio.create_task_group() as group:
+                group.start_soon(watch)
+                await run_games(plan.specs_for(range(plan.total)), factory=factory, concurrency=2 * seqs, on_record=lambda record: None)
+                group.cancel_scope.cancel()
 
-    return await measured(base, seconds, work)
+    rate, samples = await measured(base, seconds, work)
+    samples.steering = steering
+    return rate, samples
 
 
 def line(name: str, rate: float, samples: Samples, seqs: int) -> str:
-    return (f"{name} {rate:6.1f} tok/s, running {samples.mean('running') / seqs:.3f} of {seqs}, waiting "
+    text = (f"{name} {rate:6.1f} tok/s, running {samples.mean('running') / seqs:.3f} of {seqs}, waiting "
             f"{samples.mean('waiting'):.1f} ({samples.mean('deferred'):.1f} deferred), KV cache {100 * samples.mean('kv_cache'):.0f}%")
+    if samples.steering:
+        caps = [cap for cap, _ in samples.steering]
+        text += (f", cap {min(caps)}-{max(caps)} (mean {statistics.fmean(caps):.1f}), another client's requests seen "
+                 f"at most {max(others for _, others in samples.steering):.0f}")
+    return text
 
 
 async def main_async(args) -> None:

@@ -89,9 +89,11 @@ class Steering:
     its running and waiting less our calls in flight. That is ``others``, taken as the least over
     the last ``settle`` seconds, so that our calls already answered but still in a read of the
     metrics taken before, which look like another client's for a moment, do not count. The cap
-    is the batch plus ``headroom`` (calls waiting to replace a finished sequence at once), plus our
-    deferred calls (waiting for their schema to compile, they hold no place in the batch yet), less
-    ``others``; at least a quarter of the batch, at most twice it. Our own queue never lowers it."""
+    is the batch plus ``headroom`` (calls waiting to replace a finished sequence at once) less
+    ``others``, at least a quarter of the batch: our own calls, queued, deferred (a reply schema
+    compiling) or not yet counted, never lower it. (Raising it by our deferred calls, which hold no
+    place in the batch yet, kept more schemas compiling at once on a CPU server and no more sequences
+    running: ``benchmarks/bench_vllm.py``.)"""
 
     def __init__(self, seqs: int) -> None:
         self.seqs = seqs
@@ -104,9 +106,7 @@ class Steering:
         while seen[0][0] < now - settle:
             seen.popleft()
         load.others = min(others for _, others in seen)
-        deferred = min(load.deferred, max(0.0, ours - load.running))  # ours, as far as we can tell
-        target = self.seqs + self.headroom + deferred - load.others
-        return int(max(max(1, self.seqs // 4), min(2 * self.seqs, target)))
+        return int(max(max(1, self.seqs // 4), self.seqs + self.headroom - load.others))
 
 
 async def poll_vllm(

@@ -19,6 +19,7 @@ from engine.backends.lean import error_message
 from engine.backends.provider import status_failure
 from engine.backends.vllm import read_vllm_metrics
 from engine.backends.wire import openai_reply, openai_stream
+from runners.fake_llm import FakeServer, build_parser, config_from_args
 
 from tests.engine.backends.helpers import FAST, fake_server, play, settings_for
 from tests.helpers import grid
@@ -166,3 +167,17 @@ async def test_a_game_against_the_local_server_meets_vllm_s_refusals_as_against_
     assert {r.error.kind for r in records} == {kind}
     assert all(words in r.error.message for r in records)
     assert factory.hub.backends()[0].limiter.stats.attempts == 2  # not retried
+
+
+async def test_the_command_s_flags_make_a_server_with_vllm_s_context_intake_and_schema_compile():
+    args = build_parser("fake-llm").parse_args(["--max-model-len", "2048", "--intake", "0.2", "--compile-delay", "1.5",
+                                                "--model", "smollm2"])
+    config = config_from_args(args)
+    assert (config.max_model_len, config.intake, config.compile_delay) == (2048, 0.2, 1.5)
+    server = FakeServer(config)
+    await server.start()
+    try:
+        status, _, body = await send(server.url, EXCHANGE["max_tokens_over_context"])
+    finally:
+        await server.stop()
+    assert status == 400 and body == EXCHANGE["max_tokens_over_context"]["body"]

@@ -31,9 +31,8 @@ def test_our_own_queue_and_calls_not_yet_counted_keep_the_batch_and_its_headroom
     assert cap_after(Steering(seqs), [(0, 0, 0, start)])[0] == start
     # All ours, queued behind a full batch: the cap stays where it is.
     assert cap_after(Steering(seqs), [(8, 4, 0, start)])[0] == start
-    # Ours waiting for their schema to compile hold no place in the batch: more go, at most twice the batch.
-    assert cap_after(Steering(seqs), [(2, 10, 10, start)])[0] == 2 * seqs
-    assert cap_after(Steering(seqs), [(6, 6, 2, start)])[0] == start + 2
+    # Ours waiting for their schema to compile (deferred): still ours.
+    assert cap_after(Steering(seqs), [(2, 10, 10, start)])[0] == start
 
 
 def test_another_client_s_requests_lower_the_cap_to_a_quarter_of_the_batch_at_least():
@@ -42,9 +41,9 @@ def test_another_client_s_requests_lower_the_cap_to_a_quarter_of_the_batch_at_le
     assert load.others == 3 and cap == 12 - 3
     cap, load = cap_after(Steering(seqs), [(8, 30, 0, 12)] * 5)
     assert load.others == 26 and cap == seqs // 4
-    # A deferred request that may be the other client's is not counted as ours.
-    cap, load = cap_after(Steering(seqs), [(8, 14, 4, 6)] * 5)
-    assert load.others == 16 and cap == seqs // 4
+    # Deferred or not, the server's requests beyond our calls in flight are another client's.
+    cap, load = cap_after(Steering(seqs), [(8, 14, 4, 12)] * 5)
+    assert load.others == 10 and cap == seqs // 4
 
 
 def test_a_moment_s_excess_is_not_another_client_and_one_that_left_frees_the_cap_at_once():
