@@ -19,7 +19,9 @@ Both sides run against it, interleaved (anchor, engine, anchor, engine, ...), ea
 For each, from the server's own ``/metrics``: the tokens it generated per second over the side's time
 (``vllm:generation_tokens_total``; the side's requests still in flight at its end are cancelled, so both
 sides are counted over the same kind of window), and its running requests (``vllm:num_requests_running``
-sampled every 0.1 s) as a share of S, with the mean waiting, deferred among them, and KV-cache usage. Target: the engine's completion tokens per second >= 0.95 of the
+sampled every 0.1 s) as a share of S, with the mean waiting, deferred among them, KV-cache usage, and the
+prompt tokens it took in per second (``vllm:prompt_tokens_total``) with the share read from its prefix
+cache (``vllm:prompt_tokens_cached_total``). Target: the engine's completion tokens per second >= 0.95 of the
 anchor's. The engine's later turns carry the conversation so far (longer prompts to evaluate, more of
 them read from the prefix cache): the workloads are the same game, not the same requests.
 """
@@ -47,7 +49,10 @@ from puzzles import GAMES, TurnContext  # noqa: E402
 
 MODEL = "smollm2"
 NAME = f"vllm:{MODEL}"
-GENERATED = re.compile(r"^vllm:generation_tokens_total(?:\{[^}]*\})?\s+([0-9.eE+-]+)$", re.M)
+COUNTER = r"^vllm:{}(?:\{{[^}}]*\}})?\s+([0-9.eE+-]+)$"
+GENERATED = re.compile(COUNTER.format("generation_tokens_total"), re.M)
+PROMPTED = re.compile(COUNTER.format("prompt_tokens_total"), re.M)
+CACHED = re.compile(COUNTER.format("prompt_tokens_cached_total"), re.M)
 
 
 class Samples:
@@ -56,6 +61,8 @@ class Samples:
     def __init__(self) -> None:
         self.rows: list[dict[str, float]] = []
         self.steering: list[tuple[int, float]] = []  # the engine's: (cap, others) every 0.1 s
+        self.prompted = 0.0  # prompt tokens per second the server took in
+        self.cached = 0.0  # the share of them read from its prefix cache
 
     def mean(self, key: str) -> float:
         return statistics.fmean(row.get(key, 0.0) for row in self.rows) if self.rows else 0.0
@@ -88,9 +95,9 @@ def first_prompts(count: int) -> list[tuple[str, str, dict]]:
     return prompts
 
 
-def generated(text: str) -> float:
-    """The server's ``vllm:generation_tokens_total``, summed over its engines."""
-    return sum(float(value) for value in GENERATED.findall(text))
+def counted(counter: re.Pattern, text: str) -> float:
+    """A counter of the server's, summed over its engines."""
+    return sum(float(value) for value in counter.findall(text))
 
 
 async def measured(base: str, seconds: float, work) -> tuple[float, Samples]:
@@ -106,19 +113,23 @@ async def measured(base: str, seconds: float, work) -> tuple[float, Samples]:
             async with session.get(base + "/metrics") as response:
                 return await response.text()
 
-        before, started = generated(await read()), time.monotonic()
+        text = await read()
+        before, started = [counted(c, text) for c in (GENERATED, PROMPTED, CACHED)], time.monotonic()
         async with anyio.create_task_group() as group:
             group.start_soon(sample, base, samples, stop)
             with anyio.move_on_after(seconds):
                 await work()
-            after, wall = generated(await read()), time.monotonic() - started
+            text = await read()
+            after, wall = [counted(c, text) for c in (GENERATED, PROMPTED, CACHED)], time.monotonic() - started
             stop.set()
         while True:  # the next side starts on an idle server
             load = read_vllm_metrics(await read())
             if load.get("running", 0.0) + load.get("waiting", 0.0) == 0:
                 break
             await anyio.sleep(0.5)
-    return (after - before) / wall, samples
+    samples.prompted = (after[1] - before[1]) / wall
+    samples.cached = (after[2] - before[2]) / max(1.0, after[1] - before[1])
+    return (after[0] - before[0]) / wall, samples
 
 
 async def anchor(base: str, in_flight: int, seconds: float, max_tokens: int) -> tuple[float, Samples]:
@@ -173,7 +184,8 @@ async def engine_side(base: str, seqs: int, seconds: float, seed: int, max_token
 
 def line(name: str, rate: float, samples: Samples, seqs: int) -> str:
     text = (f"{name} {rate:6.1f} tok/s, running {samples.mean('running') / seqs:.3f} of {seqs}, waiting "
-            f"{samples.mean('waiting'):.1f} ({samples.mean('deferred'):.1f} deferred), KV cache {100 * samples.mean('kv_cache'):.0f}%")
+            f"{samples.mean('waiting'):.1f} ({samples.mean('deferred'):.1f} deferred), KV cache {100 * samples.mean('kv_cache'):.0f}%, "
+            f"prompt {samples.prompted:.0f} tok/s ({100 * samples.cached:.0f}% cached)")
     if samples.steering:
         caps = [cap for cap, _ in samples.steering]
         text += (f", cap {min(caps)}-{max(caps)} (mean {statistics.fmean(caps):.1f}), another client's requests seen "

@@ -154,8 +154,11 @@ def _scores(frame: _Frame) -> Section | None:
 
 
 def _server_load(load: ServerLoad) -> str:
-    """A vLLM server's running/waiting requests, its KV-cache usage and another client's requests."""
+    """A vLLM server's running/waiting requests (of the waiting, those deferred: a reply schema
+    compiling), its KV-cache usage and another client's requests."""
     text = f"{load.running:.0f}/{load.waiting:.0f}"
+    if load.deferred:
+        text += f" ({load.deferred:.0f} deferred)"
     if load.kv_cache is not None:
         text += f" kv {100 * load.kv_cache:.0f}%"
     if load.others:
