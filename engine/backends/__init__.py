@@ -28,7 +28,7 @@ if TYPE_CHECKING:
         CacheSettings, History, ModelOptions, split_name,
     )
     from engine.backends.tokens import Tokenizer, estimate_tokens
-    from engine.backends.vllm import read_vllm_metrics
+    from engine.backends.vllm import ServerLoad, read_vllm_metrics
 
 _EXPORTS = {
     "Backend": ".base", "Completion": ".base", "FinishReason": ".base", "InfraError": ".base", "Request": ".base",
@@ -42,13 +42,14 @@ _EXPORTS = {
     "GAME_HEADER": ".settings", "PROVIDERS": ".settings", "BackendSettings": ".settings", "BatchSettings": ".settings",
     "CacheSettings": ".settings", "History": ".settings", "ModelOptions": ".settings", "split_name": ".settings",
     "Tokenizer": ".tokens", "estimate_tokens": ".tokens", "read_vllm_metrics": ".vllm",
+    "ServerLoad": ".vllm",
 }
 
 __all__ = [
     "CACHE_MODES", "CALL_GAME", "CALL_HEADER", "CLIENTS", "COUNTERS", "ENDPOINT_NAME", "GAME_HEADER", "PROVIDERS",
     "Backend", "BackendSettings", "BatchSettings", "Bucket", "CacheSettings", "Completion", "FinishReason", "History",
     "HubContext", "InfraError", "Limiter", "ModelHub", "ModelOptions", "ProviderBackend", "Request", "RequestError",
-    "Secrets", "Tokenizer", "Tokens", "cache_file", "endpoint_entry", "estimate_tokens", "finish_reason", "known",
+    "Secrets", "ServerLoad", "Tokenizer", "Tokens", "cache_file", "endpoint_entry", "estimate_tokens", "finish_reason", "known",
     "parse_custom_id", "price_entry", "price_numbers", "prune", "read_endpoints", "read_price_file", "read_vllm_metrics",
     "served_schema_bounds", "split_name", "store_figures",
 ]

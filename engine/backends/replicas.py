@@ -4,8 +4,8 @@ with the most room, and a server that goes away is taken out and its calls sent 
 - Each server's /metrics is read four times a second (``vllm.poll_vllm``), which steers how many
   calls that server is given (its ``cap``, near its batch size, as for one server); the model's
   limiter holds the sum of the caps of the servers in service.
-- A call goes to the server in service with the most room: its cap less the calls we have on it and
-  the calls its queue holds for others.
+- A call goes to the server in service with the most room: its cap (which leaves room for another
+  client's requests on it) less the calls we have on it.
 - A server that refuses a connection, drops one, or does not answer /metrics twice in a row is taken
   out: the call is sent to another server at once (not counted as a failed attempt) and no more go
   to it. A server out of service comes back when its /metrics answers again.
@@ -61,8 +61,8 @@ class Replica:
         self.cap = max(1, value)
         self.replicas.share_caps()
 
-    def room(self) -> float:
-        return self.cap - self.running - self.load.waiting
+    def room(self) -> int:
+        return self.cap - self.running
 
     def heard(self, answered: bool) -> None:
         """What a read of /metrics found: the server answered or not."""

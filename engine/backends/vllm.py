@@ -1,11 +1,18 @@
 """A vLLM server's load: its /metrics read four times a second, and the in-flight cap of its model's
-limiter kept near the server's batch size."""
+limiter kept near the server's batch size.
+
+The names read (checked against vLLM's own /metrics, ``tests/data/vllm``): ``vllm:num_requests_running``,
+``vllm:num_requests_waiting``, of the waiting ``vllm:num_requests_waiting_by_reason{reason="deferred"}``
+(requests not yet ready to run: a reply schema being compiled), and ``vllm:kv_cache_usage_perc``; llama.cpp's
+server's ``llamacpp:requests_processing`` and ``llamacpp:requests_deferred`` read as running and waiting.
+"""
 
 from __future__ import annotations
 
 import math
 import re
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Protocol
 
@@ -13,12 +20,10 @@ import anyio
 
 from engine.backends.limiter import LimiterStats
 
-# vLLM's queue, and llama.cpp's server's (its requests processing and deferred) read as the same two.
-_METRIC = re.compile(
-    r"^(vllm:num_requests_(?:running|waiting)|llamacpp:requests_(?:processing|deferred))(?:\{[^}]*\})?\s+([0-9.eE+-]+)", re.M
-)
-_LOAD_NAMES = {"vllm:num_requests_running": "running", "vllm:num_requests_waiting": "waiting",
-               "llamacpp:requests_processing": "running", "llamacpp:requests_deferred": "waiting"}
+_METRIC = re.compile(r"^((?:vllm|llamacpp):[a-z_]+)(\{[^}]*\})?\s+([0-9.eE+-]+)\s*$", re.M)
+_SUMMED = {"vllm:num_requests_running": "running", "vllm:num_requests_waiting": "waiting",
+           "llamacpp:requests_processing": "running", "llamacpp:requests_deferred": "waiting"}
+_DEFERRED = re.compile(r'reason="deferred"')
 
 
 def metrics_url(base_url: str) -> str:
@@ -26,11 +31,18 @@ def metrics_url(base_url: str) -> str:
 
 
 def read_vllm_metrics(text: str) -> dict[str, float]:
-    """Sum ``vllm:num_requests_running`` and ``..._waiting`` over their label sets."""
+    """The server's load from its /metrics: ``running`` and ``waiting`` summed over their label sets
+    (engines, models), ``deferred`` (of the waiting, those not ready to run) where it says, and
+    ``kv_cache`` (the fullest engine's KV-cache usage, 0 to 1) where it says."""
     found: dict[str, float] = {}
-    for name, value in _METRIC.findall(text):
-        key = _LOAD_NAMES[name]
-        found[key] = found.get(key, 0.0) + float(value)
+    for name, labels, value in _METRIC.findall(text):
+        key = _SUMMED.get(name)
+        if key is None and name == "vllm:num_requests_waiting_by_reason" and _DEFERRED.search(labels):
+            key = "deferred"
+        if key is not None:
+            found[key] = found.get(key, 0.0) + float(value)
+        elif name == "vllm:kv_cache_usage_perc":
+            found["kv_cache"] = max(found.get("kv_cache", 0.0), float(value))
     return found
 
 
@@ -40,11 +52,15 @@ def vllm_headroom(max_num_seqs: int) -> int:
 
 
 class ServerLoad:
-    """The vLLM server's queue as its /metrics last said."""
+    """The vLLM server's queue as its /metrics last said, and how many of its requests are another
+    client's (``others``)."""
 
     def __init__(self) -> None:
         self.running = 0.0
         self.waiting = 0.0
+        self.deferred = 0.0
+        self.others = 0.0
+        self.kv_cache: float | None = None
         self.samples = 0
         self.running_sum = 0.0
         self.error: str | None = None
@@ -65,18 +81,44 @@ class Steered(Protocol):
     def set_cap(self, value: int) -> None: ...
 
 
+class Steering:
+    """The cap on our calls in flight to one server, from what its /metrics said.
+
+    The server counts our calls among its running and waiting ones, except those it has not yet
+    taken in (still being sent or read): so the requests that are another client's are at least
+    its running and waiting less our calls in flight. That is ``others``, taken as the least over
+    the last ``settle`` seconds, so that our calls already answered but still in a read of the
+    metrics taken before, which look like another client's for a moment, do not count. The cap
+    is the batch plus ``headroom`` (calls waiting to replace a finished sequence at once) less
+    ``others``, at least a quarter of the batch: our own calls, queued, deferred (a reply schema
+    compiling) or not yet counted, never lower it. (Raising it by our deferred calls, which hold no
+    place in the batch yet, kept more schemas compiling at once on a CPU server and no more sequences
+    running: ``benchmarks/bench_vllm.py``.)"""
+
+    def __init__(self, seqs: int) -> None:
+        self.seqs = seqs
+        self.headroom = vllm_headroom(seqs)
+        self._seen: deque[tuple[float, float]] = deque()  # (when, others) of the reads of the last settle seconds
+
+    def cap(self, load: ServerLoad, ours: int, now: float, settle: float) -> int:
+        seen = self._seen
+        seen.append((now, max(0.0, load.running + load.waiting - ours)))
+        while seen[0][0] < now - settle:
+            seen.popleft()
+        load.others = min(others for _, others in seen)
+        return int(max(max(1, self.seqs // 4), self.seqs + self.headroom - load.others))
+
+
 async def poll_vllm(
     url: str, limiter: Steered, load: ServerLoad, seqs: int, every: float = 0.25,
     heard: Callable[[bool], None] | None = None,
 ) -> None:
-    """Keep calls in flight near the server's batch size: a few more than it runs at once, fewer if
-    its own queue grows (another client shares it), more if it runs below its batch with nothing
-    waiting. ``limiter`` is anything with ``cap``, ``running``, ``set_cap`` and ``stats`` (a
-    limiter, or one server of several); ``heard`` learns whether each read was answered."""
+    """Keep calls in flight near the server's batch size (``Steering``). ``limiter`` is anything with
+    ``cap``, ``running``, ``set_cap`` and ``stats`` (a limiter, or one server of several); ``heard``
+    learns whether each read was answered."""
     import aiohttp  # only a run that calls a vLLM server needs the HTTP client
 
-    headroom = vllm_headroom(seqs)
-    last_change = -math.inf
+    steering = Steering(seqs)
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as session:
         while True:
             try:
@@ -91,18 +133,12 @@ async def poll_vllm(
                 heard(load.error is None)
             if "running" in metrics:
                 load.running, load.waiting = metrics["running"], metrics.get("waiting", 0.0)
+                load.deferred, load.kv_cache = metrics.get("deferred", 0.0), metrics.get("kv_cache")
                 load.samples += 1
                 load.running_sum += load.running
-                # A change shows in the server's queue only once the calls sent before it are done:
-                # change at most once per call's latency.
                 stats = limiter.stats
                 settle = max(1.0, stats.latency_sum / stats.calls if stats.calls else 1.0)
-                now = time.monotonic()
-                if now - last_change >= settle:
-                    if load.waiting > 2 * headroom and limiter.running >= limiter.cap - headroom:
-                        limiter.set_cap(max(seqs // 4, min(limiter.cap, limiter.running) - int(load.waiting - headroom)))
-                        last_change = now
-                    elif load.waiting == 0 and load.running < seqs and limiter.running >= limiter.cap:
-                        limiter.set_cap(limiter.cap + int(seqs - load.running))
-                        last_change = now
+                cap = steering.cap(load, limiter.running, time.monotonic(), settle)
+                if cap != limiter.cap:
+                    limiter.set_cap(cap)
             await anyio.sleep(every)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import RenderableType
 from rich.progress_bar import ProgressBar
@@ -24,6 +25,9 @@ from runners.dashboard.layout import LEAST_ROWS, Dashboard, Section, counters_se
 from runners.dashboard.spending import spending_line
 from runners.dashboard.widths import Column, short_names
 from runners.printable import printable
+
+if TYPE_CHECKING:
+    from engine.backends import ServerLoad
 
 __all__ = ["Dashboard", "Section", "counters_section", "render_dashboard", "score_cell"]
 
@@ -143,6 +147,19 @@ def _scores(frame: _Frame) -> Section | None:
     return Section("scores", 4, lambda width, rows: text)
 
 
+def _server_load(load: ServerLoad) -> str:
+    """A vLLM server's running/waiting requests (of the waiting, those deferred: a reply schema
+    compiling), its KV-cache usage and another client's requests."""
+    text = f"{load.running:.0f}/{load.waiting:.0f}"
+    if load.deferred:
+        text += f" ({load.deferred:.0f} deferred)"
+    if load.kv_cache is not None:
+        text += f" kv {100 * load.kv_cache:.0f}%"
+    if load.others:
+        text += f" ({load.others:.0f} others)"
+    return text
+
+
 def _models(frame: _Frame) -> Section | None:
     """One row per model: calls in flight and the cap, requests per minute over the last minute,
     429s and other failures, mean latency, tokens and cost; for vLLM the server's running/waiting;
@@ -164,7 +181,7 @@ def _models(frame: _Frame) -> Section | None:
             f"{s.latency_sum / s.calls:.2f}" if s.calls else "-",
             f"{s.prompt_tokens}/{s.completion_tokens}" + (f" +{s.arriving}" if s.arriving else ""),
             "-" if s.cost_usd is None else f"{s.cost_usd:.2f}",
-            f"{load.running:.0f}/{load.waiting:.0f}" if load is not None else "",
+            _server_load(load) if load is not None else "",
             str(s.cache_hits) if s.cache_hits else "",
             f"{100 * s.cached_tokens / s.prompt_tokens:.0f}" if s.cached_tokens and s.prompt_tokens else "",
             str(s.cut) if s.cut else "",

@@ -10,7 +10,7 @@ from runners.args import bounded, key_value
 from runners.fake_llm.bad_replies import BAD_REPLY_KINDS
 from runners.fake_llm.batches import BATCH_FAULT_KINDS
 from runners.fake_llm.players import strategy_names
-from runners.fake_llm.server import FAULT_KINDS, FakeConfig, FakeServer
+from runners.fake_llm.server import FAULT_KINDS, MAX_MODEL_LEN, FakeConfig, FakeServer
 
 PROG = "python -m runners.fake_llm"
 DESCRIPTION = "A local model server for dry runs and tests: speaks the OpenAI and Anthropic APIs and vLLM's extras."
@@ -62,6 +62,9 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     p.add_argument("--tpm", type=_positive, help="tokens per minute, enforced with 429s")
     p.add_argument("--burst", type=_positive, default=1.0, help="seconds of the per-minute limits one burst may use (default 1)")
     p.add_argument("--max-num-seqs", type=int, help="continuous batching: requests running at once (like vLLM)")
+    p.add_argument("--max-model-len", type=int, default=MAX_MODEL_LEN, help=f"tokens of context: a longer prompt or max_tokens gets vLLM's 400 (default {MAX_MODEL_LEN})")
+    p.add_argument("--intake", type=_positive, default=0.0, metavar="SEC", help="seconds a request is read before the batch counts it (like vLLM's tokenizing)")
+    p.add_argument("--compile-delay", type=_positive, default=0.0, metavar="SEC", help="seconds a new reply schema compiles, its requests waiting deferred (like vLLM's structured output)")
     p.add_argument("--fault", type=_fault, action="append", default=[], metavar="KIND=P", help=f"inject a fault with probability P; KIND: {', '.join(FAULT_KINDS)}")
     p.add_argument("--bad-reply", type=_bad_reply, action="append", default=[], metavar="KIND=P", help=f"make a reply bad with probability P; KIND: {', '.join(BAD_REPLY_KINDS)}")
     p.add_argument("--storm", type=_storm, action="append", default=[], metavar="START:SECONDS", help="answer 429 to everything for SECONDS, START seconds after the first request")
@@ -77,7 +80,8 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
 def config_from_args(args: argparse.Namespace) -> FakeConfig:
     return FakeConfig(
         strategy=args.strategy, latency=args.latency, jitter=args.jitter, rpm=args.rpm, tpm=args.tpm,
-        burst=args.burst, max_num_seqs=args.max_num_seqs, faults=dict(args.fault), bad_replies=dict(args.bad_reply), storms=args.storm,
+        burst=args.burst, max_num_seqs=args.max_num_seqs, max_model_len=args.max_model_len, intake=args.intake,
+        compile_delay=args.compile_delay, faults=dict(args.fault), bad_replies=dict(args.bad_reply), storms=args.storm,
         retry_after=args.retry_after, batch_delay=args.batch_delay, batch_faults=dict(args.batch_fault),
         api_key=args.api_key, seed=args.seed, models=args.model or ["fake"], only_models=bool(args.model),
     )

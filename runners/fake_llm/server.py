@@ -21,6 +21,7 @@ from puzzles import GAMES, Game
 from runners.fake_llm.bad_replies import BAD_REPLY_KINDS, bad_reply
 from runners.fake_llm.batches import BATCH_FAULT_KINDS, BatchService
 from runners.fake_llm.players import MAX_AGENTS_KEPT, Players
+from runners.fake_llm.vllm_checks import model_permission, prometheus_text, refuse_as_vllm
 from runners.fake_llm.wire import (
     Broken, Refused, anthropic_message, anthropic_stream, broken_reply, error_reply, openai_completion,
     openai_stream, prompt_parts,
@@ -50,6 +51,8 @@ class FakeConfig(msgspec.Struct, kw_only=True):
     tpm: float | None = None
     burst: float = 1.0  # seconds of the per-minute limits a burst may use
     max_num_seqs: int | None = None  # continuous batching: requests running at once
+    intake: float = 0.0  # seconds a request is read and tokenized before the scheduler counts it
+    compile_delay: float = 0.0  # seconds a new reply schema compiles; its requests wait deferred meanwhile
     faults: dict[str, float] = msgspec.field(default_factory=dict)  # kind -> probability per request
     bad_replies: dict[str, float] = msgspec.field(default_factory=dict)  # kind -> probability per reply (bad_replies.py)
     storms: list[tuple[float, float]] = msgspec.field(default_factory=list)  # (start, seconds) after the first request: everything 429
@@ -59,6 +62,7 @@ class FakeConfig(msgspec.Struct, kw_only=True):
     seed: int = 0
     models: list[str] = msgspec.field(default_factory=lambda: ["fake"])
     only_models: bool = False  # answer a model not in ``models`` with a 404, as a real server does
+    max_model_len: int = MAX_MODEL_LEN  # tokens of context: a longer prompt or max_tokens is refused, as vLLM does
     batch_delay: float = 0.5  # seconds from a batch's creation to its end (``batches``)
     batch_faults: dict[str, float] = msgspec.field(default_factory=dict)  # kind (expired, failed) -> probability per batch
 
@@ -69,8 +73,13 @@ class FakeStats:
     served: int = 0
     refused: dict[str, int] = field(default_factory=dict)
     running: int = 0
-    waiting: int = 0
+    waiting: int = 0  # the deferred ones too
+    deferred: int = 0  # waiting for their reply schema to compile
     max_running: int = 0
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+    finished: dict[str, int] = field(default_factory=dict)  # finish reason -> requests
     samples: list[tuple[float, int, int, int]] = field(default_factory=list)  # (wall time, running, waiting, served)
 
     def to_dict(self) -> dict[str, Any]:
@@ -93,6 +102,7 @@ class FakeServer:
         self.batch = asyncio.Semaphore(self.config.max_num_seqs) if self.config.max_num_seqs else None
         self.stats = FakeStats()
         self.seen_systems: set[str] = set()
+        self.schemas: dict[str, asyncio.Task] = {}  # reply schema -> its compile (``compile_delay``)
         self.started: float | None = None
         self.last_body: dict | None = None  # the last request body (for tests)
         self.app = web.Application()
@@ -225,18 +235,23 @@ class FakeServer:
         system, users = prompt_parts(body, anthropic)
         prompt_tokens = estimate_tokens(system) + sum(estimate_tokens(user) for user in users)
         max_tokens = body.get("max_tokens") or body.get("max_completion_tokens") or 4096
+        if not anthropic:
+            refuse_as_vllm(body, prompt_tokens, int(max_tokens), self.config.max_model_len)
         fault = self._draw_fault()
         self._refuse_injected(fault)
         self._admit(prompt_tokens + min(int(max_tokens), 400), anthropic)
         if fault == "timeout":
             stats.refused["timeout"] = stats.refused.get("timeout", 0) + 1
             await asyncio.sleep(self.config.hang)
-        if self.batch is not None:
-            stats.waiting += 1
-            try:
+        if self.config.intake:
+            await asyncio.sleep(self.config.intake)
+        stats.waiting += 1
+        try:
+            await self._compiled(body)
+            if self.batch is not None:
                 await self.batch.acquire()
-            finally:
-                stats.waiting -= 1
+        finally:
+            stats.waiting -= 1
         stats.running += 1
         stats.max_running = max(stats.max_running, stats.running)
         try:
@@ -250,13 +265,37 @@ class FakeServer:
                 self.batch.release()
         cached, completion_tokens = self._counts(system, text)
         stats.served += 1
+        stats.prompt_tokens += prompt_tokens
+        stats.cached_tokens += cached
+        stats.completion_tokens += completion_tokens
+        finish = "length" if cut else "stop"
+        stats.finished[finish] = stats.finished.get(finish, 0) + 1
         return body, text, prompt_tokens, cached, completion_tokens, cut, self._limit_headers(anthropic)
+
+    async def _compiled(self, body: dict) -> None:
+        """Wait, deferred, for the request's reply schema to compile (once per schema, as vLLM's
+        structured output compiles a grammar once and keeps it)."""
+        form = body.get("response_format")
+        if not self.config.compile_delay or not isinstance(form, dict) or form.get("type") != "json_schema":
+            return
+        key = json.dumps(form.get("json_schema"), sort_keys=True)
+        task = self.schemas.get(key)
+        if task is None:
+            task = self.schemas[key] = asyncio.ensure_future(asyncio.sleep(self.config.compile_delay))
+        if task.done():
+            return
+        self.stats.deferred += 1
+        try:
+            await asyncio.shield(task)
+        finally:
+            self.stats.deferred -= 1
 
     def _check_body(self, body: Any) -> None:
         if not isinstance(body, dict) or not isinstance(body.get("model"), str):
             raise Refused(400, "invalid_request_error", "The body must be an object with a model.")
         if self.config.only_models and body["model"] not in self.config.models:
-            raise Refused(404, "not_found_error", f"The model `{body['model']}` does not exist.")
+            raise Refused(404, "NotFoundError", f"The model `{body['model']}` does not exist. Valid aliases: "
+                          f"{', '.join(self.config.models)}.", param="model", vllm=True)
 
     def _refuse_injected(self, fault: str | None) -> None:
         if fault in ("400", "429", "500", "503", "529"):
@@ -335,25 +374,36 @@ class FakeServer:
 
     async def models(self, request: web.Request) -> web.Response:
         data = [
-            {"id": m, "object": "model", "created": 0, "owned_by": "fake", "max_model_len": MAX_MODEL_LEN}
+            {"id": m, "object": "model", "created": 0, "owned_by": "fake", "root": m, "parent": None,
+             "max_model_len": self.config.max_model_len, "permission": [model_permission()]}
             for m in self.config.models
         ]
         return web.json_response({"object": "list", "data": data})
 
     async def metrics(self, request: web.Request) -> web.Response:
-        model = self.config.models[0]
-        lines = [
-            "# HELP vllm:num_requests_running Number of requests in model execution batches.",
-            "# TYPE vllm:num_requests_running gauge",
-            f'vllm:num_requests_running{{model_name="{model}"}} {float(self.stats.running)}',
-            "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.",
-            "# TYPE vllm:num_requests_waiting gauge",
-            f'vllm:num_requests_waiting{{model_name="{model}"}} {float(self.stats.waiting)}',
-            "# HELP vllm:request_success_total Count of successfully processed requests.",
-            "# TYPE vllm:request_success_total counter",
-            f'vllm:request_success_total{{model_name="{model}"}} {float(self.stats.served)}',
-        ]
-        return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
+        """The families of vLLM's /metrics the engine and its benchmarks read, named and labelled as
+        vLLM 0.32 writes them (``tests/data/vllm/metrics.txt``)."""
+        stats, labels = self.stats, f'engine="0",model_name="{self.config.models[0]}"'
+        seqs = self.config.max_num_seqs
+        return web.Response(text=prometheus_text(labels, [
+            ("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", [("", stats.running)]),
+            ("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", [("", stats.waiting)]),
+            ("vllm:num_requests_waiting_by_reason", "gauge", "Number of waiting requests by reason.",
+             [('reason="capacity"', stats.waiting - stats.deferred), ('reason="deferred"', stats.deferred)]),
+            ("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.",
+             [("", stats.running / seqs if seqs else 0.0)]),
+            ("vllm:prefix_cache_queries_total", "counter", "Prefix cache queries, in terms of number of queried tokens.",
+             [("", stats.prompt_tokens)]),
+            ("vllm:prefix_cache_hits_total", "counter", "Prefix cache hits, in terms of number of cached tokens.",
+             [("", stats.cached_tokens)]),
+            ("vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine.", [("", 0)]),
+            ("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", [("", stats.prompt_tokens)]),
+            ("vllm:prompt_tokens_cached_total", "counter", "Number of cached prompt tokens (local + external).",
+             [("", stats.cached_tokens)]),
+            ("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", [("", stats.completion_tokens)]),
+            ("vllm:request_success_total", "counter", "Count of successfully processed requests.",
+             [(f'finished_reason="{reason}"', stats.finished.get(reason, 0)) for reason in ("stop", "length", "abort", "error")]),
+        ]), content_type="text/plain")
 
     async def tokenize(self, request: web.Request) -> web.Response:
         try:
@@ -366,7 +416,7 @@ class FakeServer:
             text = "\n".join(str(m.get("content", "")) for m in body.get("messages", []) if isinstance(m, dict))
         count = estimate_tokens(text)
         tokens = [hash(i) % 100_000 for i in range(count)]
-        return web.json_response({"count": count, "max_model_len": MAX_MODEL_LEN, "tokens": tokens})
+        return web.json_response({"count": count, "max_model_len": self.config.max_model_len, "tokens": tokens, "token_strs": None})
 
     async def fake_stats(self, request: web.Request) -> web.Response:
         return web.json_response({**self.stats.to_dict(), **self.batches.stats()})

@@ -12,11 +12,15 @@ from aiohttp import web
 
 
 class Refused(Exception):
-    """A call the server turns down: the HTTP status, the provider's error type, the message, headers."""
+    """A call the server turns down: the HTTP status, the provider's error type, the message, headers;
+    ``param``, the request's field at fault, as vLLM names it in its own refusals (whose ``code`` is
+    the status)."""
 
-    def __init__(self, status: int, kind: str, message: str, headers: dict[str, str] | None = None) -> None:
+    def __init__(self, status: int, kind: str, message: str, headers: dict[str, str] | None = None,
+                 param: str | None = None, vllm: bool = False) -> None:
         super().__init__(message)
         self.status, self.kind, self.message, self.headers = status, kind, message, headers or {}
+        self.param, self.vllm = param, vllm
 
 
 class Broken(Exception):
@@ -54,8 +58,8 @@ def error_reply(refusal: Refused, anthropic: bool) -> web.Response:
     if anthropic:
         body = {"type": "error", "error": {"type": refusal.kind, "message": refusal.message}}
     else:
-        code = "rate_limit_exceeded" if refusal.status == 429 else refusal.kind
-        body = {"error": {"message": refusal.message, "type": refusal.kind, "param": None, "code": code}}
+        code: int | str = refusal.status if refusal.vllm else "rate_limit_exceeded" if refusal.status == 429 else refusal.kind
+        body = {"error": {"message": refusal.message, "type": refusal.kind, "param": refusal.param, "code": code}}
     return web.json_response(body, status=refusal.status, headers=refusal.headers)
 
 
@@ -72,16 +76,29 @@ async def broken_reply(request: web.Request, kind: str) -> web.StreamResponse:
     return response
 
 
+FINGERPRINT = "vllm-0.32.0-fake"
+
+
+def _usage(prompt: int, cached: int, completion: int) -> dict:
+    return {"prompt_tokens": prompt, "total_tokens": prompt + completion, "completion_tokens": completion,
+            "prompt_tokens_details": {"cached_tokens": cached, "created_cache_tokens": prompt - cached}}
+
+
 def openai_completion(model: str, text: str, prompt: int, cached: int, completion: int, cut: bool = False) -> dict:
+    """A chat completion with every field vLLM 0.32 writes (``tests/data/vllm/exchange.json``)."""
+    message = {"role": "assistant", "content": text, "refusal": None, "annotations": None, "audio": None, "function_call": None,
+               "reasoning": None}
+    usage = _usage(prompt, cached, completion)
+    usage["prompt_tokens_details"]["multimodal_tokens"] = None
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion", "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "length" if cut else "stop",
-                     "logprobs": None}],
-        "usage": {
-            "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
-            "prompt_tokens_details": {"cached_tokens": cached},
-        },
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "length" if cut else "stop",
+                     "stop_reason": None, "token_ids": None, "routed_experts": None}],
+        "service_tier": None, "system_fingerprint": FINGERPRINT,
+        "usage": {**usage, "completion_tokens_details": None},
+        "prompt_logprobs": None, "prompt_token_ids": None, "prompt_text": None, "kv_transfer_params": None,
+        "ec_transfer_params": None, "metrics": None,
     }
 
 
@@ -107,18 +124,24 @@ async def _sse(request: web.Request, headers: dict[str, str]) -> web.StreamRespo
 
 
 async def openai_stream(request, model, text, prompt, cached, completion, headers, include_usage, cut=False) -> web.StreamResponse:
+    """A streamed chat completion as vLLM 0.32 writes it: the role first, the text in pieces, the last
+    piece with the finish reason, then (if asked) the usage in a chunk of its own."""
     response = await _sse(request, headers)
     base = {"id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
-    for i, piece in enumerate(_pieces(text)):
-        delta = {"role": "assistant", "content": piece} if i == 0 else {"content": piece}
-        chunk = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
-        await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
-    finish = "length" if cut else "stop"
-    await response.write(f"data: {json.dumps({**base, 'choices': [{'index': 0, 'delta': {}, 'finish_reason': finish}]})}\n\n".encode())
+
+    async def chunk(data: dict) -> None:
+        await response.write(f"data: {json.dumps({**base, **data})}\n\n".encode())
+
+    await chunk({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None, "finish_reason": None}],
+                 "prompt_token_ids": None, "prompt_text": None})
+    pieces = _pieces(text)
+    for i, piece in enumerate(pieces):
+        choice: dict[str, Any] = {"index": 0, "delta": {"content": piece}, "logprobs": None, "finish_reason": None}
+        if i == len(pieces) - 1:
+            choice.update(finish_reason="length" if cut else "stop", stop_reason=None)
+        await chunk({"choices": [{**choice, "token_ids": None}]})
     if include_usage:
-        usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
-                 "prompt_tokens_details": {"cached_tokens": cached}}
-        await response.write(f"data: {json.dumps({**base, 'choices': [], 'usage': usage})}\n\n".encode())
+        await chunk({"choices": [], "usage": _usage(prompt, cached, completion), "system_fingerprint": FINGERPRINT})
     await response.write(b"data: [DONE]\n\n")
     await response.write_eof()
     return response

@@ -229,3 +229,17 @@ def test_a_sweep_in_an_80x24_tmux_pane_ends_with_a_readable_table(tmp_path):
     assert len(rows) == 24, text
     numbers_whole(rows)
     assert "48 games in" in text and max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_the_dashboard_shows_a_vllm_server_s_load_its_kv_cache_and_another_client_s_requests(run24):
+    from engine.backends import ServerLoad
+
+    _, progress = run24
+    hub = hub_of("vllm:m", "vllm:n")
+    shared, alone = ServerLoad(), ServerLoad()
+    shared.running, shared.waiting, shared.deferred, shared.kv_cache, shared.others = 8.0, 3.0, 1.0, 0.22, 2.0
+    alone.running, alone.waiting = 4.0, 0.0  # a server whose /metrics give no KV-cache usage, no one else on it
+    hub.loads = {"vllm:m": shared, "vllm:n": alone}
+    text = text_of(render_dashboard(progress, 12.0, hub, height=60), 160)
+    assert "8/3 (1 deferred) kv 22% (2 others)" in text
+    assert "4/0" in text and "4/0 kv" not in text and "4/0 (" not in text

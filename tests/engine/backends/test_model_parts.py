@@ -435,7 +435,7 @@ async def test_the_server_has_vllms_extras():
             async with session.get(server.url + "/v1/models") as r:
                 assert (await r.json())["data"][0]["id"] == "Qwen/Qwen3-8B"
             async with session.get(server.url + "/metrics") as r:
-                assert read_vllm_metrics(await r.text()) == {"running": 0.0, "waiting": 0.0}
+                assert read_vllm_metrics(await r.text()) == {"running": 0.0, "waiting": 0.0, "deferred": 0.0, "kv_cache": 0.0}
             async with session.post(server.url + "/tokenize", json={"model": "m", "prompt": "The square is red."}) as r:
                 body = await r.json()
                 assert body["count"] == 5 == len(body["tokens"])

@@ -1,0 +1,227 @@
+"""The engine against a real vLLM server, side by side with a bare client: is the server's batch kept
+as full by the engine as by a client that does nothing else? Prints figures; asserts nothing.
+
+    .venv/bin/python benchmarks/bench_vllm.py --url http://127.0.0.1:PORT --seqs 8
+    .venv/bin/python benchmarks/bench_vllm.py --url http://127.0.0.1:PORT --seqs 8 --seconds 90 --rounds 3
+
+The server is one already running, started as the engine starts it (``vllm serve FOLDER
+--served-model-name smollm2 --max-num-seqs S --max-model-len 2048 --enable-prompt-tokens-details``; on a
+CPU ``--enforce-eager`` too, and ``VLLM_CPU_KVCACHE_SPACE``; ``asymgames setup-vllm`` makes the folder).
+Both sides run against it, interleaved (anchor, engine, anchor, engine, ...), each for the same wall time:
+
+- anchor: a bare aiohttp client keeping as many requests in flight as the engine keeps at most (the
+  batch plus its headroom, ``engine.backends.vllm.vllm_headroom``), each the first-turn prompt of an
+  AsymPuzl game (a different game each time) with the same reply schema and ``max_tokens`` as the
+  engine's calls;
+- engine: AsymPuzl games (size 3, structured replies) played by the engine through the ``vllm:`` path
+  at the server's URL, twice S games in flight, its calls steered by the server's ``/metrics``.
+
+For each, from the server's own ``/metrics``: the tokens it generated per second over the side's time
+(``vllm:generation_tokens_total``; the side's requests still in flight at its end are cancelled, so both
+sides are counted over the same kind of window), and its running requests (``vllm:num_requests_running``
+sampled every 0.1 s) as a share of S, with the mean waiting, deferred among them, KV-cache usage, and the
+prompt tokens it took in per second (``vllm:prompt_tokens_total``) with the share read from its prefix
+cache (``vllm:prompt_tokens_cached_total``). Target: the engine's completion tokens per second >= 0.95 of the
+anchor's. The engine's later turns carry the conversation so far (longer prompts to evaluate, more of
+them read from the prefix cache): the workloads are the same game, not the same requests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import anyio
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from engine import PolicyFactory  # noqa: E402
+from engine.backends import BackendSettings, ModelOptions, read_vllm_metrics  # noqa: E402
+from engine.backends.vllm import vllm_headroom  # noqa: E402
+from engine.plan.grid import Grid  # noqa: E402
+from engine.play.run import run_games  # noqa: E402
+from puzzles import GAMES, TurnContext  # noqa: E402
+
+MODEL = "smollm2"
+NAME = f"vllm:{MODEL}"
+COUNTER = r"^vllm:{}(?:\{{[^}}]*\}})?\s+([0-9.eE+-]+)$"
+GENERATED = re.compile(COUNTER.format("generation_tokens_total"), re.M)
+PROMPTED = re.compile(COUNTER.format("prompt_tokens_total"), re.M)
+CACHED = re.compile(COUNTER.format("prompt_tokens_cached_total"), re.M)
+
+
+class Samples:
+    """The server's load, read from /metrics every 0.1 s."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, float]] = []
+        self.steering: list[tuple[int, float]] = []  # the engine's: (cap, others) every 0.1 s
+        self.prompted = 0.0  # prompt tokens per second the server took in
+        self.cached = 0.0  # the share of them read from its prefix cache
+
+    def mean(self, key: str) -> float:
+        return statistics.fmean(row.get(key, 0.0) for row in self.rows) if self.rows else 0.0
+
+
+async def sample(base: str, samples: Samples, stop: anyio.Event) -> None:
+    import aiohttp
+
+    async with aiohttp.ClientSession() as session:
+        while not stop.is_set():
+            async with session.get(base + "/metrics") as response:
+                samples.rows.append(read_vllm_metrics(await response.text()))
+            await anyio.sleep(0.1)
+
+
+def first_prompts(count: int) -> list[tuple[str, str, dict]]:
+    """(system, user, schema) of the first turn of ``count`` AsymPuzl games of size 3, the schema as the
+    engine sends it to vLLM (as the game gives it)."""
+    game = GAMES["asympuzl"]
+    params = game.rules.Params(size=3)
+    prompts = []
+    for seed in range(count):
+        state = game.rules.new(params, seed, ("alice", "bob"), 6)
+        role = ("alice", "bob")[seed % 2]
+        context = TurnContext(game_id=seed, role=role, turn=1, max_turns=6, view=state.view(role),
+                              feedback=game.rules.feedback[game.rules.default_feedback](state, role), conversation=(),
+                              partners=tuple(r for r in ("alice", "bob") if r != role))
+        system, user = game.faces.prompter.render(context)
+        prompts.append((system, user, game.faces.prompter.schema(context)))
+    return prompts
+
+
+def counted(counter: re.Pattern, text: str) -> float:
+    """A counter of the server's, summed over its engines."""
+    return sum(float(value) for value in counter.findall(text))
+
+
+async def measured(base: str, seconds: float, work) -> tuple[float, Samples]:
+    """Run ``work()`` for ``seconds`` (cancelled then: the server drops what it was writing), the
+    server's load sampled: (tokens per second the server generated meanwhile, the samples). Then wait
+    for the server to be idle again."""
+    import aiohttp
+
+    samples = Samples()
+    stop = anyio.Event()
+    async with aiohttp.ClientSession() as session:
+        async def read() -> str:
+            async with session.get(base + "/metrics") as response:
+                return await response.text()
+
+        text = await read()
+        before, started = [counted(c, text) for c in (GENERATED, PROMPTED, CACHED)], time.monotonic()
+        async with anyio.create_task_group() as group:
+            group.start_soon(sample, base, samples, stop)
+            with anyio.move_on_after(seconds):
+                await work()
+            text = await read()
+            after, wall = [counted(c, text) for c in (GENERATED, PROMPTED, CACHED)], time.monotonic() - started
+            stop.set()
+        while True:  # the next side starts on an idle server
+            load = read_vllm_metrics(await read())
+            if load.get("running", 0.0) + load.get("waiting", 0.0) == 0:
+                break
+            await anyio.sleep(0.5)
+    samples.prompted = (after[1] - before[1]) / wall
+    samples.cached = (after[2] - before[2]) / max(1.0, after[1] - before[1])
+    return (after[0] - before[0]) / wall, samples
+
+
+async def anchor(base: str, in_flight: int, seconds: float, max_tokens: int) -> tuple[float, Samples]:
+    import aiohttp
+
+    prompts = first_prompts(4000)
+    counter = iter(range(len(prompts)))
+
+    async def worker(session) -> None:
+        while True:
+            system, user, schema = prompts[next(counter)]
+            body = {"model": MODEL, "max_tokens": max_tokens, "temperature": 0.0,
+                    "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+                    "response_format": {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": True}}}
+            async with session.post(base + "/v1/chat/completions", json=body) as response:
+                await response.read()
+
+    async def work() -> None:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None)) as session:
+            async with anyio.create_task_group() as workers:
+                for _ in range(in_flight):
+                    workers.start_soon(worker, session)
+
+    return await measured(base, seconds, work)
+
+
+async def engine_side(base: str, seqs: int, seconds: float, seed: int, max_tokens: int) -> tuple[float, Samples]:
+    options = ModelOptions(structured=True, max_tokens=max_tokens, timeout=3600.0)
+    settings = BackendSettings(options=options, urls={"vllm": base + "/v1"}, vllm_max_seqs=seqs)
+    factory = PolicyFactory(settings)
+    plan = Grid(game="asympuzl", seeds=100_000, seed=seed, agents=[[NAME, NAME]], params={"size": [3]})
+
+    steering: list[tuple[int, float]] = []  # (the cap on calls in flight, another client's requests as the engine saw them)
+
+    async def watch() -> None:
+        limiter, load = factory.hub.backend(NAME).limiter, factory.hub.loads
+        while True:
+            steering.append((limiter.cap, load[NAME].others if NAME in load else 0.0))
+            await anyio.sleep(0.1)
+
+    async def work() -> None:
+        async with factory:
+            async with anyio.create_task_group() as group:
+                group.start_soon(watch)
+                await run_games(plan.specs_for(range(plan.total)), factory=factory, concurrency=2 * seqs, on_record=lambda record: None)
+                group.cancel_scope.cancel()
+
+    rate, samples = await measured(base, seconds, work)
+    samples.steering = steering
+    return rate, samples
+
+
+def line(name: str, rate: float, samples: Samples, seqs: int) -> str:
+    text = (f"{name} {rate:6.1f} tok/s, running {samples.mean('running') / seqs:.3f} of {seqs}, waiting "
+            f"{samples.mean('waiting'):.1f} ({samples.mean('deferred'):.1f} deferred), KV cache {100 * samples.mean('kv_cache'):.0f}%, "
+            f"prompt {samples.prompted:.0f} tok/s ({100 * samples.cached:.0f}% cached)")
+    if samples.steering:
+        caps = [cap for cap, _ in samples.steering]
+        text += (f", cap {min(caps)}-{max(caps)} (mean {statistics.fmean(caps):.1f}), another client's requests seen "
+                 f"at most {max(others for _, others in samples.steering):.0f}")
+    return text
+
+
+async def main_async(args) -> None:
+    base = args.url.rstrip("/").removesuffix("/v1")
+    in_flight = args.seqs + vllm_headroom(args.seqs)
+    rows = []
+    for round_ in range(args.rounds):
+        a = await anchor(base, in_flight, args.seconds, args.max_tokens)
+        e = await engine_side(base, args.seqs, args.seconds, round_, args.max_tokens)
+        rows.append((a, e))
+        print(f"round {round_ + 1}: {line('anchor', a[0], a[1], args.seqs)} | {line('engine', e[0], e[1], args.seqs)} | "
+              f"tok/s engine/anchor {e[0] / a[0]:.3f}", flush=True)
+    ratio = statistics.median(e[0] / a[0] for a, e in rows)
+    running = statistics.median(e[1].mean("running") / args.seqs for _, e in rows)
+    anchor_running = statistics.median(a[1].mean("running") / args.seqs for a, _ in rows)
+    print(json.dumps({"seqs": args.seqs, "in_flight": in_flight, "seconds": args.seconds, "rounds": args.rounds,
+                      "max_tokens": args.max_tokens, "tokens_per_s_ratio": round(ratio, 3),
+                      "engine_running_share": round(running, 3), "anchor_running_share": round(anchor_running, 3)}))
+    print(f"engine/anchor completion tokens per second {ratio:.3f} (target >= 0.95); the server's running requests "
+          f"{running:.3f} of its batch with the engine, {anchor_running:.3f} with the bare client")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", required=True, help="the vLLM server, http://HOST:PORT")
+    parser.add_argument("--seqs", type=int, default=8, help="the server's --max-num-seqs")
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--max-tokens", type=int, default=300)
+    anyio.run(main_async, parser.parse_args())
+
+
+if __name__ == "__main__":
+    main()
