@@ -53,7 +53,7 @@ def p_csv(p: float) -> float:
 
 
 # How the report states the interval of a mean (``engine.analysis.stats.mean_interval``).
-MEAN_INTERVAL = "95% t interval, cut to the range of the values"
+MEAN_INTERVAL = "95% t interval, cut to the range of the values from 8 values on"
 
 
 def value_label(field_name: str, value: str) -> str:
