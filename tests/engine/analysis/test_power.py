@@ -61,7 +61,7 @@ def test_the_number_found_is_the_smallest_with_the_power(p1, p2):
         d = abs(p2 - p1)
         return Z.cdf((d - za * se0) / se1) + Z.cdf((-d - za * se0) / se1)
 
-    n = unpaired_seeds_normal(p1, p2)
+    n = unpaired_seeds(p1, p2)
     assert unpaired_power(n) >= 0.8 > unpaired_power(n - 1) - 1e-3  # the other tail adds almost nothing
 
     psi, d = independent_discordance(p1, p2), p2 - p1
