@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..base import Faces, Game, Records, ResultsFormat, Rules
 from .actions import Action, Ask, Grounding, Move, Relation, Share
-from .analyses import EinsteinActionUse
+from .analyses import EinsteinAnalyses
 from .board import BIN_NAMES, MAX_BLOCK_NUMBER, ROLES
 from .generate import generate
 from .optima import optimum
@@ -83,8 +83,8 @@ GAME = Game(
             "step_ratio_all": "the same, counting an unsolved game at the step limit",
             "corrected_rate": "share of steps the verifier corrected",
         },
-        # How much each player shares and asks, in solved and unsolved games.
-        analyses=EinsteinActionUse,
+        # How much each player shares and asks, in solved and unsolved games; Table 1 as the paper prints it.
+        analyses=EinsteinAnalyses,
         # The paper's StepR divides by its planner's optimum, which places a block only where the
         # players can know its bin: a guess that happens to land beats it.
         score_notes={
