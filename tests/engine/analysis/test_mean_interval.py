@@ -11,8 +11,17 @@ import statistics
 import pytest
 
 from engine.analysis.seats import human_seats
-from engine.analysis.stats import CUT_FROM, ScoreTally, mean_interval, score_summaries, t95
+from engine.analysis.stats import ScoreTally, mean_interval, score_summaries, t95
 from tests.engine.test_report_humans import STUDY, record, turn
+
+
+CUT_FROM = 8  # values from which the interval is cut to their range (engine.analysis.stats.CUT_FROM)
+
+
+def test_the_cut_starts_at_eight_values():
+    from engine.analysis import stats
+
+    assert stats.CUT_FROM == CUT_FROM
 
 
 def t_interval(values: list[float]) -> tuple[float, float]:
