@@ -266,6 +266,8 @@ class Records:
     - ``analyses``: makes an empty ``puzzles.analyses.Analysis``, which folds played games into the
       tables of the game's papers that scores do not give (``asymgames report RUN --analyses``).
       None: the game has none.
+    - ``score_notes``: what a reader of a score's figures must know (what it is measured against),
+      one sentence per score key, printed under the report's tables that show the score.
     """
 
     score_labels: Mapping[str, str] = field(default_factory=dict)
@@ -275,6 +277,7 @@ class Records:
     table_rows: tuple[str, ...] = ()
     score_words: Mapping[str, str] = field(default_factory=dict)
     analyses: Callable[[], Analysis] | None = None
+    score_notes: Mapping[str, str] = field(default_factory=dict)
 
 
 @runtime_checkable

@@ -138,7 +138,7 @@ def _check_faces(game: Game, fail: Fail) -> None:
 
 def _check_records(game: Game, fail: Fail) -> None:
     records = game.records
-    for member in ("score_labels", "human_study", "score_words"):
+    for member in ("score_labels", "human_study", "score_words", "score_notes"):
         labels = getattr(records, member)
         if not all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
             raise fail(f"records.{member} must map score keys to labels (text to text)")

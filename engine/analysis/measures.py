@@ -135,7 +135,7 @@ def score_keys(source: Source) -> dict[str, str]:
 
 def scores_per_condition(source: Source, fields: Sequence[str]) -> list[ScoresRow]:
     """Each score per condition, over the games that ended without error: booleans as rates with
-    Wilson intervals, numbers as means with 95% t intervals cut to the values' range
+    Wilson intervals, numbers as means with 95% t intervals (cut to the values' range from 8 values on)
     (``engine.analysis.stats.ScoreTally``)."""
     rows = []
     for key, group in group_by(totals_of(source), fields):

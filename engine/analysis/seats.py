@@ -8,7 +8,7 @@ Which games count:
   from (error kind "human_absent"): a person who stopped answering did not complete the game, so
   such a game counts as a *no* for every yes/no study score (and as a failure where the game names
   no study scores and success stands in). Numeric scores are averaged over the games that gave them,
-  with the interval of ``engine.analysis.stats.mean_interval`` (inside the values' range).
+  with the interval of ``engine.analysis.stats.mean_interval``.
   Games lost to any other error (such as the infrastructure's) say nothing about the person and are
   left out.
 - Turns, response times and timeouts are taken over the study's games. A response time is the time

@@ -1,26 +1,27 @@
 """Summary statistics over game records: success with Wilson intervals, and every score a game
 gives (booleans as rates with Wilson intervals, numbers as means with the interval below).
 
-Every interval stays inside its quantity's range. A proportion's Wilson interval lies in [0, 1]. A
-mean's interval is Student's t interval cut to the range of the values observed (``mean_interval``):
-a mean of values between a and b lies between a and b, and the t interval alone leaves that range
-(turns per game 0, 0, 0 and 9 give 2.25 [-4.91, 9.41]; cut: [0, 9]). Why this method:
+A proportion's Wilson interval lies in [0, 1]. A mean's interval is Student's t interval, from
+``CUT_FROM`` values on cut to the range of the values observed (``mean_interval``): turns per game
+0, 0, 0, 0, 0, 0, 0 and 9 give 1.13 [-1.53, 3.78] by t; cut: [0, 3.78]. Why this method:
 
-- Coverage. Any interval inside the observed range misses a true mean that lies outside that range;
-  cutting the t interval loses coverage there and nowhere else. In a simulation (normal, exponential,
-  Poisson, log-normal, uniform on [-1, 2] and a two-point 0/9 distribution; n = 3, 5, 10, 30; 1,500
-  samples each) it covered as often as the t interval from n = 10, and at every n at least as often
-  as the percentile bootstrap (n = 5, normal data: 92.5% against 82%; the bootstrap is too narrow in
-  small samples). A log scale needs positive values, and a score can be 0 or negative.
+- Coverage. The range of n values holds the true mean (a continuous score symmetric about it) with
+  probability 1 - 2^(1-n) only: 50% at n = 2, 75% at n = 3, 87.5% at n = 4, 99.2% at n = 8. Cut to
+  it, the 95% t interval covered the mean of normal data 50% of the time at n = 2, 75% at n = 3,
+  93% at n = 5 and 94.4% at n = 6; from n = 8 as often as the t interval itself (20,000 samples
+  each). So below ``CUT_FROM`` values the interval is the t interval as it is, which may leave the
+  values' range (a turn count can get a negative lower bound); from there on it is cut, which then
+  costs no coverage. ``tests/engine/analysis/test_mean_coverage.py`` checks the coverage by
+  simulation with a fixed seed. The t interval assumes roughly normal means; for very skewed scores
+  at small n it covers less, as any t interval does.
 - The range is the one observed, never an assumed 0: a score that can be negative keeps its
-  negative bounds. The observed range lies inside the possible one, so the interval does too.
+  negative bounds. The observed range lies inside the possible one, so from ``CUT_FROM`` values
+  the interval does too.
 - Constant memory and work per game: count, mean, sum of squared deviations (Welford's update),
   smallest and largest value; no stored values, no random draws. The dashboard's live tally, the
   run's summary and the report compute it by the same code (``ScoreTally``), so they agree.
 
-At n = 1 a mean has no interval (NaN); with no spread the interval is the value itself; at n = 2 it
-is the two values' range, which holds the true mean only about half the time (a continuous score
-symmetric about its mean).
+At n = 1 a mean has no interval (NaN); with no spread the interval is the value itself.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ import msgspec
 from engine.records.record import GameRecord
 
 Z95 = 1.959963984540054
+
+CUT_FROM = 8
+"""From this many values on, a mean's interval is cut to the values' range (see the module's docstring)."""
 
 
 def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
@@ -71,7 +75,7 @@ def t95(df: int) -> float:
 class ScoreSummary(msgspec.Struct):
     """One score over the games of a condition that ended without error. ``kind`` is "rate" for a
     boolean score (``value`` the share of games where it holds, Wilson interval) or "mean" (the
-    t interval cut to the observed range; NaN bounds below two values)."""
+    t interval, cut to the observed range from ``CUT_FROM`` values on; NaN bounds below two values)."""
 
     kind: str
     n: int
@@ -108,12 +112,15 @@ class ScoreTally:
         self.largest = max(self.largest, x)
 
     def interval(self) -> tuple[float, float]:
-        """The 95% t interval of the mean cut to [smallest, largest]; NaN below two values."""
+        """The 95% t interval of the mean, from ``CUT_FROM`` values on cut to [smallest, largest];
+        NaN below two values."""
         n = self.n
         if n < 2:
             return (math.nan, math.nan)
         half = t95(n - 1) * math.sqrt(max(0.0, self.squares) / (n - 1)) / math.sqrt(n)
         mean = min(max(self.mean, self.smallest), self.largest)  # against rounding
+        if n < CUT_FROM:
+            return (mean - half, mean + half)
         return (max(self.smallest, mean - half), min(self.largest, mean + half))
 
     def summary(self) -> ScoreSummary:
@@ -136,8 +143,8 @@ def tally_scores(tallies: dict[str, ScoreTally], scores: Mapping[str, bool | flo
 
 
 def mean_interval(values: Iterable[float]) -> tuple[float, float, float]:
-    """The mean of ``values`` and its 95% interval: Student's t cut to the values' range (see the
-    module's docstring). (mean, low, high); low and high NaN below two values, all NaN for none."""
+    """The mean of ``values`` and its 95% interval: Student's t, cut to the values' range from
+    ``CUT_FROM`` values on (see the module's docstring). (mean, low, high); low and high NaN below two values, all NaN for none."""
     tally = ScoreTally()
     for value in values:
         tally.add(float(value))

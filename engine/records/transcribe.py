@@ -47,7 +47,7 @@ class _Collector:
     def __init__(self, spec: GameSpec) -> None:
         self.transcript = Transcript(game_id=spec.game_id, spec=spec, instance=game_instance(spec))
         self._open: dict[str, TranscriptTurn] = {}
-        self._last: TranscriptTurn | None = None
+        self._turns: dict[tuple[int, str], TranscriptTurn] = {}  # (turn, role) -> its turn
 
     def tap(self, address: str, message: Any) -> None:
         if isinstance(message, YourTurn):
@@ -55,7 +55,7 @@ class _Collector:
                 turn=message.turn, role=message.role, view=message.view,
                 feedback=message.feedback, notices=message.notices,
             )
-            self._open[message.role] = turn
+            self._open[message.role] = self._turns[message.turn, message.role] = turn
             self.transcript.turns.append(turn)
         elif isinstance(message, Act):
             turn = self._open.pop(message.role, None)
@@ -73,12 +73,10 @@ class _Collector:
             turn.candidates = list(message.candidates)
             turn.chosen = message.chosen
             turn.human = message.human
-            self._last = turn
         elif isinstance(message, Chat):
-            # An agent's message is delivered before its Act reaches the Environment.
-            turn = self._open.get(message.sender)
-            if turn is None and self._last is not None and self._last.role == message.sender:
-                turn = self._last
+            # Delivered before its Act reaches the Environment, or later (a channel held it: a
+            # delay, or simultaneous turns): it joins the turn it was said in.
+            turn = self._turns.get((message.turn, message.sender))
             if turn is not None:
                 turn.delivered.append(Delivered(message.recipient, message.text))
 
@@ -141,7 +139,8 @@ class _MessagesCollector(msgspec.Struct, gc=False):
     """A messages-only transcript: its ``tap`` is called for the kinds it keeps only (``_KEPT``: 9
     of a scripted game's 16 messages). A YourTurn opens a turn (its feedback and notices, frozen,
     shared with the game, kept without its view); the turn's Act makes the turn as it is written, in
-    one call, with the chats sent before it; a chat delivered later joins its sender's last turn.
+    one call, with the chats sent before it; a chat delivered later (a channel held it) joins the
+    turn it was said in.
     When the game ends, each turn takes its progress and rejected actions from the record's turn
     log. Hand-written for speed: a struct (made in one C call, untracked by the garbage collector:
     it holds no cycle), a bound method as the tap (the cheapest call), the kinds compared exactly
@@ -150,14 +149,14 @@ class _MessagesCollector(msgspec.Struct, gc=False):
     spec: GameSpec
     played: list[Any] = []  # per turn: a _Turn, or [turn, role, feedback, notices, chats] until its Act
     _open: dict[str, int] = {}  # role -> its open turn's place in ``played``
-    _last: _Turn | None = None
+    _places: dict[tuple[int, str], int] = {}  # (turn, role) -> the turn's place in ``played``
     _unplayed: int = 0  # turns opened and not (yet) played
 
     def tap(self, address: str, message: Any) -> None:
         kind = type(message)
         if kind is YourTurn:
             played = self.played
-            self._open[message.role] = len(played)
+            self._open[message.role] = self._places[message.turn, message.role] = len(played)
             played.append([message.turn, message.role, message.feedback, message.notices, None])
             self._unplayed += 1
         elif kind is Act:  # kept without its context, view and reply, which the game can let go
@@ -170,7 +169,7 @@ class _MessagesCollector(msgspec.Struct, gc=False):
             error = message.format_error
             latency = message.latency
             candidates = message.candidates
-            self.played[place] = self._last = _Turn(
+            self.played[place] = _Turn(
                 turn, role, None, feedback, notices, (), None,
                 "" if error is None else message.reply[:FORMAT_ERROR_REPLY_CHARS], text, message.actions,
                 message.rejected, error, delivered, None, message.usage,
@@ -180,18 +179,17 @@ class _MessagesCollector(msgspec.Struct, gc=False):
             )
             self._unplayed -= 1
         else:  # a Chat, delivered before its Act reaches the Environment, or later (a channel held it)
-            place = self._open.get(message.sender)
-            if place is not None:
-                opened = self.played[place]
-                if opened[4] is None:
-                    opened[4] = [message]
+            place = self._places.get((message.turn, message.sender))
+            if place is None:
+                return
+            entry = self.played[place]
+            if type(entry) is list:  # the turn's Act has not passed yet
+                if entry[4] is None:
+                    entry[4] = [message]
                 else:
-                    opened[4].append(message)
+                    entry[4].append(message)
                 return
-            last = self._last
-            if last is None or last.role != message.sender:
-                return
-            last.heard, last.delivered = _recipients([message], last.message, last.heard, last.delivered)
+            entry.heard, entry.delivered = _recipients([message], entry.message, entry.heard, entry.delivered)
 
     def finished(self, record: GameRecord) -> Transcript:
         played = self.played

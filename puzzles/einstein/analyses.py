@@ -14,6 +14,7 @@ from typing import Any
 
 from ..analyses import AnalysisTable, PlayedGame, percent
 from .board import ROLES
+from .paper_table import PaperTable1
 
 OUTCOMES = ("success", "failure")
 ALL = "all"
@@ -74,4 +75,19 @@ class EinsteinActionUse:
         )]
 
 
-__all__ = ["EinsteinActionUse", "action_kind"]
+class EinsteinAnalyses:
+    """The game's analyses: share and ask use (``EinsteinActionUse``) and the paper's Table 1 as it
+    prints it (``puzzles.einstein.paper_table``)."""
+
+    def __init__(self) -> None:
+        self.parts = (EinsteinActionUse(), PaperTable1())
+
+    def add(self, game: PlayedGame) -> None:
+        for part in self.parts:
+            part.add(game)
+
+    def tables(self) -> list[AnalysisTable]:
+        return [table for part in self.parts for table in part.tables()]
+
+
+__all__ = ["EinsteinActionUse", "EinsteinAnalyses", "action_kind"]

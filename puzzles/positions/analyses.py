@@ -8,10 +8,17 @@ rules and its actions are replayed (``puzzles.positions.reading``).
 Facts. A role's facts are its clues, one fact per clue, made of the clue's known values as words:
 in AsymPuzl, Alice's facts are her shapes (with distractors in her clues, N + D of them), Bob's are
 his shape-color pairs; in the chain puzzle, Alice's are her shapes and every other role's are its
-links (two values each). A message mentions a fact when it holds every word of the fact as a whole
-word (case does not matter; the first 100,000 characters are read), and not only as part of a
-larger fact it mentions ("shape bolt -> color tan" mentions Bob's link, not Alice's bolt). A fact
-sits at the truth position whose values hold all its words (a distractor sits nowhere). A role has
+links (two values each). A fact sits at the truth position whose values hold all its words (a
+distractor sits nowhere). A message (case does not matter; the first 100,000 characters are read)
+mentions a fact of several values when it holds every word of the fact as a whole word. A fact of
+one value that sits at a position (Alice's shape) is where that value is, so the message must say
+where: the position's number next to the value, before or after it with no other such value
+between ("position 2 is the bolt", "position 2 -> shape bolt", "bolt at 2"), or two or more such
+values listed in the order of their positions, outside any fact of several values the message
+mentions ("my shapes in order: ..."). Naming a shape says nothing of its position ("what is the
+position of the bolt?", a shuffled list), and "shape bolt -> color tan" mentions Bob's link, not
+Alice's bolt; a relay that writes both ("position 2 -> shape bolt; shape bolt -> color tan")
+passes on both. Any other fact of one value (a distractor) is mentioned by its word. A role has
 heard a fact once a message of another role mentioned it. A role could fix a position on a turn
 when, before the turn, that position of its hypothesis is wrong and it has heard every other
 role's fact at that position.

@@ -3,9 +3,9 @@ the rules are written down): the game is started again from its parameters and s
 game's own rules, every turn's actions are replayed, and each role gets its strategy class and its
 failure signatures.
 
-Messages are read as words: lower-cased, runs of the letters a to z, the first ``MESSAGE_CHARS``
-characters of a message only. Anything else in a message (markup, control characters, other
-scripts, JSON) is simply not a word.
+Messages are read as words and numbers: lower-cased, runs of the letters a to z and runs of the
+digits 0 to 9, the first ``MESSAGE_CHARS`` characters of a message only. Anything else in a message
+(markup, control characters, other scripts, JSON) is simply not a word.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ OVERCORRECTION = 4
 MAX_CAP = 40
 """The largest action limit per turn tried when a replay differs from the record (see ``replay``)."""
 
-_WORD = re.compile(r"[a-z]+")
+_TOKEN = re.compile(r"[a-z]+|[0-9]+")
 
 Start = Callable[[Any, int, tuple[str, ...], int], Any]
 """The rules' ``new(params, seed, roles, max_turns)``: a position game (``PositionGame``) as it starts."""
@@ -53,11 +53,11 @@ class RoleReading:
     overcorrected: bool  # signature (b): one position modified OVERCORRECTION or more times
 
 
-def words(text: Any) -> frozenset[str]:
-    """The words of a message (nothing for anything but text)."""
+def tokens(text: Any) -> list[str]:
+    """The words and numbers of a message, in order (nothing for anything but text)."""
     if not isinstance(text, str):
-        return frozenset()
-    return frozenset(_WORD.findall(text[:MESSAGE_CHARS].lower()))
+        return []
+    return _TOKEN.findall(text[:MESSAGE_CHARS].lower())
 
 
 def item_words(item: Any) -> frozenset[str]:
@@ -137,7 +137,8 @@ def replay(game: PlayedGame, params_type: type, start: Start, action_type: Any) 
 
 
 class _Facts:
-    """Every role's facts (the word sets of its clues) and where each sits in the truth."""
+    """Every role's facts (the word sets of its clues), where each sits in the truth, and which of
+    them are a value at a position (a clue of one value that sits at one position)."""
 
     def __init__(self, state: Any) -> None:
         self.roles: tuple[str, ...] = tuple(state.roles)
@@ -145,21 +146,50 @@ class _Facts:
         truth_words = [item_words(item) for item in self.truth]
         self.own: dict[str, tuple[frozenset[str], ...]] = {}
         self.at: dict[str, list[list[int]]] = {}  # role -> position index -> its facts there
+        self.placed: dict[str, tuple[str, int, int]] = {}  # a value at a position: word -> (owner, fact, position)
         for role in self.roles:
             facts = tuple(dict.fromkeys(w for w in map(item_words, state.private(role)) if w))
             self.own[role] = facts
             self.at[role] = [[i for i, fact in enumerate(facts) if fact <= here] for here in truth_words]
+            for i, fact in enumerate(facts):
+                where = [p for p, here in enumerate(truth_words, start=1) if fact <= here]
+                if len(fact) == 1 and len(where) == 1:
+                    self.placed[next(iter(fact))] = (role, i, where[0])
         self.heard_by: dict[tuple[str, int], set[str]] = {}  # (owner, fact) -> the roles that heard it
 
-    def mentioned(self, said: frozenset[str]) -> dict[str, set[int]]:
-        """Each role's facts that ``said`` mentions: all their words are in it, and not only as part
-        of a larger fact it mentions ("shape bolt -> color tan" is Bob's link, not Alice's bolt)."""
-        found = {owner: {i for i, fact in enumerate(facts) if fact <= said} for owner, facts in self.own.items()}
-        larger = {self.own[owner][i] for owner, ids in found.items() for i in ids}
-        return {
-            owner: {i for i in ids if not any(self.own[owner][i] < other for other in larger)}
-            for owner, ids in found.items()
+    def mentioned(self, text: Any) -> dict[str, set[int]]:
+        """Each role's facts that the message ``text`` mentions. A fact of several values: every one
+        of its words is in the message. A value at a position: the message says where it is, either
+        with the position's number next to the value (no other such value between them, on either
+        side: "position 2 is the bolt", "bolt at 2"), or by listing two or more of these values,
+        each outside any fact of several values the message mentions, in the order of their
+        positions ("my shapes in order: ..."). Naming the value alone says nothing of its position,
+        and "shape bolt -> color tan" is Bob's link, not the position of Alice's bolt. Any other
+        fact of one value (a distractor, which sits nowhere): its word is in the message."""
+        said = tokens(text)
+        present = frozenset(said)
+        found = {
+            owner: {i for i, fact in enumerate(facts) if fact <= present and (len(fact) > 1 or next(iter(fact)) not in self.placed)}
+            for owner, facts in self.own.items()
         }
+        larger = frozenset(w for owner, ids in found.items() for i in ids if len(self.own[owner][i]) > 1 for w in self.own[owner][i])
+        placed = self.placed
+        marks = [t for t in said if t in placed or t.isdigit()]  # the values at positions and the numbers, in order
+        listed: list[str] = []
+        for k, mark in enumerate(marks):
+            if mark not in placed:
+                continue
+            owner, i, position = placed[mark]
+            number = str(position)
+            if (k > 0 and marks[k - 1] == number) or (k + 1 < len(marks) and marks[k + 1] == number):
+                found[owner].add(i)
+            if mark not in larger and mark not in listed:
+                listed.append(mark)
+        places = [placed[w][2] for w in listed]
+        if len(listed) >= 2 and all(a < b for a, b in zip(places, places[1:])):
+            for w in listed:
+                found[placed[w][0]].add(placed[w][1])
+        return found
 
     def tell(self, sender: str, turn: PlayedTurn) -> None:
         """``sender``'s message reached the others: each hears the facts of what it received (the
@@ -169,7 +199,7 @@ class _Facts:
         else:
             received = {r: text for r, text in turn.heard.items() if r in self.roles and r != sender}
         for recipient, text in received.items():
-            for owner, ids in self.mentioned(words(text)).items():
+            for owner, ids in self.mentioned(text).items():
                 for i in ids:
                     self.heard_by.setdefault((owner, i), set()).add(recipient)
 
@@ -224,7 +254,7 @@ def read_game(game: PlayedGame, params_type: type, start: Start, action_type: An
             mine.chances += 1
             mine.changed |= after != before
             mine.idle |= not turn.actions and not turn.rejected
-        mentioned = facts.mentioned(words(turn.message))
+        mentioned = facts.mentioned(turn.message)
         if isinstance(turn.message, str) and turn.message.strip():
             own = mentioned[turn.role]
             if mine.said is None:

@@ -6,8 +6,9 @@ to E next), ``agree: L E`` (I agree to go from L to E: the hop is taken), ``fina
 - ``full_share``: lists all its coins; once it has the partner's, ends with the joint optimum (the
   lexicographically smallest of the optimal tours, so both pick the same one).
 - ``ibp_node``: node by node, as the paper's problem-solving agent: tells its coins from the current
-  room, suggests the next room of its best path over what it knows (unknown coins count 0), and of
-  two suggested hops takes the one with more joint coins.
+  room, suggests the next room of its best path over what it knows (unknown coins count 0) with
+  that path and its own coins along it, and of two suggested hops takes the one whose path has
+  more joint coins, once each player has said its coins along the other's path.
 - ``joint_greedy``: the same, suggesting the hop with the most joint coins.
 - ``selfish``: suggests the hop with the most of its own coins and agrees only to that hop.
 - ``silent``: says nothing and never ends (the turn limit ends the game).
@@ -33,6 +34,8 @@ from .solver import best_with_prefix, solve
 
 _COINS = re.compile(r"\b([A-Z])-([A-Z]): (\d+)\b")
 _HOP = re.compile(r"\b(suggest|agree): ([A-Z]) ([A-Z])\b")
+_PATH = re.compile(r"\bpath: ([A-Z](?: [A-Z])+)")
+_ON = re.compile(r"\bcoins on ([A-Z](?: [A-Z])+): (\d+)")
 
 
 def partner_news(context: TurnContext) -> str | None:
@@ -178,9 +181,52 @@ class NodeByNode(ScriptedPlayer):
 
 
 class IbpNode(NodeByNode):
+    """Suggests the next room of its best path (``path: ...``) and says its own coins along it
+    (``coins on L C ...: 27``). When the two players suggest different hops, each says its coins
+    along the other's path too: then both know the joint coins of both paths exactly, and both take
+    the hop of the heavier one (of equal ones, the earlier letter). With a partner that names no
+    path, of two suggested hops it takes the one with more joint coins, as the others do."""
+
+    def __init__(self, role: str, rng: random.Random) -> None:
+        super().__init__(role, rng)
+        self.best: tuple[str, ...] = ()  # its best path, as last computed
+        self.theirs: tuple[str, ...] = ()  # the partner's best path, as last said
+        self.sums: dict[tuple[str, ...], int] = {}  # the partner's own coins along a path, as said
+
     def choose(self, view, here, left):
-        tour, _ = best_with_prefix(view.rooms, self.joint, self.path)
-        return tour[len(self.path)]
+        self.best, _ = best_with_prefix(view.rooms, self.joint, self.path)
+        return self.best[len(self.path)]
+
+    def mine_on(self, tour) -> int:
+        return sum(self.own[frozenset(hop)] for hop in zip(tour, tour[1:]))
+
+    def accepts(self, view, here, theirs, mine):
+        if theirs == mine:
+            return True
+        prefix = (*self.path, theirs)
+        their_path, my_path = self.theirs, self.best
+        if their_path[: len(prefix)] != prefix:  # a partner that names no path: the hop with more joint coins
+            return super().accepts(view, here, theirs, mine)
+        if their_path not in self.sums or my_path not in self.sums:
+            return False  # not yet known which path is heavier: keep suggesting
+        value = {hop: self.mine_on(tour) + self.sums[tour] for hop, tour in ((theirs, their_path), (mine, my_path))}
+        return (-value[theirs], theirs) < (-value[mine], mine)
+
+    def play(self, view, news):
+        for tour in _PATH.findall(news):
+            self.theirs = tuple(tour.split())
+        for tour, coins in _ON.findall(news):
+            self.sums[tuple(tour.split())] = int(coins)
+        thought, actions, message = super().play(view, news)
+        if self.suggested is None or len(self.path) == len(view.rooms):
+            return thought, actions, message
+        said = [message]
+        if self.best[len(self.path)] == self.suggested:
+            said += [f"path: {' '.join(self.best)}", f"coins on {' '.join(self.best)}: {self.mine_on(self.best)}"]
+        prefix = tuple(self.path)
+        if self.theirs[: len(prefix)] == prefix and len(self.theirs) > len(prefix) and self.theirs[len(prefix)] != self.suggested:
+            said.append(f"coins on {' '.join(self.theirs)}: {self.mine_on(self.theirs)}")
+        return thought, actions, "; ".join(said)
 
 
 class JointGreedy(NodeByNode):

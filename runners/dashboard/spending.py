@@ -59,11 +59,11 @@ def detection_lines(difference: float, base: float, seeds: int) -> list[str]:
     psi, least = independent_discordance(p1, p2), p2 - p1
     paired = f"  paired by seed: {paired_seeds(p1, p2):,}"
     if psi - least < 1e-9:
-        paired += f" (McNemar's test, Connor's formula): {100 * psi:.0f}% of seeds end differently, as these rates force"
+        paired += f" (McNemar's exact test, the report's): {100 * psi:.0f}% of seeds end differently, as these rates force"
     else:
         between = f"{paired_seeds(p1, p2, psi / 2):,} if {100 * psi / 2:.0f}% end differently, " if psi / 2 > least else ""
         paired += (
-            f" at most (McNemar's test, Connor's formula), if a seed's outcomes under the two conditions were independent "
+            f" at most (McNemar's exact test, the report's), if a seed's outcomes under the two conditions were independent "
             f"({100 * psi:.0f}% of seeds end differently); seeds that agree across conditions need fewer: {between}"
             f"{paired_seeds(p1, p2, least):,} if only {100 * least:.0f}% do (no seed won under the worse condition alone)"
         )

@@ -5,7 +5,7 @@ and the label columns every table starts with."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from engine.analysis import AGENTS, ScoreSummary, Source, conditions_of, group_by, layout, totals_of
@@ -53,7 +53,7 @@ def p_csv(p: float) -> float:
 
 
 # How the report states the interval of a mean (``engine.analysis.stats.mean_interval``).
-MEAN_INTERVAL = "95% t interval, cut to the range of the values"
+MEAN_INTERVAL = "95% t interval, cut to the range of the values from 8 values on"
 
 
 def value_label(field_name: str, value: str) -> str:
@@ -99,6 +99,13 @@ def full_values(run: Source, fields: Sequence[str]) -> dict[tuple[str, ...], lis
 def score_labels(run: Source) -> dict[str, str]:
     """Each score key's display name, as the game of the first game that gives it names it."""
     return {key: get_game(game).score_label(key) for key, game in totals_of(run).score_games.items()}
+
+
+def score_notes(run: Source, keys: Iterable[str]) -> str:
+    """What the games say a reader of these scores must know (``Records.score_notes``), once each."""
+    games = totals_of(run).score_games
+    notes = (get_game(games[key]).records.score_notes.get(key.partition(".")[0]) for key in keys if key in games)
+    return " ".join(dict.fromkeys(note for note in notes if note))
 
 
 def score_cell(summary: ScoreSummary | None, n: int) -> str:

@@ -13,7 +13,7 @@ from engine.analysis import (
 )
 from runners.report.cells import (
     MEAN_INTERVAL, UNIT_NAMES, Table, condition_columns, fixed_note, frac, full_values, key_label, label_cells,
-    label_columns, num, p_csv, p_text, pct, score_cell, score_labels,
+    label_columns, num, p_csv, p_text, pct, score_cell, score_labels, score_notes,
 )
 from runners.report.seats import humans_table
 
@@ -87,8 +87,8 @@ def scores_table(run: Source, fields: Sequence[str]) -> Table | None:
     note = (
         "The game's scores over the games that ended without error (n): yes/no scores as % of games "
         f"[Wilson 95% interval], numeric scores as mean [{MEAN_INTERVAL}]. A count in parentheses: the "
-        "games that gave the score, where fewer than n."
-    )
+        "games that gave the score, where fewer than n. " + score_notes(run, kinds)
+    ).strip()
     return Table(
         "scores", "Scores, per condition", header, rows, len(label_columns(fields)), note,
         condition_columns(run) + ["score", "label", "kind", "n", "value", "low", "high"], csv_rows,

@@ -59,3 +59,18 @@ def test_the_documented_custom_policy_runs_from_the_project_s_root(tmp_path):
                      str(tmp_path / "run"), "--no-dashboard", cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert '"alice":"examples.custom_policy:HalfSharer"' in (tmp_path / "run" / "results.jsonl").read_text()
+
+
+def test_the_size_table_plays_its_five_piece_column_as_the_feedback_table_s_both_column():
+    """The long paper's Table 2 at N = 5 gives every model Table 1's "Both" figures: the same games."""
+    import msgspec
+
+    from engine.plan.grid import load_grid
+
+    def played(spec):
+        return msgspec.json.encode([spec.params, spec.agents, spec.options, spec.seed])
+
+    sizes = {played(s) for s in load_grid(ROOT / "examples" / "table2_size.toml").condition_specs() if s.params.size == 5}
+    feedback = load_grid(ROOT / "examples" / "table1_feedback.toml").condition_specs()
+    both = {played(s) for s in feedback if s.options.feedback == "both"}
+    assert sizes and sizes <= both

@@ -76,3 +76,31 @@ def test_each_messages_only_turn_says_what_the_full_turn_says(name):
     wanted = {"noisy channel": "delivered", "delayed, simultaneous": "delivered", "best of n": "candidates",
               "an error mid-game": "unplayed", "default": "heard", "directed chain": "heard"}[name]
     assert seen[wanted] > 0, seen
+
+
+NEIGHBOURS = {"all": lambda roles, r: [x for x in roles if x != r],
+              "chain": lambda roles, r: [roles[i] for i in (roles.index(r) - 1, roles.index(r) + 1) if 0 <= i < len(roles)]}
+
+
+@pytest.mark.parametrize("order", ["round_robin", "simultaneous"])
+@pytest.mark.parametrize("topology", ["all", "chain"])
+@pytest.mark.parametrize("game, agents", [("asympuzl", 2), ("chain", 2), ("chain", 3), ("chain", 4)])
+def test_every_message_is_recorded_as_delivered_to_whom_the_topology_connects(game, agents, topology, order):
+    """Each turn's message reached every role the topology connects its sender to, at both levels of
+    detail, in either turn order; the messages of the last round under simultaneous turns were never
+    heard (a round's messages are heard in the next) and are recorded as delivered to no one."""
+    plan = Grid(game=game, seeds=3, topology=[topology], turn_order=[order], agents=[["share_everything"] * agents])
+    checked = 0
+    for index in range(plan.seeds):
+        full, messages = lines(plan.spec(index))
+        roles = list(plan.spec(index).agents)
+        last = max(t["turn"] for t in full["turns"])
+        for small, big in zip(*(msgspec.convert(t["turns"], list[TranscriptTurn]) for t in (messages, full))):
+            assert big.message, (index, big.turn, big.role)  # share_everything always speaks
+            unheard = order == "simultaneous" and big.turn == last
+            wanted = [] if unheard else NEIGHBOURS[topology](roles, big.role)
+            assert sorted(d.recipient for d in big.recipients()) == sorted(wanted), (index, big.turn, big.role)
+            assert sorted(d.recipient for d in small.recipients()) == sorted(wanted), (index, big.turn, big.role)
+            assert all(d.text == big.message for d in small.recipients() + big.recipients())
+            checked += not unheard
+    assert checked >= 3 * agents

@@ -83,7 +83,8 @@ def body_rows(text: str, after: str) -> list[list[str]]:
     for line in lines[start:]:
         if not line.strip() or line.lstrip()[0] in "└+" or "left out" in line:
             break
-        cells = [c.strip() for c in (line.strip("│ ").split("│") if "│" in line else re.split(r"\s{3,}", line.strip()))]
+        boxed = line.strip()
+        cells = [c.strip() for c in (boxed.strip("│").split("│") if "│" in line else re.split(r"\s{3,}", boxed))]
         if len(cells) == 1:  # the title of the next section
             break
         rows.append(cells)

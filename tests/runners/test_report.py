@@ -417,7 +417,7 @@ def test_command_writes_every_output(tmp_path: Path, capsys):
     for cell in ("| share_everything | 75.0 [30.1-95.4] (4) | 83.3 [43.6-97.0] (6) |",
                  "| one_piece / ignore | 33.3 [6.1-79.2] (3) |  |",
                  "| own | share_everything | 4 | 0.0 | 50.0 | 75.0 |",
-                 "| own | share_everything | 4 | 1.25 [1.00, 2.00] | 0.60 [0.00, 1.00] |",  # t intervals cut to the values' range
+                 "| own | share_everything | 4 | 1.25 [0.45, 2.05] | 0.60 [-0.09, 1.29] |",  # four values: t intervals, not cut
                  "| own | share_everything | 4 | 44.0 | 14.0 | 31.8 | 50.0 | 20.0 | 40.0 |",
                  "| own | share_everything | 6 | 3 | 1 | 5 | 3 | 1 | 1 (actor_error 1) |",
                  "| share_everything | 4 | 75.0 | 100.0 | +25.0 | [-28.1, +69.9] | 0 / 1 | 1.000 | 4 |"):
@@ -441,7 +441,7 @@ def test_command_writes_every_output(tmp_path: Path, capsys):
     scores = read_csv(out / "scores.csv")
     alice = next(r for r in scores if r["feedback"] == "own" and r["alice"] == SHARE and r["score"] == ALICE_APP)
     assert (alice["label"], alice["kind"], alice["n"], alice["value"]) == ("actions/pos alice", "mean", "4", "1.25")
-    assert (alice["low"], alice["high"]) == ("1.0", "2.0")  # the t interval [0.4544, 2.0456] cut to the values' range
+    assert (alice["low"], alice["high"]) == ("0.4544", "2.0456")  # four values: the t interval, not cut to [1, 2]
     assert len(scores) == 3 * 2  # one row per condition and score
     chars = read_csv(out / "chars_per_turn.csv")
     alice = next(r for r in chars if r["feedback"] == "own" and r["alice"] == SHARE and r["role"] == "alice")

@@ -86,7 +86,8 @@ def test_games_the_scripted_players_play_agree_with_the_games_own_tally(tmp_path
     records = RunDir.open(run).records()
     (found,) = run_analyses(records, run).games
     assert found.games == len(records) == 24
-    (table,) = found.tables
+    table, pooled = found.tables
+    assert table.name == "action_use" and pooled.name == "paper_table1"
     rows = {tuple(row[:3]): row[3:] for row in table.rows}
     fields = condition_fields(records)
     labels = {r.spec.game_id: condition_label(r, fields) for r in records}

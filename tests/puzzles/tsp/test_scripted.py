@@ -60,6 +60,15 @@ def test_joint_greedy_takes_a_hop_with_the_most_joint_coins_at_every_room(rooms)
     assert optimal < 8 or rooms == 4  # greedy is not always optimal
 
 
+@pytest.mark.parametrize("board", ["1", "2", "3", "4", "5", "6"])
+def test_ibp_node_agrees_on_the_optimum_of_every_paper_board(board):
+    """Boards 1 and 2 hold a tie of joint coins from C (to B and to K, 9 each) where the two best
+    paths part: only the path through K is optimal (52 against 49)."""
+    result, state = game(("ibp_node", "ibp_node"), 0, board=board)
+    assert result.scores["identical"] and result.scores["correct"]
+    assert result.scores["score"] == best_score(state) and result.scores["optimal"]
+
+
 def test_ibp_node_always_agrees_on_a_round_trip_and_often_the_optimum():
     optimal = 0
     for index in range(30):

@@ -25,12 +25,12 @@ def test_the_lines_give_both_numbers_and_the_assumption():
         "Detect 50% against 60% success (10 points) with 80% power, two-sided alpha 0.05. Seeds per condition:"
     )
     assert lines[1] == "  unpaired: 388 (two-proportion z test, pooled normal approximation)"
-    assert lines[2].startswith("  paired by seed: 391 at most (McNemar's test, Connor's formula), if a seed's outcomes")
-    assert "independent (50% of seeds end differently)" in lines[2] and "194 if 25% end differently" in lines[2]
+    assert lines[2].startswith("  paired by seed: 408 at most (McNemar's exact test, the report's), if a seed's outcomes")
+    assert "independent (50% of seeds end differently)" in lines[2] and "207 if 25% end differently" in lines[2]
     assert lines[3] == "  this plan: 30 seeds per condition"
     # Rates 0% and 10%: every discordant seed is won under the better condition; nothing to assume.
     forced = detection_lines(0.10, 0.0, 5)[2]
-    assert forced.startswith("  paired by seed: 77 (McNemar's test") and "as these rates force" in forced
+    assert forced.startswith("  paired by seed: 78 (McNemar's exact test") and "as these rates force" in forced
 
 
 def test_the_forecast_prints_them(tmp_path, capsys):
@@ -40,7 +40,7 @@ def test_the_forecast_prints_them(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert stopped.value.code == 0 and not out.exists()
     assert "Forecast: 4 games" in printed
-    assert "unpaired: 388 " in printed and "paired by seed: 391 at most" in printed
+    assert "unpaired: 388 " in printed and "paired by seed: 408 at most" in printed
     assert "this plan: 4 seeds per condition" in printed
 
 
