@@ -33,7 +33,7 @@ from engine.serving.vllm_install import vllm_model_folder, installed_vllm, vllm_
 GGUF_MAGIC = b"GGUF"
 SETUP_HINT = "asymgames setup-llamacpp builds it (about 8 minutes on 2 cores), or set LLAMA_SERVER to one"
 VLLM_SETUP_HINT = "asymgames setup-vllm installs vLLM for this machine's CPU (about 10 minutes)"
-KV_CACHE_GIB = 4  # the CPU KV cache when the model's shape cannot be read (its config.json)
+KV_CACHE_GIB = 4  # the CPU KV cache when the model's size cannot be read (its config.json)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""What the local server does as vLLM 0.32 does, where a reply's shape or a refusal is vLLM's own
+"""What the local server does as vLLM 0.32 does, where the form of a reply or a refusal is vLLM's own
 (``tests/data/vllm``, recorded from a real server, holds it to them): the requests it refuses before
 any model runs, and its /metrics text."""
 

@@ -138,6 +138,8 @@ def test_a_missing_key_is_refused_before_any_game(tmp_path, monkeypatch, capsys)
 ])
 def test_bad_model_flags_get_one_line_and_status_2(tmp_path, capsys, flags, message, monkeypatch):
     monkeypatch.delenv("VLLM_BASE_URL", raising=False)
+    monkeypatch.delenv("VLLM_EXECUTABLE", raising=False)
+    monkeypatch.setenv("ASYMGAMES_HOME", str(tmp_path / "home"))  # no vLLM that setup-vllm installed
     with pytest.raises(SystemExit) as exit_info:
         run_main(["--games", "1", "--out", str(tmp_path / "r"), *flags])
     assert exit_info.value.code == 2
