@@ -65,3 +65,14 @@ def test_a_game_not_in_the_run_is_one_line_and_status_2(runs, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main([str(runs["asympuzl"]), "99"])
     assert exit_info.value.code == 2 and "no game 99" in capsys.readouterr().err
+
+
+def test_a_game_of_a_run_without_transcripts_is_one_line_and_status_2(tmp_path, capsys):
+    run = tmp_path / "run"
+    assert run_main(["--games", "2", "--no-messages", "--out", str(run), "--no-dashboard"]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(run), "1"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and len(err.splitlines()) == 1
+    assert "kept no transcript of game 1" in err and "--no-messages" in err and "replay" in err
