@@ -99,9 +99,13 @@ def _cells(table: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return list(table["columns"]), [[cell[0] for cell in row] for row in table["rows"]]
 
 
+_MD_ESCAPES = str.maketrans({c: "\\" + c for c in "\\|*_`[]"})  # one pass: a backslash in the text is escaped too
+
+
 def to_markdown(parts: list[Block]) -> str:
     def md(text: str) -> str:
-        return html.escape(text, quote=False).replace("|", "\\|").replace("*", "\\*").replace("_", "\\_").replace("`", "\\`")
+        """Text as text: no markup, no link (``[x](javascript:...)`` is shown, not followed)."""
+        return html.escape(text.translate(_MD_ESCAPES), quote=False)
 
     out: list[str] = []
     for block in parts:

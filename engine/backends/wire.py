@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterable, AsyncIterator, Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -251,12 +251,23 @@ def bounded(schema: Any, chars: int, items: int) -> Any:
     return out
 
 
-def openai_body(fixed: dict[str, Any], messages: list[dict[str, Any]], seed: int | None, schema: dict | None) -> bytes:
+GrammarForm = Literal["llamacpp", "vllm"]
+"""How a server takes a reply grammar (GBNF) on its OpenAI-compatible API: llama.cpp's server as the
+body's ``grammar``; vLLM (0.12 and later) as ``structured_outputs: {"grammar": ...}``."""
+
+
+def openai_body(fixed: dict[str, Any], messages: list[dict[str, Any]], seed: int | None, schema: dict | None,
+                grammar: str | None = None, grammar_form: GrammarForm | None = None) -> bytes:
     """The request: the parameters fixed for the model (built once), this call's messages, seed and
-    reply schema."""
+    reply schema, or its reply grammar in the server's form (a server that takes none is never sent
+    one: ``ModelHub.takes_grammar``)."""
     body = {**fixed, "messages": messages}
     if seed is not None:
         body["seed"] = seed
     if schema is not None:
         body["response_format"] = {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": True}}
+    elif grammar is not None and grammar_form == "llamacpp":
+        body["grammar"] = grammar
+    elif grammar is not None and grammar_form == "vllm":
+        body["structured_outputs"] = {"grammar": grammar}
     return encode(body)

@@ -339,7 +339,7 @@ class TerminalSeats:
         if record.scores:
             out.print("Scores: " + ", ".join(f"{k} {_score(v)}" for k, v in record.scores.items()), highlight=False)
         if record.error is not None:
-            out.print(Text(f"Ended by {record.error.kind}: {record.error.message}", style="red"))
+            out.print(Text(f"Ended by {record.error.kind}: {printable(record.error.message)}", style="red"))
         for role, seat in humans.items():
             out.print(f"{role}: {seat.turns} turns, {seat.timeouts} timed out, {seat.seconds:.0f} s in all", highlight=False)
 
