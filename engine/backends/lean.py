@@ -24,7 +24,7 @@ from engine.backends.base import Request, StatusError
 from engine.backends.provider import ProviderBackend
 from engine.backends.sdk import openai_fixed
 from engine.backends.settings import chat_turns, game_headers
-from engine.backends.wire import GrammarForm, Reply, bounded, openai_body, openai_reply, openai_stream
+from engine.backends.wire import GrammarForm, Reply, bounded, bounded_grammar, openai_body, openai_reply, openai_stream
 
 
 class LeanClient:
@@ -88,6 +88,8 @@ class LeanBackend(ProviderBackend):
         seed = None if self.options.seed is None else self.options.seed + sample
         if schema is not None and self.bound_schema is not None:
             schema = bounded(schema, *self.bound_schema)
+        if grammar is not None and self.bound_schema is not None:
+            grammar = bounded_grammar(grammar, *self.bound_schema)
         return openai_body(self.fixed, messages, seed, schema, grammar, self.grammar_form)
 
     async def _post(self, client: LeanClient, body: bytes, call: str) -> tuple[Reply, Mapping[str, str]]:

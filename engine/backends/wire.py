@@ -14,6 +14,7 @@ standard library, as the SDKs decode it.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import Annotated, Any, Literal
 
@@ -249,6 +250,21 @@ def bounded(schema: Any, chars: int, items: int) -> Any:
     elif out.get("type") == "array":
         out.setdefault("maxItems", items)
     return out
+
+
+_REPEAT = re.compile(r"([\])])\{(\d+),(\d+)\}")
+
+
+def bounded_grammar(grammar: str, chars: int, items: int) -> str:
+    """``grammar`` (GBNF) with ``bounded``'s limits: a bounded repetition of a character class
+    (``[^\\n]{0,600}``, text) at most ``chars``, of a group (``(", " action){0,11}``, a list) at most
+    ``items`` (never below its lower bound)."""
+
+    def cap(match: re.Match[str]) -> str:
+        low, high = int(match[2]), int(match[3])
+        return f"{match[1]}{{{low},{max(low, min(high, chars if match[1] == ']' else items))}}}"
+
+    return _REPEAT.sub(cap, grammar)
 
 
 GrammarForm = Literal["llamacpp", "vllm"]

@@ -188,7 +188,7 @@ class PolicyFactory:
         if is_model(name):
             self.hub.check(name)
             if (self.hub.settings.options.structured and implements(game.faces.prompter, ReplyGrammar)
-                    and not self.hub.takes_grammar(self.canonical(name))):
+                    and not self.hub.takes_grammar(name)):
                 raise ValueError(f"--structured holds {game.name}'s replies (text in its own format) to a grammar, which {name} "
                                  "does not take (llama.cpp and vLLM servers do); play it without --structured")
             return

@@ -23,6 +23,7 @@ _CLOSING = {"(": ")", "[": "]", "{": "}"}
 NO_MESSAGE = "the reply has no [Message] section, so your partner was told it was in the wrong format"
 FREE_CHARS = 600  # characters of a thought and of a message under a grammar (a looping model still ends its reply)
 ARGUMENT_CHARS = 200  # characters inside an action's parentheses under a grammar
+MAX_ACTIONS = 12  # actions in one reply under a grammar
 
 
 def sections(text: str) -> dict[str, str]:
@@ -111,7 +112,7 @@ def reply_grammar(actions: tuple[str, ...]) -> str:
     return "\n".join([
         'root ::= thought "\\n[Action]: " actions "\\n[Message]: " free',
         'thought ::= ("[Thought]" | "[Thought-DRAFT]" | "[Thought-MISSING]") ": " free',
-        'actions ::= (action (", " action)*)?',
+        f'actions ::= (action (", " action){{0,{MAX_ACTIONS - 1}}})?',
         f'action ::= ({" | ".join(_gbnf(name) for name in actions)}) "(" argument ")"',
         f"argument ::= [^()\\n]{{0,{ARGUMENT_CHARS}}}",
         f"free ::= [^\\[]{{0,{FREE_CHARS}}}",
