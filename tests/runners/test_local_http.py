@@ -118,6 +118,7 @@ def test_a_burst_of_readers_is_queued_until_the_viewer_accepts_them(served_run):
 def test_readers_that_hang_up_before_the_answer_print_nothing(served_run, capfd):
     server = make_server(RunIndex(served_run), port=0)
     port = server.server_address[1]
+    before = set(threading.enumerate())
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
     thread.start()
     try:
@@ -126,7 +127,7 @@ def test_readers_that_hang_up_before_the_answer_print_nothing(served_run, capfd)
                 client.sendall(b"GET " + path + f" HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
                 client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with a reset
         assert _get(port, b"/run.json")[0] == 200
-        for worker in [t for t in threading.enumerate() if t.name.startswith("Thread-") and t is not thread]:
+        for worker in set(threading.enumerate()) - before - {thread}:
             worker.join(60)  # the request threads, done with the reset connections
     finally:
         server.shutdown()
