@@ -115,3 +115,31 @@ def test_a_call_without_a_grammar_keeps_the_cache_key_it_had():
     before.update(msgspec.json.encode(("system", (("a", "b"),), "user", {"type": "object"}, None, 0)))
     assert CachedCalls.key(cached, request) == before.digest()  # the entries kept before grammars are still hits
     assert CachedCalls.key(cached, request._replace(grammar='root ::= "x"')) != before.digest()
+
+
+@pytest.mark.parametrize("kind, field", [("llamacpp", "grammar"), ("vllm", "structured_outputs")])
+def test_a_server_the_engine_starts_gets_the_grammar_in_its_form(kind, field):
+    """The engine's own llama.cpp server (stood in for by the local server at its address) gets the
+    grammar as ``grammar``, its bounds lowered to the reply's tokens as a schema's; vLLM's as given."""
+    from engine.backends import BackendSettings, ModelHub, ModelOptions
+    from engine.serving import ServedModel
+
+    grammar = reply_grammar(("suggest", "end"))
+
+    async def main() -> dict:
+        async with fake_server(api_key=None) as server:
+            hub = ModelHub(BackendSettings(options=ModelOptions(structured=True, max_tokens=128)))
+            name = f"{kind}:model"
+            hub.served[name] = ServedModel(kind, "model")
+            hub.served_urls[name] = server.url + "/v1"
+            assert hub.takes_grammar(name)
+            try:  # the hub not entered: it would start a server of its own
+                await hub.backend(name).complete(Request("system", "user", grammar=grammar))
+            finally:
+                await hub.builder.close()
+            assert server.stats.constrained == {field: 1}
+            return server.last_body
+
+    body = anyio.run(main)
+    sent = body["grammar"] if kind == "llamacpp" else body["structured_outputs"]["grammar"]
+    assert sent == (bounded_grammar(grammar, 32, 2) if kind == "llamacpp" else grammar)
