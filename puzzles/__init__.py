@@ -15,6 +15,7 @@ from .base import (
     InvalidParameter,
     Prompter,
     Records,
+    ReplyGrammar,
     ResultsFormat,
     Rules,
     Say,
@@ -29,7 +30,7 @@ from .registry import DEFAULT_GAME, FORMAT_1_NAMES, GAMES, AnyParams, game_of, g
 
 __all__ = [
     "DEFAULT_GAME", "FORMAT_1_NAMES", "GAMES", "AgentModules", "Analysis", "AnalysisTable", "Answer", "AnyParams", "BestOfN", "ChatLine", "Faces",
-    "FeedbackFn", "Game", "GameResult", "GameState", "InvalidParameter", "Policy", "Prompter", "ProtocolError", "Records",
+    "FeedbackFn", "Game", "GameResult", "GameState", "InvalidParameter", "Policy", "Prompter", "ProtocolError", "Records", "ReplyGrammar",
     "Referee", "ResultsFormat", "PlayedGame", "PlayedTurn", "Rejected", "Reply", "ReplyFormatError", "Rules", "SamplingPolicy", "Say", "ScriptedFactory", "Secrets",
     "Step", "Turn", "TurnContext", "TurnLog", "game_of", "get_game", "implements",
 ]

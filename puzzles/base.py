@@ -181,6 +181,19 @@ class AgentModules(Protocol):
     async def prepare(self, context: TurnContext, notes: dict, ask: ModelCall) -> TurnContext: ...
 
 
+@runtime_checkable
+class ReplyGrammar(Protocol):
+    """Optional for a ``Prompter`` whose replies are text in a format of its own rather than JSON
+    (``schema`` gives None): ``grammar(context)`` is the reply as a GBNF grammar (llama.cpp's form,
+    which vLLM's structured outputs read too), with a ``root`` rule, every reply it accepts one the
+    game reads. Free text is a bounded repetition of a character class (``[^\\n]{0,600}``) and a
+    list a bounded repetition of a group, so that a reply always ends whole; for a server the engine
+    starts, the engine lowers those bounds as it does a schema's (``wire.bounded_grammar``). Under ``--structured`` it is sent to servers that constrain a reply by a grammar, and
+    a run of the game on a model whose API takes none is refused."""
+
+    def grammar(self, context: TurnContext) -> str: ...
+
+
 def no_feedback(state: Any, role: str) -> None:
     return None
 

@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from .analyses import Analysis
-from .base import AgentModules, BestOfN, Format1Reader, Game, GameState, Prompter, Secrets
+from .base import AgentModules, BestOfN, Format1Reader, Game, GameState, Prompter, ReplyGrammar, Secrets
 from .common.replay import BoardReplay, Replay
 from .seat import IdleActions, Seat
 
@@ -117,7 +117,7 @@ def _check_faces(game: Game, fail: Fail) -> None:
     _members(prompter, "the prompter", Prompter, fail)
     if not isinstance(prompter.chat_memory, bool):
         raise fail("the prompter's chat_memory must be True or False")
-    _optional(prompter, "the prompter", (AgentModules,), fail)
+    _optional(prompter, "the prompter", (AgentModules, ReplyGrammar), fail)
     prepare = getattr(prompter, "prepare", None)
     if prepare is not None and not inspect.iscoroutinefunction(prepare):
         raise fail("the prompter's prepare() must be async (AgentModules)")

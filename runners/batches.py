@@ -16,11 +16,14 @@ import anyio
 from engine.records import RunDirError
 from engine.session import Shown, survey
 
+from runners.printable import printable
+
 __all__ = ["main"]
 
 
 def _table(rows: list[Shown]) -> Any:
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title_justify="left", title=f"{len(rows)} batch{'es' * (len(rows) != 1)}")
     for column in ("batch", "model", "requests", "log", "status", "done / failed", "note"):
@@ -29,7 +32,9 @@ def _table(rows: list[Shown]) -> Any:
         state = row.state
         counts = f"{state.done} / {state.failed} of {state.total}" if state is not None else ""
         note = "; ".join([*([row.problem] if row.problem else []), *row.done])
-        table.add_row(row.batch_id or row.tag, row.model, str(row.requests), row.logged, state.status if state else "-", counts, note)
+        # What the provider says (ids, status, errors) shown as text, its controls escaped.
+        table.add_row(*(Text(printable(cell)) for cell in (row.batch_id or row.tag, row.model, str(row.requests), row.logged,
+                                                           state.status if state else "-", counts, note)))
     return table
 
 

@@ -21,6 +21,8 @@ from rich.console import Console
 
 from engine.session import Tally
 
+from runners.printable import printable
+
 EXIT_LOST_GAMES = 3
 EXIT_STORAGE = 4
 EXIT_CAPPED = 5
@@ -43,8 +45,8 @@ def say_ending(console: Console, ending: Ending, *, total: int, results: Path, c
     """Print how the run ended, with the command that continues it; the exit status."""
     tally = ending.tally
 
-    def say(text: str) -> None:
-        console.print(text, soft_wrap=True)
+    def say(text: str) -> None:  # a reason may quote a provider's error: shown as text, controls escaped
+        console.print(printable(text), soft_wrap=True, markup=False, emoji=False, highlight=False)
 
     if ending.kind == "gave_up":
         say(f"Stopped early: {ending.reason}. Fix that, then continue with: {command}")

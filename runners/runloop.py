@@ -13,7 +13,7 @@ from rich.console import Console
 
 from engine.executors import make_executor
 from engine.play import RunProgress, tuned_collector
-from engine.policies import PolicyFactory
+from engine.policies import PolicyFactory, is_model
 from engine.records import StorageError
 from engine.serving import ServeError
 from engine.session import SameFailure, StopStarting, counted_keys, finish, new_progress, play_plan
@@ -25,6 +25,7 @@ from runners.ending import Ending, say_ending
 from runners.flags.running import Prepared, concurrency, transcripts_kept
 from runners.flags.seats import people_play
 from runners.flags.spending import spending_for
+from runners.printable import printable
 
 
 # How a run's games are played, given the console and the spending: how the run ended.
@@ -48,6 +49,11 @@ def storage_failure(group: BaseExceptionGroup) -> str:
     """What a full disk or a vanished run directory stopped, in one line."""
     failure = first_leaf(group)
     return str(failure) if isinstance(failure, StorageError) else f"cannot write the run's files: {failure}"
+
+
+def cache_notes(plan, factory: PolicyFactory) -> list[str]:
+    """What the response cache will not save in this run, a line each (``ModelHub.cache_notes``)."""
+    return factory.hub.cache_notes(factory.canonical(name) for names in plan.agents for name in names if is_model(name))
 
 
 class Interrupt:
@@ -140,6 +146,8 @@ def run_and_report(prepared: Prepared, factory: PolicyFactory, play: Play | None
         plan, run = prepared.plan, prepared.session.run
         console = wide_console()
         spending = spending_for(prepared.args, plan, prepared.recorded, run, factory.hub, console)
+        for note in cache_notes(plan, factory):
+            console.print(printable(note), soft_wrap=True, markup=False, emoji=False, highlight=False)
         started = time.perf_counter()
         try:
             with tuned_collector():

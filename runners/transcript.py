@@ -100,9 +100,13 @@ def _cells(table: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return list(table["columns"]), [[cell[0] for cell in row] for row in table["rows"]]
 
 
+_MD_ESCAPES = str.maketrans({c: "\\" + c for c in "\\|*_`[]"})  # one pass: a backslash in the text is escaped too
+
+
 def to_markdown(parts: list[Block]) -> str:
     def md(text: str) -> str:
-        return html.escape(text, quote=False).replace("|", "\\|").replace("*", "\\*").replace("_", "\\_").replace("`", "\\`")
+        """Text as text: no markup, no link (``[x](javascript:...)`` is shown, not followed)."""
+        return html.escape(text.translate(_MD_ESCAPES), quote=False)
 
     out: list[str] = []
     for block in parts:
@@ -186,7 +190,11 @@ def main(argv: list[str] | None = None, prog: str = "python -m runners.transcrip
     parser.add_argument("--full", action="store_true", help="also each turn's view, and the prompt and raw reply where kept")
     parser.add_argument("--out", type=Path, metavar="FILE", help="write here instead of printing")
     args = parser.parse_args(argv)
-    text = WRITERS[args.format](blocks(game_of_run(parser, args.run_dir, args.game_id), args.full))
+    detail = game_of_run(parser, args.run_dir, args.game_id)
+    if "steps" not in detail:
+        parser.error(f"argument game_id: the run kept no transcript of game {args.game_id} (a run with --no-messages keeps none); "
+                     f"replay shows its turn log")
+    text = WRITERS[args.format](blocks(detail, args.full))
     if args.out is None:
         sys.stdout.write(text)
     else:

@@ -158,3 +158,4 @@ def drain(inbox):
             out.append(inbox.receive_nowait())
         except anyio.WouldBlock:
             return out
+

@@ -60,13 +60,15 @@ class Request(NamedTuple):
     """One model call: ``system``, then the earlier turns of a chat (``history``, pairs of user prompt
     and the model's reply), then ``user``; the reply ``schema`` for structured output; ``sample``
     numbers the calls of a best-of-n turn (where the run fixes a seed, sample i is sent seed + i so
-    that the samples differ)."""
+    that the samples differ); ``grammar``, for structured output of a reply that is not JSON, the
+    reply as a GBNF grammar (``puzzles.base.ReplyGrammar``)."""
 
     system: str
     user: str
     schema: dict | None = None
     history: History = ()
     sample: int = 0
+    grammar: str | None = None
 
 
 class Completion(NamedTuple):

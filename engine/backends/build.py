@@ -25,6 +25,7 @@ from engine.backends.provider import ProviderBackend
 from engine.backends.settings import PROVIDERS, BackendSettings, split_name
 from engine.backends.tokens import Tokenizer
 from engine.backends.vllm import ServerLoad, metrics_url, poll_vllm, vllm_headroom
+from engine.backends.wire import GrammarForm
 from engine.backends.wrappers import PacedCalls, ReportedCalls
 
 if TYPE_CHECKING:
@@ -181,7 +182,8 @@ class Builder:
         if settings.client(provider) == "lean":
             from engine.backends.lean import LeanBackend
 
-            return LeanBackend(*parts, provider=provider, form=form, stream=settings.stream)
+            return LeanBackend(*parts, provider=provider, form=form, stream=settings.stream,
+                               grammar_form="vllm" if kind == "vllm" else None)
         from engine.backends.sdk import AnthropicBackend, OpenAIBackend, VLLMBackend, import_sdk
 
         sdk_backend = {"openai": OpenAIBackend, "anthropic": AnthropicBackend, "vllm": VLLMBackend}[form]
@@ -229,7 +231,9 @@ class Builder:
         # llama.cpp turns the schema into a grammar: bounded strings and arrays keep a looping small
         # model's reply whole (``wire.bounded``); vLLM's guided decoding is left the schema as given.
         bound = served_schema_bounds(settings.options.max_tokens) if self.served[name].kind == "llamacpp" else None
-        return LeanBackend(*parts, provider=split_name(name)[0], form="vllm", stream=settings.stream, bound_schema=bound)
+        grammar_form: GrammarForm = "llamacpp" if self.served[name].kind == "llamacpp" else "vllm"
+        return LeanBackend(*parts, provider=split_name(name)[0], form="vllm", stream=settings.stream, bound_schema=bound,
+                           grammar_form=grammar_form)
 
     def _replicated(self, name: str, model: str, limiter: Limiter, urls: list[str]) -> ProviderBackend:
         from engine.backends.replicas import ReplicaSet, ReplicatedBackend
@@ -243,7 +247,7 @@ class Builder:
         if task_group is not None:
             replicas.watch(task_group)
         parts = (model, limiter, settings.options, self.tokenizer, self.prices, self.secrets)
-        return ReplicatedBackend(replicas, None, *parts, provider="vllm", form="vllm", stream=settings.stream)
+        return ReplicatedBackend(replicas, None, *parts, provider="vllm", form="vllm", stream=settings.stream, grammar_form="vllm")
 
     def _watch(self, name: str, url: str | None, limiter: Limiter, slots: int) -> None:
         """Read the server's /metrics while the hub is open, steering ``limiter``'s cap by its load."""
@@ -265,24 +269,39 @@ class Builder:
     def _cached(self, name: str, provider: ProviderBackend) -> Callable[[Backend], Backend] | None:
         """The response cache's backend for ``name``, unless its calls are sampled and the run caches
         only the calls whose reply the request fixes (``engine.backends.cache``)."""
-        from engine.backends.cache import CachedCalls, ResponseStore, cache_file, default_server, model_key, sampled, server_identity
+        from engine.backends.cache import CachedCalls, default_server, model_key, server_identity
 
-        cache, options = self.settings.cache, self.settings.options
+        options = self.settings.options
         provider_name = split_name(name)[0]
         kind = self.settings.endpoint(provider_name).kind
-        if sampled(kind, options) and not cache.sampled:
+        if not self.cache_covers(name):
             self.uncached.append(name)
             return None
-        if self.responses is None:
-            self.responses = ResponseStore(cache_file(cache), expiry=cache.expiry, writable=cache.mode == "on")
+        store = self.response_store()
         if name in self.served:  # the engine's own server, at a new address each start: known by its model
             server = f"served:{provider_name}"
         else:
             urls = (self.base_url(provider_name) or default_server(kind)).split(",")
             server = ",".join(sorted(server_identity(url) for url in urls if url.strip()))
         fixed = model_key(kind, server, provider.provider, provider.model, options, provider.bound_schema)
-        store = self.responses
         return lambda inner: CachedCalls(inner, store, fixed, options.seed)
+
+    def cache_covers(self, name: str) -> bool:
+        """Whether the response cache takes ``name``'s calls: not when they are sampled and the run
+        caches only the calls whose reply the request fixes."""
+        from engine.backends.cache import sampled
+
+        kind = self.settings.endpoint(split_name(name)[0]).kind
+        return self.settings.cache.sampled or not sampled(kind, self.settings.options)
+
+    def response_store(self) -> ResponseStore:
+        """The response cache's file, one for the run's models."""
+        from engine.backends.cache import ResponseStore, cache_file
+
+        if self.responses is None:
+            cache = self.settings.cache
+            self.responses = ResponseStore(cache_file(cache), expiry=cache.expiry, writable=cache.mode == "on")
+        return self.responses
 
     async def close(self) -> None:
         for client in self.clients.values():

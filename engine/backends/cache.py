@@ -158,6 +158,12 @@ class ResponseStore:
             finally:
                 self._opened = True  # after the connections: a thread that waited for the lock finds them
 
+    def check(self) -> str | None:
+        """Open the file now: why no call can be answered from it or kept in it, or None."""
+        if not self._opened:
+            self._open()
+        return self.problem if self.broken else None
+
     def _failed(self, exc: BaseException, hard: bool = False) -> None:
         if self.problem is None:
             self.problem = f"{self.path}: {type(exc).__name__}: {exc}"
@@ -290,10 +296,11 @@ class CachedCalls(Wrapper):
 
     def key(self, request: Request) -> bytes:
         """The digest the call is kept under: the model's fixed part, then this call's."""
-        system, user, schema, history, sample = request
+        system, user, schema, history, sample, grammar = request
         seed = None if self.seed is None else self.seed + sample
         digest = self._prefix.copy()
-        digest.update(_encode((system, history, user, schema, seed, sample)))
+        # The grammar only where one is sent: the keys of every other call stay what they were.
+        digest.update(_encode((system, history, user, schema, seed, sample, *(() if grammar is None else (grammar,)))))
         return digest.digest()
 
     async def complete(self, request: Request) -> Completion:

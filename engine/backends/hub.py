@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -115,6 +115,14 @@ class ModelHub:
         from engine.serving import served_model
 
         return served_model(provider, model, self.explicit_url(provider))
+
+    def takes_grammar(self, name: str) -> bool:
+        """Whether ``name``'s server constrains a reply by a grammar (a llama.cpp or vLLM server, the
+        engine's own or one the run names): where ``--structured`` can hold a game whose replies are
+        not JSON (``puzzles.base.ReplyGrammar``) to its format."""
+        if name in self.served:
+            return True
+        return self._settings.endpoint(split_name(name)[0]).kind == "vllm"
 
     def check(self, name: str, calls: bool = True) -> None:
         """Raise ValueError with a one-line reason if ``name`` cannot be played (unknown provider, no key,
@@ -228,6 +236,26 @@ class ModelHub:
     def starting(self, now: float) -> list[str]:
         """A line for each server the engine is still starting (the status line's and the dashboard's)."""
         return self._servers.starting(now) if self._servers is not None else []
+
+    def cache_notes(self, names: Iterable[str]) -> list[str]:
+        """With the response cache on, a line for each way it will not save what a run expects of it:
+        models ``names`` whose calls it does not take, a file it cannot use (opened here to know)."""
+        if self.settings.cache.mode == "off":
+            return []
+        builder = self.builder
+        models = list(dict.fromkeys(names))
+        notes = []
+        uncovered = [name for name in models if not builder.cache_covers(name)]
+        if uncovered:
+            notes.append(f"The response cache takes no call of {', '.join(uncovered)}: sampled calls (temperature above 0 "
+                         "with no --model-seed, or Anthropic's API) are made and paid in full (--cache-sampled caches them).")
+        if len(uncovered) < len(models):
+            store = builder.response_store()
+            problem = store.check()
+            store.close()
+            if problem is not None:
+                notes.append(f"The response cache cannot be used ({problem}): every call is made and paid in full.")
+        return notes
 
     def summary(self) -> dict[str, Any]:
         """How calls were made (temperature, max tokens, seed, structured output, timeouts) and, per model:

@@ -24,7 +24,7 @@ from engine.backends.base import Request, StatusError
 from engine.backends.provider import ProviderBackend
 from engine.backends.sdk import openai_fixed
 from engine.backends.settings import chat_turns, game_headers
-from engine.backends.wire import Reply, bounded, openai_body, openai_reply, openai_stream
+from engine.backends.wire import GrammarForm, Reply, bounded, bounded_grammar, openai_body, openai_reply, openai_stream
 
 
 class LeanClient:
@@ -72,22 +72,25 @@ class LeanBackend(ProviderBackend):
     max_tokens_field = "max_completion_tokens"
 
     def __init__(self, *args: Any, form: str = "vllm", stream: bool = False, bound_schema: tuple[int, int] | None = None,
-                 **kwargs: Any) -> None:
+                 grammar_form: GrammarForm | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.stream = stream
         self.bound_schema = bound_schema  # (characters per string, items per array), or None: as given
+        self.grammar_form = grammar_form  # how the server takes a reply grammar, or None: it takes none
         # OpenAI's own API caps a reply with max_completion_tokens; vLLM and the other OpenAI-compatible
         # servers (``form`` "vllm") with max_tokens.
         field = "max_tokens" if form == "vllm" else self.max_tokens_field
         self.fixed = openai_fixed(self.model, self.options, field, stream)
 
     def _body(self, request: Request) -> bytes:
-        system, user, schema, history, sample = request
+        system, user, schema, history, sample, grammar = request
         messages = [{"role": "system", "content": system}, *chat_turns(history), {"role": "user", "content": user}]
         seed = None if self.options.seed is None else self.options.seed + sample
         if schema is not None and self.bound_schema is not None:
             schema = bounded(schema, *self.bound_schema)
-        return openai_body(self.fixed, messages, seed, schema)
+        if grammar is not None and self.bound_schema is not None:
+            grammar = bounded_grammar(grammar, *self.bound_schema)
+        return openai_body(self.fixed, messages, seed, schema, grammar, self.grammar_form)
 
     async def _post(self, client: LeanClient, body: bytes, call: str) -> tuple[Reply, Mapping[str, str]]:
         async with client.session().post(client.endpoint, data=body, headers=game_headers(client.headers, call)) as response:

@@ -151,7 +151,7 @@ class ProviderBackend:
         # one is learned nothing is counted before the call: its tokens are taken when it returns.
         chars = estimate = 0
         if limiter.tokens.per_minute is not None:
-            system, user, _, history, _ = request
+            system, user, history = request.system, request.user, request.history
             chars = len(system) + len(user)
             if history:
                 chars += sum(len(asked) + len(answered) for asked, answered in history)

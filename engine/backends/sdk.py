@@ -20,7 +20,7 @@ import aiohttp
 from engine.backends.base import Failure, Request
 from engine.backends.provider import ProviderBackend, network_failure, status_failure
 from engine.backends.settings import History, ModelOptions, chat_turns, game_headers
-from engine.backends.wire import Reply, anthropic_reply, anthropic_stream, encode, openai_body, openai_reply, openai_stream
+from engine.backends.wire import GrammarForm, Reply, anthropic_reply, anthropic_stream, encode, openai_body, openai_reply, openai_stream
 
 _JSON = {"Content-Type": "application/json"}
 
@@ -108,6 +108,7 @@ class SDKBackend(ProviderBackend):
 
 class OpenAIBackend(SDKBackend):
     provider = "openai"
+    grammar_form: GrammarForm | None = None  # OpenAI's API takes no reply grammar
     path = "/chat/completions"
     max_tokens_field = "max_completion_tokens"
 
@@ -117,15 +118,16 @@ class OpenAIBackend(SDKBackend):
         self.fixed = openai_fixed(self.model, self.options, self.max_tokens_field, stream)
 
     async def _send(self, request: Request, call: str) -> tuple[Reply, Mapping[str, str]]:
-        system, user, schema, history, sample = request
+        system, user, schema, history, sample, grammar = request
         messages = [{"role": "system", "content": system}, *chat_turns(history), {"role": "user", "content": user}]
         seed = None if self.options.seed is None else self.options.seed + sample
-        return await self._post(openai_body(self.fixed, messages, seed, schema), self.stream, call)
+        return await self._post(openai_body(self.fixed, messages, seed, schema, grammar, self.grammar_form), self.stream, call)
 
 
 class VLLMBackend(OpenAIBackend):
     provider = "vllm"
     max_tokens_field = "max_tokens"
+    grammar_form = "vllm"
 
 
 def openai_fixed(model: str, options: ModelOptions, max_tokens_field: str, stream: bool) -> dict[str, Any]:
@@ -164,7 +166,7 @@ class AnthropicBackend(SDKBackend):
             self.fixed["stream"] = True
 
     async def _send(self, request: Request, call: str) -> tuple[Reply, Mapping[str, str]]:
-        system, user, schema, history, _ = request
+        system, user, schema, history, _, _ = request
         return await self._post(encode(anthropic_params(self.fixed, system, user, schema, history)), self.stream, call)
 
 

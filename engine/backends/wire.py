@@ -14,8 +14,9 @@ standard library, as the SDKs decode it.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterable, AsyncIterator, Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -265,12 +266,38 @@ def bounded(schema: Any, chars: int, items: int) -> Any:
     return out
 
 
-def openai_body(fixed: dict[str, Any], messages: list[dict[str, Any]], seed: int | None, schema: dict | None) -> bytes:
+_REPEAT = re.compile(r"([\])])\{(\d+),(\d+)\}")
+
+
+def bounded_grammar(grammar: str, chars: int, items: int) -> str:
+    """``grammar`` (GBNF) with ``bounded``'s limits: a bounded repetition of a character class
+    (``[^\\n]{0,600}``, text) at most ``chars``, of a group (``(", " action){0,11}``, a list) at most
+    ``items`` (never below its lower bound)."""
+
+    def cap(match: re.Match[str]) -> str:
+        low, high = int(match[2]), int(match[3])
+        return f"{match[1]}{{{low},{max(low, min(high, chars if match[1] == ']' else items))}}}"
+
+    return _REPEAT.sub(cap, grammar)
+
+
+GrammarForm = Literal["llamacpp", "vllm"]
+"""How a server takes a reply grammar (GBNF) on its OpenAI-compatible API: llama.cpp's server as the
+body's ``grammar``; vLLM (0.12 and later) as ``structured_outputs: {"grammar": ...}``."""
+
+
+def openai_body(fixed: dict[str, Any], messages: list[dict[str, Any]], seed: int | None, schema: dict | None,
+                grammar: str | None = None, grammar_form: GrammarForm | None = None) -> bytes:
     """The request: the parameters fixed for the model (built once), this call's messages, seed and
-    reply schema."""
+    reply schema, or its reply grammar in the server's form (a server that takes none is never sent
+    one: ``ModelHub.takes_grammar``)."""
     body = {**fixed, "messages": messages}
     if seed is not None:
         body["seed"] = seed
     if schema is not None:
         body["response_format"] = {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": True}}
+    elif grammar is not None and grammar_form == "llamacpp":
+        body["grammar"] = grammar
+    elif grammar is not None and grammar_form == "vllm":
+        body["structured_outputs"] = {"grammar": grammar}
     return encode(body)

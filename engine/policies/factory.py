@@ -27,7 +27,7 @@ from importlib import import_module
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from puzzles import GAMES, Answer, Game, Policy, SamplingPolicy, TurnContext, implements
+from puzzles import GAMES, Answer, Game, Policy, ReplyGrammar, SamplingPolicy, TurnContext, implements
 
 from engine.backends.settings import BackendSettings, split_name
 from engine.policies.seat import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, HUMAN, HumanPolicy
@@ -223,6 +223,10 @@ class PolicyFactory:
             return
         if is_model(name):
             self.hub.check(name, calls=calls)
+            if (self.hub.settings.options.structured and implements(game.faces.prompter, ReplyGrammar)
+                    and not self.hub.takes_grammar(name)):
+                raise ValueError(f"--structured holds {game.name}'s replies (text in its own format) to a grammar, which {name} "
+                                 "does not take (llama.cpp and vLLM servers do); play it without --structured")
             return
         if is_human(name):
             return

@@ -1,6 +1,7 @@
 """A policy backed by a language model: the game's prompt in, the model's text out.
 
-The game's prompter renders the prompt (and, for structured outputs, the reply schema); the reply
+The game's prompter renders the prompt (and, for structured outputs, the reply schema, or the reply
+grammar of a game whose replies are not JSON: ``puzzles.base.ReplyGrammar``); the reply
 is parsed by the agent actor like any other, and a reply that cannot be read uses up the turn and is
 reported to the agent in its next prompt. Failures of the provider (``InfraError``) end the game as
 an infrastructure error, never as the model's failure.
@@ -23,7 +24,7 @@ import anyio
 
 from bus import Usage
 from engine.backends import Backend, Completion, Request
-from puzzles.base import AgentModules, Prompter
+from puzzles.base import AgentModules, Prompter, ReplyGrammar
 from puzzles.turn import TurnContext, clean_text
 from puzzles.optional import implements
 from puzzles.policy import Answer
@@ -36,6 +37,7 @@ class LLMPolicy:
         self.structured = structured
         self.chat_memory = prompter.chat_memory
         self.prepare = prompter.prepare if implements(prompter, AgentModules) else None
+        self.grammar = prompter.grammar if structured and implements(prompter, ReplyGrammar) else None
         self.notes: dict[str, Any] = {}  # the agent modules' memory, kept across turns
         self.system: str | None = None  # with chat memory: the system prompt of the first turn
         self.history: list[tuple[str, str]] = []  # with chat memory: (user prompt, raw reply) per turn
@@ -64,11 +66,12 @@ class LLMPolicy:
         if self.chat_memory:
             self.system = system = self.system or system
         schema = self.prompter.schema(context) if self.structured else None
+        grammar = self.grammar(context) if self.grammar is not None and schema is None else None
         history = tuple(self.history)
         completions: list[Completion | None] = [None] * n
 
         async def sample(i: int) -> None:
-            completions[i] = await self.backend.complete(Request(system, user, schema, history, first_sample + i))
+            completions[i] = await self.backend.complete(Request(system, user, schema, history, first_sample + i, grammar))
 
         if n == 1:
             await sample(0)

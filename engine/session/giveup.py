@@ -15,6 +15,7 @@ from engine.records import is_infra_error
 
 GIVE_UP_AFTER = 20
 _ATTEMPTS = re.compile(r" after \d+ attempts?")
+_SPACES = re.compile(r"[ \t\r\n]+")  # not str.split(): it also takes controls (\x1c-\x1f, \x85) the quote must keep for the printer to show
 
 
 # Errors that are a player's doing, not the run's: a person who left a seat, a model that said what
@@ -30,7 +31,7 @@ def failure_kind(record: Any) -> tuple[str, str] | None:
     error = record.error
     if record.outcome != "error" or error is None or error.kind in PLAYERS_ERRORS:
         return None
-    message = " ".join(_ATTEMPTS.sub("", error.message).split())[:QUOTED]
+    message = _SPACES.sub(" ", _ATTEMPTS.sub("", error.message)).strip(" ")[:QUOTED]
     if error.kind == "infra_error":
         return message, message
     where = f" in {error.actor}" if error.actor else ""

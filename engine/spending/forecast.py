@@ -100,7 +100,7 @@ class _StandIn(ProviderBackend):
         self.agents: dict[tuple, Any] = {}
 
     async def _send(self, request: Request, call: str) -> tuple[Reply, dict[str, str]]:
-        system, user, _, history, _ = request
+        system, user, history = request.system, request.user, request.history
         count = self.tokenizer.count
         prompt = count(system) + count(user) + sum(count(a) + count(b) for a, b in history)
         found = self.game.faces.prompter.read(system, user)

@@ -27,7 +27,7 @@ import msgspec
 
 from ..turn import ChatLine, Reply, ReplyFormatError, TurnContext
 from .actions import Action, Unreadable, _Bad, _item, item_text, read_action, reply_text
-from .board import BIN_NAMES, BIN_OF, BOARD_ORDER, REACH, ROLES, SIDE
+from .board import BIN_NAMES, BIN_OF, BOARD_ORDER, DELTA, REACH, ROLES, SIDE
 from .prompt_text import system_prompts, user_template
 from .view import EinsteinView, HistoryEntry, history_line
 
@@ -98,6 +98,22 @@ def parse_reply(text: Any) -> Reply:
         raise ReplyFormatError(f"the reply is not text but {type(text).__name__}")
     found = _ACTION.search(text)
     return Reply(message="", actions=(read_action(found.group(1).strip() if found else ""),))
+
+
+THINK_CHARS = 600  # characters of reasoning under a grammar (a looping model still ends its reply)
+_BLOCK = '"block" ([0-9] | [12] [0-9] | "30")'
+_BIN = "(" + " | ".join(f'"{name}"' for name in BIN_NAMES) + ")"
+REPLY_GRAMMAR = "\n".join([
+    'root ::= ("<THINK>" think "</THINK>")? "<ACTION>" action "</ACTION>"',
+    f"think ::= [^<]{{0,{THINK_CHARS}}}",
+    'action ::= "pass" | "ask " block | "share " item | "move " block " from " bin " to " bin',
+    'item ::= "(" block ", in, " bin ")" | "(" block ", " block ", same, " relation ")"',
+    f"block ::= {_BLOCK}",
+    f"bin ::= {_BIN}",
+    "relation ::= (" + " | ".join(f'"{kind}"' for kind in DELTA) + ")",
+]) + "\n"
+"""The reply as a GBNF grammar (``puzzles.base.ReplyGrammar``): reasoning if any, bounded and without
+``<``, then one action as the reference reads it."""
 
 
 def format_reply(reply: Reply, prose: str = "") -> str:
@@ -221,7 +237,10 @@ class EinsteinPrompter:
         return render_prompt(context)
 
     def schema(self, context: TurnContext[EinsteinView]) -> dict[str, Any] | None:
-        return None
+        return None  # the reply is tagged text: constrained by its grammar
+
+    def grammar(self, context: TurnContext[EinsteinView]) -> str:
+        return REPLY_GRAMMAR
 
     def parse(self, text: str, context: TurnContext[EinsteinView]) -> Reply[Action]:
         return parse_reply(text)

@@ -17,9 +17,9 @@ from ..base import ModelCall
 from ..turn import ChatLine, Reply, TurnContext
 from .board import GHOST, LIGHT, ROOM_ORDER
 from .modules import GroundingRequest, prepare
-from .prompt import NOTICES_LINE, START, WRONG_FORMAT, fields, system_prompt, user_prompt
-from .replies import format_reply, parse_reply
-from .rules import TspAction, TspView
+from .prompt import DRAFT_VARIANTS, NOTICES_LINE, START, WRONG_FORMAT, fields, system_prompt, user_prompt
+from .replies import format_reply, parse_reply, reply_grammar
+from .rules import ACTIONS, TspAction, TspView
 
 _WORLD = re.compile(r"you are in the (light|ghost) world")
 _HALLWAY = re.compile(r"^- hallway between ([A-Z]) and ([A-Z]): (\d+) (?:light|ghost) coins$", re.M)
@@ -112,7 +112,11 @@ class TspPrompter:
         return system_prompt(context.view), user_prompt(context)
 
     def schema(self, context: TurnContext[TspView]) -> dict[str, Any] | None:
-        return None
+        return None  # the reply is sectioned text: constrained by its grammar
+
+    def grammar(self, context: TurnContext[TspView]) -> str:
+        """The reply's grammar, with the actions the prompt lists (``solve`` where the variant drafts)."""
+        return reply_grammar(tuple(a for a in ACTIONS if a != "solve" or context.view.variant in DRAFT_VARIANTS))
 
     def parse(self, text: str, context: TurnContext[TspView]) -> Reply[TspAction]:
         return parse_reply(text)

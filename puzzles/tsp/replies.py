@@ -21,6 +21,9 @@ _FLAG = re.compile(r"\[(thought-draft|thought-missing|thought|action|message)\][
 _NAME = re.compile(r"([A-Za-z_]+(?:-+[A-Za-z_]+)?)\s*\(")
 _CLOSING = {"(": ")", "[": "]", "{": "}"}
 NO_MESSAGE = "the reply has no [Message] section, so your partner was told it was in the wrong format"
+FREE_CHARS = 600  # characters of a thought and of a message under a grammar (a looping model still ends its reply)
+ARGUMENT_CHARS = 200  # characters inside an action's parentheses under a grammar
+MAX_ACTIONS = 12  # actions in one reply under a grammar
 
 
 def sections(text: str) -> dict[str, str]:
@@ -95,3 +98,22 @@ def format_reply(thought: str, actions: tuple[TspAction, ...], message: str, *, 
     """A reply in the game's format (``draft``: the baseline and grounding agents' thought flag)."""
     flag = "[Thought-DRAFT]" if draft else "[Thought]"
     return f"{flag}: {thought}\n[Action]: {', '.join(str(a) for a in actions)}\n[Message]: {message}"
+
+
+def _gbnf(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def reply_grammar(actions: tuple[str, ...]) -> str:
+    """The reply as a GBNF grammar (``puzzles.base.ReplyGrammar``): a thought under any of its flags,
+    then ``[Action]:`` with ``name(argument)`` for the ``actions`` named, separated by commas, then
+    ``[Message]:``; free text holds no ``[`` (no flag inside it) and is bounded, as are arguments, so
+    that a reply always ends whole."""
+    return "\n".join([
+        'root ::= thought "\\n[Action]: " actions "\\n[Message]: " free',
+        'thought ::= ("[Thought]" | "[Thought-DRAFT]" | "[Thought-MISSING]") ": " free',
+        f'actions ::= (action (", " action){{0,{MAX_ACTIONS - 1}}})?',
+        f'action ::= ({" | ".join(_gbnf(name) for name in actions)}) "(" argument ")"',
+        f"argument ::= [^()\\n]{{0,{ARGUMENT_CHARS}}}",
+        f"free ::= [^\\[]{{0,{FREE_CHARS}}}",
+    ]) + "\n"

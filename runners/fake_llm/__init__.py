@@ -17,13 +17,20 @@ reply is what a scripted strategy of that game would write: the one the model is
 server are the games played in process; a call without the header is answered with no memory at
 all. Prompts no game can read get a reply without JSON.
 
+A reply constraint is read as the servers read it: a JSON schema (``response_format``), or a GBNF
+grammar (llama.cpp's ``grammar``, vLLM's ``structured_outputs.grammar``; ``grammar``), refused with a
+400 when it cannot be parsed or comes with another; ``/fake/stats`` counts the calls by constraint and
+the replies a grammar would not have let through (``off_grammar``: none, where a game's grammar takes
+everything its strategies write).
+
 It enforces requests and tokens per minute with real 429 replies, ``retry-after`` and the providers'
 rate-limit headers; ``--max-num-seqs`` makes it a continuously batching server (that many requests
 run at once, the rest wait); ``--fault KIND=P`` injects faults (429, 500, 503, 529, timeout,
 incomplete, truncated) and ``--storm START:SECONDS`` answers 429 to everything for a while.
 
 Modules: ``server`` (admission and endpoints), ``players`` (the replies), ``wire`` (the providers'
-wire formats), ``batches`` and ``batch_wire`` (the batch APIs), ``cli`` (the command line).
+wire formats), ``batches`` and ``batch_wire`` (the batch APIs), ``grammar`` (reply grammars), ``cli``
+(the command line).
 """
 
 from runners.fake_llm.cli import build_parser, config_from_args, main, serve

@@ -20,6 +20,7 @@ from puzzles import GAMES, Game
 
 from runners.fake_llm.bad_replies import BAD_REPLY_KINDS, bad_reply
 from runners.fake_llm.batches import BATCH_FAULT_KINDS, BatchService
+from runners.fake_llm.grammar import GrammarError, grammar_regex
 from runners.fake_llm.players import MAX_AGENTS_KEPT, Players
 from runners.fake_llm.vllm_checks import model_permission, prometheus_text, refuse_as_vllm
 from runners.fake_llm.wire import (
@@ -80,6 +81,10 @@ class FakeStats:
     cached_tokens: int = 0
     completion_tokens: int = 0
     finished: dict[str, int] = field(default_factory=dict)  # finish reason -> requests
+    # Calls by how their reply was constrained: "json_schema" (response_format), "grammar" (llama.cpp's
+    # field), "structured_outputs" (vLLM's); and replies a grammar would not have let through.
+    constrained: dict[str, int] = field(default_factory=dict)
+    off_grammar: int = 0
     samples: list[tuple[float, int, int, int]] = field(default_factory=list)  # (wall time, running, waiting, served)
 
     def to_dict(self) -> dict[str, Any]:
@@ -296,6 +301,25 @@ class FakeServer:
         if self.config.only_models and body["model"] not in self.config.models:
             raise Refused(404, "NotFoundError", f"The model `{body['model']}` does not exist. Valid aliases: "
                           f"{', '.join(self.config.models)}.", param="model", vllm=True)
+        kinds = [kind for kind, there in (("json_schema", isinstance(body.get("response_format"), dict)),
+                                           ("grammar", "grammar" in body), ("structured_outputs", "structured_outputs" in body)) if there]
+        if len(kinds) > 1:  # as llama.cpp answers a schema and a grammar together
+            raise Refused(400, "invalid_request_error", f"Either {' or '.join(kinds)} can be specified, but not both.")
+        for kind in kinds:
+            self.stats.constrained[kind] = self.stats.constrained.get(kind, 0) + 1
+        grammar = self._grammar(body)
+        if grammar is not None:
+            try:
+                grammar_regex(grammar)
+            except GrammarError as exc:  # as a server answers a grammar it cannot parse
+                raise Refused(400, "invalid_request_error", f"Failed to parse grammar: {exc}") from None
+
+    @staticmethod
+    def _grammar(body: dict) -> str | None:
+        """The reply grammar a request sends, in llama.cpp's form or vLLM's."""
+        outputs = body.get("structured_outputs")
+        grammar = body.get("grammar", outputs.get("grammar") if isinstance(outputs, dict) else None)
+        return grammar if isinstance(grammar, str) else None
 
     def _refuse_injected(self, fault: str | None) -> None:
         if fault in ("400", "429", "500", "503", "529"):
@@ -307,6 +331,9 @@ class FakeServer:
         """The reply to a call and whether the request's max tokens cut it; a bad reply (``--bad-reply``)
         stands for what a model wrote within the limit."""
         text = await self.players.reply(body["model"], system, users, game, call)
+        grammar = self._grammar(body)
+        if grammar is not None and not grammar_regex(grammar).match(text):  # a constrained server never writes it
+            self.stats.off_grammar += 1
         text, cut = cut_to(text, int(body.get("max_tokens") or body.get("max_completion_tokens") or 4096))
         for kind, probability in self.config.bad_replies.items():
             if self.rng.random() < probability:

@@ -344,7 +344,7 @@ class TerminalSeats:
             out.print(f"  {words}: {_score(value)}", highlight=False)
         out.print(f"  turns played: {record.turns}", highlight=False)
         if said["error"]:
-            out.print(Text(said["error"], style="red"))
+            out.print(Text(printable(said["error"]), style="red"))
         for role, seat in humans.items():
             who = f"You ({role.capitalize()})" if role in roles else role.capitalize()
             out.print(f"{who}: {counted(seat.turns, 'turn')}, {seat.timeouts} timed out, {seat.seconds:.0f} s in all", highlight=False)

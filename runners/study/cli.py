@@ -25,6 +25,7 @@ from engine.records import RunDir, RunDirError
 from engine.study import PERSON, Study, StudyError, StudyHost, load_study, partner_policy
 from runners.args import OneLineParser, integer
 from runners.flags.models import add_model_arguments, settings_from_args
+from runners.printable import printable
 from runners.runloop import Interrupt
 from runners.seats.browser.server import serving
 
@@ -99,7 +100,7 @@ async def check_models(study: Study, factory: PolicyFactory) -> None:
         except TimeoutError:
             raise StartError(f"the model partner {name} did not answer within {CHECK_SECONDS:g} s; start it, or check --endpoint/--openai-url") from None
         except Exception as exc:  # noqa: BLE001 - said in one line: whatever it is, the study cannot start
-            text = " ".join(str(exc).split()) or type(exc).__name__
+            text = printable(" ".join(str(exc).split())) or type(exc).__name__
             raise StartError(f"the model partner {name} does not answer: {text}") from None
 
 

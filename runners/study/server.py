@@ -76,7 +76,9 @@ def make_app(host: StudyHost, admin_token: str, hosts: set[str]) -> web.Applicat
         """A handler of the admin token's pages: ``answer()``, or a 404 for any other token."""
 
         async def handler(request: web.Request) -> web.Response:
-            if not secrets.compare_digest(request.match_info["token"], admin_token):
+            # As bytes: compare_digest refuses str with non-ASCII characters, which any address may hold.
+            given = request.match_info["token"].encode("utf-8", "surrogatepass")
+            if not secrets.compare_digest(given, admin_token.encode("utf-8")):
                 raise web.HTTPNotFound(text="no such page")
             return answer()
 

@@ -40,7 +40,10 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
             server.server_close()
         return 0
     out = args.out or args.run_dir / "view.html"
-    listed, embedded = write_page(index, out, args.embed)
+    try:
+        listed, embedded = write_page(index, out, args.embed)
+    except OSError as exc:
+        parser.error(f"argument --out: cannot write {out}: {exc.strerror or exc} (--out FILE writes the page elsewhere; --serve writes nothing)")
     more = f"; the turns of the first {embedded} (--embed N for more, or --serve)" if embedded < listed else ""
     print(f"Wrote {out}: {counted(listed, 'game')}{more}.")
     return 0

@@ -1,12 +1,14 @@
 """The viewer served on 127.0.0.1, live: the page, the run as JSON (``/run.json``, read again as far
 as the run's files grew) and each game's detail (``/game/ID.json``), built when asked. The standard
 library's threading HTTP server is enough for one reader on this machine; the index is shared
-under a lock.
+under a lock. It queues up to 128 connections not yet accepted (a page opening many games at once), and
+a client that hangs up before its answer is written is no error.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -16,7 +18,16 @@ from runners.view.index import RunIndex
 from runners.view.page import detail_or_failure, page_html
 
 
-def make_server(index: RunIndex, port: int = 8000, host: str = "127.0.0.1") -> ThreadingHTTPServer:
+class ViewerServer(ThreadingHTTPServer):
+    request_queue_size = 128  # the listen backlog (the standard library's 5 drops a burst of readers)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):  # the reader hung up (a closed tab, a reload)
+            return
+        super().handle_error(request, client_address)
+
+
+def make_server(index: RunIndex, port: int = 8000, host: str = "127.0.0.1") -> ViewerServer:
     lock = threading.Lock()
     encoded: dict[tuple, bytes] = {}  # the run as JSON, by what it was made from: one entry
 
@@ -70,4 +81,4 @@ def make_server(index: RunIndex, port: int = 8000, host: str = "127.0.0.1") -> T
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet: the page polls
             pass
 
-    return ThreadingHTTPServer((host, port), Handler)
+    return ViewerServer((host, port), Handler)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import select
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -55,10 +57,15 @@ def _get(port: int, path: bytes, host: bytes | None = None) -> tuple[int, bytes]
 
 
 @pytest.fixture(scope="module")
-def viewer(tmp_path_factory):
+def served_run(tmp_path_factory) -> Path:
     run = tmp_path_factory.mktemp("served") / "run"
     assert run_main(["--games", "30", "--out", str(run), "--no-dashboard", "--limit", "20"]) == 0
-    server = make_server(RunIndex(run), port=0)
+    return run
+
+
+@pytest.fixture(scope="module")
+def viewer(served_run):
+    server = make_server(RunIndex(served_run), port=0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield server.server_address[1]
@@ -83,6 +90,51 @@ def test_many_readers_at_once_all_get_the_run_and_a_stopped_run_says_so(viewer):
     assert {status for status, _ in answers} == {200} and len({body for _, body in answers}) == 1
     run = json.loads(answers[0][1])
     assert run["recorded"] == 20 and run["state"] == "stopped before its end (resume to finish)"
+
+
+def test_a_burst_of_readers_is_queued_until_the_viewer_accepts_them(served_run):
+    """The listen backlog: connections the kernel completes for a server that has not accepted yet
+    (the standard library's default queues 5, and a burst past it waits on retransmitted SYNs)."""
+    server = make_server(RunIndex(served_run), port=0)
+    clients = [socket.socket() for _ in range(200)]
+    try:
+        for client in clients:
+            client.setblocking(False)
+            client.connect_ex(server.server_address)
+        waiting, connected = list(clients), 0
+        for _ in range(20):  # a generous limit: on this machine the handshakes take well under a second
+            _, ready, _ = select.select([], waiting, [], 0.5)
+            connected += sum(client.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0 for client in ready)
+            waiting = [client for client in waiting if client not in ready]
+            if connected >= 128 or not ready:
+                break
+        assert connected >= 128
+    finally:
+        for client in clients:
+            client.close()
+        server.server_close()
+
+
+def test_readers_that_hang_up_before_the_answer_print_nothing(served_run, capfd):
+    server = make_server(RunIndex(served_run), port=0)
+    port = server.server_address[1]
+    before = set(threading.enumerate())
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        for path in (b"/run.json", b"/", b"/game/1.json") * 10:
+            with socket.create_connection(("127.0.0.1", port), timeout=60) as client:
+                client.sendall(b"GET " + path + f" HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+                client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with a reset
+        assert _get(port, b"/run.json")[0] == 200
+        for worker in set(threading.enumerate()) - before - {thread}:
+            worker.join(60)  # the request threads, done with the reset connections
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(60)
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Error" not in err, err
 
 
 @pytest.fixture

@@ -65,3 +65,47 @@ def test_a_game_not_in_the_run_is_one_line_and_status_2(runs, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main([str(runs["asympuzl"]), "99"])
     assert exit_info.value.code == 2 and "no game 99" in capsys.readouterr().err
+
+
+def test_a_game_of_a_run_without_transcripts_is_one_line_and_status_2(tmp_path, capsys):
+    run = tmp_path / "run"
+    assert run_main(["--games", "2", "--no-messages", "--out", str(run), "--no-dashboard"]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(run), "1"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and len(err.splitlines()) == 1
+    assert "kept no transcript of game 1" in err and "--no-messages" in err and "replay" in err
+
+
+LINKS = ("[x](javascript:alert(1)) ![i](javascript:alert(2)) \\[y](javascript:alert(3)) [r][1] "
+         "<javascript:alert(4)> [z]( javascript:alert(5) \"t\")\n\n[1]: javascript:alert(6)")
+
+
+class LinkWriter:
+    """A policy (``tests.runners.test_transcript:LinkWriter``) whose every message is ``LINKS``."""
+
+    def __init__(self, role, rng) -> None:
+        self.role = role
+
+    async def reply(self, context):
+        import msgspec
+
+        from puzzles import Answer
+
+        return Answer(msgspec.json.encode({"message": LINKS, "actions": []}).decode())
+
+
+def test_a_link_a_model_writes_is_text_in_the_markdown_transcript(tmp_path, capsys):
+    from markdown_it import MarkdownIt
+
+    run = tmp_path / "run"
+    assert run_main(["--games", "1", "--size", "2", "--max-turns", "2", "--agent", "alice=tests.runners.test_transcript:LinkWriter",
+                     "--out", str(run), "--no-dashboard"]) == 0
+    capsys.readouterr()
+    assert main([str(run), "0", "--format", "md"]) == 0
+    renderer = MarkdownIt("commonmark")
+    renderer.validateLink = lambda url: True  # a viewer that follows any scheme: the transcript must not rely on it
+    page = renderer.render(capsys.readouterr().out)
+    assert "<a " not in page and "<img" not in page
+    assert "[x](javascript:alert(1))" in page and "\\[y](javascript:alert(3))" in page  # shown as written

@@ -102,7 +102,7 @@ class BatchedCalls(Wrapper):
 
     def base(self, request: Request) -> str:
         """The custom id of this call less its attempt; counts the call as made."""
-        system, user, schema, history, sample = request
+        system, user, schema, history, sample, _ = request  # batch APIs (OpenAI's, Anthropic's) take no grammar
         digest = hashlib.sha256(_encode((self.name, system, history, user, schema, sample))).hexdigest()[:12]
         game = CALL_GAME.get()
         made = self._made.get(game)
@@ -128,7 +128,7 @@ class BatchedCalls(Wrapper):
         while tries < self.options.max_attempts:
             tries += 1
             custom_id = f"{base}-{attempt}"
-            body, size = self.api.request(custom_id, *request)
+            body, size = self.api.request(custom_id, *request[:5])  # no grammar: a batch API takes none
             outcome = await self.queue.send(custom_id, body, size)
             if isinstance(outcome, Answer):
                 return self._answered(outcome, attempt)

@@ -60,7 +60,7 @@ def read_json(body: bytes, kind: type) -> Any:
     try:
         return msgspec.json.decode(body, type=kind)
     except (msgspec.DecodeError, RecursionError) as exc:  # ValidationError is a DecodeError
-        raise web.HTTPBadRequest(body=msgspec.json.encode({"error": f"cannot read the request: {exc}"}),
+        raise web.HTTPBadRequest(text=msgspec.json.encode({"error": f"cannot read the request: {exc}"}).decode(),
                                  content_type="application/json") from None
 
 
