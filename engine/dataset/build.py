@@ -104,15 +104,16 @@ def seeds(game: Game, plan: DatasetPlan, part: Part) -> tuple[list[int], list[in
         if seed not in held_set and _start(game, part.params, seed, roles, turns) not in starts:
             train.append(seed)
         elif index > plan.holdout + 100 * part.games + 1000:
-            raise DatasetError(f"too few games outside the {plan.holdout} held out for {part.games} training games")
+            raise DatasetError(
+                f"only {len(train)} games of these parameters start unlike the {plan.holdout} held out, "
+                f"{part.games} asked for: hold out fewer, or ask for fewer"
+            )
     return train, held
 
 
 def pool(game: Game, plan: DatasetPlan, train: Sequence[Sequence[int]]) -> list[Trajectory]:
     """Every trajectory the training games give, part by part, game by game."""
     out: list[Trajectory] = []
-    if plan.demonstrations and game.rules.demonstrations is None:
-        raise DatasetError(f"{game.name} has no demonstrations; name scripted strategies instead")
     for index, (part, seeds_) in enumerate(zip(plan.parts, train)):
         turns = _turns(game, plan, part.params)
         for seed in seeds_:
@@ -173,6 +174,8 @@ async def build(plan: DatasetPlan) -> Built:
         if part.games < 1:
             raise DatasetError(f"a part needs at least one training game, got {part.games}")
         part.params.check()
+    if plan.demonstrations and game.rules.demonstrations is None:
+        raise DatasetError(f"{game.name} has no demonstrations; its scripted strategies teach (leave out the demonstrations)")
     if plan.holdout < 0:
         raise DatasetError(f"the held-out games must be 0 or more, got {plan.holdout}")
     split = [seeds(game, plan, part) for part in plan.parts]
