@@ -24,7 +24,7 @@ import anyio
 import msgspec
 
 from bus import Act, TapOn
-from puzzles import AnyParams, Demonstration, Game, get_game
+from puzzles import AnyParams, Demonstration, Game, InvalidParameter, get_game
 
 from engine.dataset.samples import DatasetError, Sample, SampleInfo, checked, messages
 from engine.dataset.teacher import TeacherFactory
@@ -97,7 +97,8 @@ def seeds(game: Game, plan: DatasetPlan, part: Part) -> tuple[list[int], list[in
     roles, turns = _roster(game, plan), _turns(game, plan, part.params)
     held = [game_seed(plan.seed, i) for i in range(plan.holdout)]
     starts = {_start(game, part.params, s, roles, turns) for s in held}
-    held_set, train, index = set(held), [], plan.holdout
+    held_set, index = set(held), plan.holdout
+    train: list[int] = []
     while len(train) < part.games:
         seed = game_seed(plan.seed, index)
         index += 1
@@ -142,7 +143,7 @@ async def _play(game: Game, plan: DatasetPlan, number: int, trajectory: Trajecto
     spec = GameSpec(game_id=number, seed=trajectory.seed, params=part.params, agents=agents, options=options)
     factory = TeacherFactory(trajectory.replies)
     acts: list[Act] = []
-    record = await play_game(spec, factory, [TapOn(lambda address, act: acts.append(act), (Act,))], games={game.name: game})
+    record = await play_game(spec, factory, [TapOn(lambda address, act: acts.append(act), frozenset((Act,)))], games={game.name: game})
     where = f"{game.name} seed {trajectory.seed} ({trajectory.label})"
     if record.error is not None:
         raise DatasetError(f"{where}: the game failed: {record.error.message}")
@@ -173,7 +174,11 @@ async def build(plan: DatasetPlan) -> Built:
     for part in plan.parts:
         if part.games < 1:
             raise DatasetError(f"a part needs at least one training game, got {part.games}")
-        part.params.check()
+        params: Any = part.params
+        try:
+            params.check()
+        except InvalidParameter as exc:
+            raise DatasetError(f"{exc.field}: {exc}") from None
     if plan.demonstrations and game.rules.demonstrations is None:
         raise DatasetError(f"{game.name} has no demonstrations; its scripted strategies teach (leave out the demonstrations)")
     if plan.holdout < 0:
