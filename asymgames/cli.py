@@ -44,6 +44,7 @@ COMMANDS = {
     "cache": ("runners.cache", "main", "the response cache (--cache): stats, and prune old entries (python -m runners.cache)"),
     "dataset": ("runners.dataset", "main", "training data from scripted or planned play: each turn's chat and the reply played (python -m runners.dataset)"),
     "traces": ("runners.traces", "main", "reasoning traces for a dataset's samples, written by a model (python -m runners.traces)"),
+    "train": ("runners.train", "main", "a LoRA adapter trained on a dataset with TRL (the train extra; python -m runners.train)"),
     "merge": ("runners.merge", "main", "merge runs of one plan into a new run directory (python -m runners.merge)"),
     "setup-llamacpp": ("runners.setup_llamacpp", "main", "build llama.cpp's server and fetch a small chat model, for real models offline"),
 }
