@@ -32,14 +32,13 @@ def model_dir():
 @pytest.fixture
 def dataset(tmp_path, monkeypatch):
     monkeypatch.setenv("ASYMGAMES_CACHE", str(tmp_path / "cache"))
-    plan = DatasetPlan(game="einstein", parts=[Part(get_game("einstein").rules.Params(cot=False), 2)], holdout=2,
-                       demonstrations=1)
+    plan = DatasetPlan(game="asympuzl", parts=[Part(get_game("asympuzl").rules.Params(), 2)], holdout=2)  # short chats
     write_dataset(tmp_path / "d", plan, anyio.run(build, plan))
     return tmp_path / "d"
 
 
 def test_a_few_lora_steps_on_a_tiny_slice_lower_its_loss(model_dir, dataset, tmp_path):
-    settings = LoraSettings(batch=4, per_device=4, learning_rate=2e-3, steps=4, limit=4, max_length=2048)
+    settings = LoraSettings(batch=4, per_device=4, learning_rate=2e-3, steps=3, limit=4, max_length=1024)
     trainer = trainer_for(model_dir, dataset, tmp_path / "adapter", settings, eval_samples=True)
     before = trainer.evaluate()["eval_loss"]
     trainer.train()
