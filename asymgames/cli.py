@@ -43,6 +43,9 @@ COMMANDS = {
     "forecast": ("runners.concurrent", "main", "calls, tokens, cost and time of a run, before spending (run or sweep with --dry-run)"),
     "batches": ("runners.batches", "main", "a run's batches (--batch) at the provider; --cancel cleans up after a stopped run (python -m runners.batches)"),
     "cache": ("runners.cache", "main", "the response cache (--cache): stats, and prune old entries (python -m runners.cache)"),
+    "dataset": ("runners.dataset", "main", "training data from scripted or planned play: each turn's chat and the reply played (python -m runners.dataset)"),
+    "traces": ("runners.traces", "main", "reasoning traces for a dataset's samples, written by a model (python -m runners.traces)"),
+    "train": ("runners.train", "main", "a LoRA adapter trained on a dataset with TRL (the train extra; python -m runners.train)"),
     "merge": ("runners.merge", "main", "merge runs of one plan into a new run directory (python -m runners.merge)"),
     "setup-llamacpp": ("runners.setup_llamacpp", "main", "build llama.cpp's server and fetch a small chat model, for real models offline"),
     "setup-vllm": ("runners.setup_vllm", "main", "install vLLM for this machine's CPU and make a small chat model's folder for it"),
@@ -66,6 +69,7 @@ examples:
   asymgames run --game tsp --agent ghost=human                a person plays a seat at this terminal
   asymgames play --game tsp --seat light --partner openai:gpt-4o   ... or in the browser
   asymgames study examples/studies/tsp.toml                      a study: one link for many people
+  asymgames dataset --game einstein --demonstrations 5 --out data/einstein   training data
   asymgames fake-llm --port 8000                               the local model server
   asymgames setup-llamacpp                                     llama.cpp's server and a small model, then:
   asymgames run --model llamacpp:smollm2 --games 4 --structured   a real model, served by the engine

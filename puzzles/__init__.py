@@ -24,12 +24,12 @@ from .base import (
 )
 from .turn import ChatLine, Rejected, Reply, ReplyFormatError, TurnContext
 from .optional import implements
-from .policy import Answer, Policy, SamplingPolicy, ScriptedFactory
+from .policy import Answer, Demonstration, DemonstrationsFn, Policy, SamplingPolicy, ScriptedFactory
 from .referee import GameResult, ProtocolError, Referee, Turn, TurnLog
 from .registry import DEFAULT_GAME, FORMAT_1_NAMES, GAMES, AnyParams, game_of, get_game
 
 __all__ = [
-    "DEFAULT_GAME", "FORMAT_1_NAMES", "GAMES", "AgentModules", "Analysis", "AnalysisTable", "Answer", "AnyParams", "BestOfN", "ChatLine", "Faces",
+    "DEFAULT_GAME", "FORMAT_1_NAMES", "GAMES", "AgentModules", "Analysis", "AnalysisTable", "Answer", "AnyParams", "BestOfN", "ChatLine", "Demonstration", "DemonstrationsFn", "Faces",
     "FeedbackFn", "Game", "GameResult", "GameState", "InvalidParameter", "Policy", "Prompter", "ProtocolError", "Records", "ReplyGrammar",
     "Referee", "ResultsFormat", "PlayedGame", "PlayedTurn", "Rejected", "Reply", "ReplyFormatError", "Rules", "SamplingPolicy", "Say", "ScriptedFactory", "Secrets",
     "Step", "Turn", "TurnContext", "TurnLog", "game_of", "get_game", "implements",

@@ -33,7 +33,7 @@ from .turn import ActionT, Rejected, Reply, TurnContext, ViewT
 if TYPE_CHECKING:
     from .analyses import Analysis
     from .common.replay import Replay
-    from .policy import ScriptedFactory
+    from .policy import DemonstrationsFn, ScriptedFactory
     from .seat import Seat
 
 Outcome = Literal["success", "failure"]
@@ -221,6 +221,9 @@ class Rules(Generic[ParamsT, ViewT, ActionT]):
     - ``prepare(params, seed)``: slow work a game needs before it starts (planning an instance's
       optimum into a cache, say), which the engine runs in a worker thread so that the event loop
       goes on serving the other games; None for games that have none.
+    - ``demonstrations(params, seed, count, max_turns)``: distinct ways to play the game of ``seed``
+      fixed in advance (``puzzles.policy.Demonstration``: each role's replies), for training data
+      (``engine.dataset``); None: the game's scripted strategies are its only teachers.
     """
 
     Params: type[ParamsT]
@@ -234,6 +237,7 @@ class Rules(Generic[ParamsT, ViewT, ActionT]):
     scripted: Mapping[str, ScriptedFactory] = field(default_factory=dict)
     invalid_examples: Callable[[Any, str], Sequence[ActionT]] | None = None
     prepare: Callable[[ParamsT, int], Any] | None = None
+    demonstrations: DemonstrationsFn | None = None
 
 
 @dataclass(frozen=True)

@@ -107,7 +107,7 @@ def _check_rules(game: Game, fail: Fail) -> None:
     if not rules.scripted:
         raise fail("rules.scripted has no strategy (the first is the default)")
     _callables(rules.scripted, "rules.scripted", fail)
-    for member in ("invalid_examples", "prepare"):
+    for member in ("invalid_examples", "prepare", "demonstrations"):
         _maybe_callable(getattr(rules, member), f"rules.{member}", fail)
 
 

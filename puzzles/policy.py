@@ -70,3 +70,17 @@ class SamplingPolicy(Protocol):
 
 ScriptedFactory = Callable[[str, random.Random], Policy]
 """``factory(role, rng)``: a scripted policy for one role of one game."""
+
+
+class Demonstration(msgspec.Struct, frozen=True):
+    """One way to play a game from its start to its end, fixed in advance (a game's planner, say):
+    each role's replies in the game's reply format, in the order the role plays them, and a label
+    saying what kind of play it is (``optimal``, ``optimal+1``, ...)."""
+
+    label: str
+    replies: dict[str, tuple[str, ...]]
+
+
+DemonstrationsFn = Callable[[Any, int, int, int], "tuple[Demonstration, ...]"]
+"""``demonstrations(params, seed, count, max_turns)``: up to ``count`` distinct demonstrations of the
+game of ``seed``, each within ``max_turns`` rounds; the same arguments give the same ones."""

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from engine.backends.provider import ProviderBackend
     from engine.backends.settings import (
         CACHE_MODES, CALL_GAME, CALL_HEADER, CLIENTS, GAME_HEADER, PROVIDERS, BackendSettings, BatchSettings,
-        CacheSettings, History, ModelOptions, split_name,
+        CacheSettings, History, ModelOptions, chat_turns, split_name,
     )
     from engine.backends.tokens import Tokenizer, estimate_tokens
     from engine.backends.vllm import ServerLoad, read_vllm_metrics
@@ -40,7 +40,7 @@ _EXPORTS = {
     "price_entry": ".prices", "price_numbers": ".prices", "read_price_file": ".prices", "ProviderBackend": ".provider",
     "CACHE_MODES": ".settings", "CALL_GAME": ".settings", "CALL_HEADER": ".settings", "CLIENTS": ".settings",
     "GAME_HEADER": ".settings", "PROVIDERS": ".settings", "BackendSettings": ".settings", "BatchSettings": ".settings",
-    "CacheSettings": ".settings", "History": ".settings", "ModelOptions": ".settings", "split_name": ".settings",
+    "CacheSettings": ".settings", "History": ".settings", "ModelOptions": ".settings", "chat_turns": ".settings", "split_name": ".settings",
     "Tokenizer": ".tokens", "estimate_tokens": ".tokens", "read_vllm_metrics": ".vllm",
     "ServerLoad": ".vllm",
 }
@@ -49,7 +49,7 @@ __all__ = [
     "CACHE_MODES", "CALL_GAME", "CALL_HEADER", "CLIENTS", "COUNTERS", "ENDPOINT_NAME", "GAME_HEADER", "PROVIDERS",
     "Backend", "BackendSettings", "BatchSettings", "Bucket", "CacheSettings", "Completion", "FinishReason", "History",
     "HubContext", "InfraError", "Limiter", "ModelHub", "ModelOptions", "ProviderBackend", "Request", "RequestError",
-    "Secrets", "ServerLoad", "Tokenizer", "Tokens", "cache_file", "endpoint_entry", "estimate_tokens", "finish_reason", "known",
+    "Secrets", "ServerLoad", "Tokenizer", "Tokens", "cache_file", "chat_turns", "endpoint_entry", "estimate_tokens", "finish_reason", "known",
     "parse_custom_id", "price_entry", "price_numbers", "prune", "read_endpoints", "read_price_file", "read_vllm_metrics",
     "served_schema_bounds", "split_name", "store_figures",
 ]

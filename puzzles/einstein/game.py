@@ -15,6 +15,7 @@ from .replay import REPLAY
 from .rules import EinsteinGame
 from .scripted import SCRIPTED
 from .seat import SEAT
+from .trajectories import demonstrations
 
 DEFAULT_ROUNDS = 15  # 30 steps: rounds of (player1, player2)
 
@@ -60,6 +61,7 @@ GAME = Game(
         scripted=SCRIPTED,
         invalid_examples=invalid_examples,
         prepare=prepare,
+        demonstrations=demonstrations,
     ),
     faces=Faces(
         prompter=EinsteinPrompter(),

@@ -104,26 +104,100 @@ def _settled(board: Sequence[int], item: tuple[int, ...]) -> bool:
     return board[item[0]] < 4 and board[item[1]] < 4
 
 
+class Search(NamedTuple):
+    """What the search of one instance needs at every node: the items, the goal, each block's hops
+    table, both modes, who may answer an ask, who may guess."""
+
+    items: tuple[tuple[int, ...], ...]
+    goal: tuple[int, ...]
+    hops: list[dict[int, int]]
+    modes: tuple[str, str]
+    can_answer: list[bool]
+    guesses: list[bool]
+
+    def h(self, board: Sequence[int]) -> int:
+        """Each block's remaining hops: a bound that never overestimates the steps left."""
+        return sum(self.hops[b][x] for b, x in enumerate(board))
+
+
+def search_of(instance: Instance, modes: tuple[str, str], *, answers: bool = True) -> Search:
+    can_answer = [m in SHARES or (m == "ask" and answers) for m in modes]
+    guesses = [
+        modes[p] == "none" or not (modes[1 - p] in SHARES or (can_answer[1 - p] and modes[p] in ASKS)) for p in (0, 1)
+    ]
+    return Search(instance.items, tuple(instance.goal), _hops(instance), modes, can_answer, guesses)
+
+
+def root_of(instance: Instance, first: str = "player1") -> tuple:
+    """The search's first node: (board, each player's inferred knowledge, each one's explicit items
+    as a bit mask, the items marked shared, whose turn)."""
+    n, items = instance.n, instance.items
+    k = [closure(n, (items[i] for i in instance.knowledge[r])) for r in ROLES]
+    e = [sum(1 << i for i in instance.knowledge[r]) for r in ROLES]
+    return (tuple(instance.start), k[0], k[1], e[0], e[1], 0, ROLES.index(first_player(instance, first)))
+
+
+def expand(search: Search, state: tuple) -> list[tuple[int, tuple, Step]]:
+    """The children of a node: (steps it costs, the node, the step)."""
+    items, goal, modes = search.items, search.goal, search.modes
+    board, k1, k2, e1, e2, shared, turn = state
+    role, mode, other = ROLES[turn], modes[turn], 1 - turn
+    kp, kq, ep, eq = (k1, k2, e1, e2) if turn == 0 else (k2, k1, e2, e1)
+    children: list[tuple[int, tuple, Step]] = []
+
+    def child(cost, board_, kp_, kq_, ep_, eq_, shared_, turn_, step):
+        if turn == 0:
+            children.append((cost, (board_, kp_, kq_, ep_, eq_, shared_, turn_), step))
+        else:
+            children.append((cost, (board_, kq_, kp_, eq_, ep_, shared_, turn_), step))
+
+    for b, src, dst in planner_moves(role, board, kp):
+        nb = board[:b] + (dst,) + board[b + 1:]
+        kq2 = kq if dst == COMMON else add_grounding(kq, b, dst)
+        child(1, nb, kp, kq2, ep, eq, shared, other, Step(role, "move", (b, src, dst)))
+    if mode in SHARES:
+        for i in _bits(ep & ~shared & ~eq):
+            item = items[i]
+            if not _settled(board, item):
+                bit = 1 << i
+                child(1, board, kp, add(kq, item), ep, eq | bit, shared | bit, other, Step(role, "share", (i,)))
+    if mode in ASKS and search.can_answer[other]:
+        open_q = [i for i in _bits(eq & ~shared) if not _settled(board, items[i])]
+        for b, code in enumerate(kp):
+            if code < 4:
+                continue
+            for i in open_q:
+                if _mentions(items[i], b):
+                    bit = 1 << i
+                    child(2, board, add(kp, items[i]), kq, ep | bit, eq, shared | bit, turn, Step(role, "ask", (b, i)))
+    if not any(step.kind != "ask" for _, _, step in children):
+        # Nothing hands the turn over: p passes (an ask that is not answered is one).
+        child(1, board, kp, kq, ep, eq, shared, other, Step(role, "pass", ()))
+    if search.guesses[turn]:
+        for b, src, dst in guess_moves(role, board, kp):
+            if dst == goal[b]:
+                nb = board[:b] + (dst,) + board[b + 1:]
+                child(1, nb, add_grounding(kp, b, dst), add_grounding(kq, b, dst), ep, eq, shared, other, Step(role, "guess", (b, src, dst)))
+            elif dst == COMMON:
+                nb = board[:b] + (dst,) + board[b + 1:]
+                child(1, nb, kp, kq, ep, eq, shared, other, Step(role, "guess", (b, src, dst)))
+            else:
+                child(1, board, kp, kq, ep, eq, shared, other, Step(role, "guess", (b, src, dst)))
+    return children
+
+
 def plan(
     instance: Instance, modes: tuple[str, str] = ("share_ask", "share_ask"), budget: int = DEFAULT_BUDGET,
     *, first: str = "player1", answers: bool = True, with_path: bool = False,
 ) -> Plan:
     """The optimal plan of ``instance`` when player1 plays ``modes[0]`` and player2 ``modes[1]``;
     ``answers``: a player in ``ask`` mode may answer an ask; ``budget``: most states expanded."""
-    n, items, goal = instance.n, instance.items, instance.goal
-    hops = _hops(instance)
-    starter = ROLES.index(first_player(instance, first))
-    k = [closure(n, (items[i] for i in instance.knowledge[r])) for r in ROLES]
-    e = [sum(1 << i for i in instance.knowledge[r]) for r in ROLES]
-    board0 = tuple(instance.start)
-    root = (board0, k[0], k[1], e[0], e[1], 0, starter)
-    can_answer = [m in SHARES or (m == "ask" and answers) for m in modes]
-    guesses = [
-        modes[p] == "none" or not (modes[1 - p] in SHARES or (can_answer[1 - p] and modes[p] in ASKS)) for p in (0, 1)
-    ]
+    search = search_of(instance, modes, answers=answers)
+    root = root_of(instance, first)
+    starter = ROLES[root[-1]]
     best = {root: 0}
     parents: dict = {root: None} if with_path else {}
-    heap = [(sum(hops[b][x] for b, x in enumerate(board0)), 0, 0, root)]
+    heap = [(search.h(root[0]), 0, 0, root)]
     counter = 1
     expansions = 0
     while heap:
@@ -131,66 +205,21 @@ def plan(
         g = -neg_g
         if best.get(state, g) < g:
             continue
-        board, k1, k2, e1, e2, shared, turn = state
-        if board == goal:
-            return Plan(g, expansions, ROLES[starter], _path(parents, state) if with_path else None)
+        if state[0] == search.goal:
+            return Plan(g, expansions, starter, _path(parents, state) if with_path else None)
         if expansions >= budget:
-            return Plan(None, expansions, ROLES[starter], None)
+            return Plan(None, expansions, starter, None)
         expansions += 1
-        role, mode, other = ROLES[turn], modes[turn], 1 - turn
-        kp, kq, ep, eq = (k1, k2, e1, e2) if turn == 0 else (k2, k1, e2, e1)
-        children: list[tuple[int, tuple, Step]] = []
-
-        def child(cost, board_, kp_, kq_, ep_, eq_, shared_, turn_, step):
-            if turn == 0:
-                children.append((cost, (board_, kp_, kq_, ep_, eq_, shared_, turn_), step))
-            else:
-                children.append((cost, (board_, kq_, kp_, eq_, ep_, shared_, turn_), step))
-
-        moves = planner_moves(role, board, kp)
-        for b, src, dst in moves:
-            nb = board[:b] + (dst,) + board[b + 1:]
-            kq2 = kq if dst == COMMON else add_grounding(kq, b, dst)
-            child(1, nb, kp, kq2, ep, eq, shared, other, Step(role, "move", (b, src, dst)))
-        if mode in SHARES:
-            for i in _bits(ep & ~shared & ~eq):
-                item = items[i]
-                if not _settled(board, item):
-                    bit = 1 << i
-                    child(1, board, kp, add(kq, item), ep, eq | bit, shared | bit, other, Step(role, "share", (i,)))
-        if mode in ASKS and can_answer[other]:
-            open_q = [i for i in _bits(eq & ~shared) if not _settled(board, items[i])]
-            for b, code in enumerate(kp):
-                if code < 4:
-                    continue
-                for i in open_q:
-                    if _mentions(items[i], b):
-                        bit = 1 << i
-                        child(2, board, add(kp, items[i]), kq, ep | bit, eq, shared | bit, turn, Step(role, "ask", (b, i)))
-        if not any(step.kind != "ask" for _, _, step in children):
-            # Nothing hands the turn over: p passes (an ask that is not answered is one).
-            child(1, board, kp, kq, ep, eq, shared, other, Step(role, "pass", ()))
-        if guesses[turn]:
-            for b, src, dst in guess_moves(role, board, kp):
-                if dst == goal[b]:
-                    nb = board[:b] + (dst,) + board[b + 1:]
-                    child(1, nb, add_grounding(kp, b, dst), add_grounding(kq, b, dst), ep, eq, shared, other, Step(role, "guess", (b, src, dst)))
-                elif dst == COMMON:
-                    nb = board[:b] + (dst,) + board[b + 1:]
-                    child(1, nb, kp, kq, ep, eq, shared, other, Step(role, "guess", (b, src, dst)))
-                else:
-                    child(1, board, kp, kq, ep, eq, shared, other, Step(role, "guess", (b, src, dst)))
-        for cost, new, step in children:
+        for cost, new, step in expand(search, state):
             g2 = g + cost
             if best.get(new, g2 + 1) <= g2:
                 continue
             best[new] = g2
             if with_path:
                 parents[new] = (state, step)
-            h = sum(hops[b][x] for b, x in enumerate(new[0]))
-            heapq.heappush(heap, (g2 + h, -g2, counter, new))
+            heapq.heappush(heap, (g2 + search.h(new[0]), -g2, counter, new))
             counter += 1
-    return Plan(None, expansions, ROLES[starter], None)
+    return Plan(None, expansions, starter, None)
 
 
 def _path(parents: dict, state) -> tuple[Step, ...]:
@@ -201,4 +230,4 @@ def _path(parents: dict, state) -> tuple[Step, ...]:
     return tuple(reversed(steps))
 
 
-__all__ = ["DEFAULT_BUDGET", "Plan", "Step", "first_player", "plan"]
+__all__ = ["DEFAULT_BUDGET", "Plan", "Search", "Step", "expand", "first_player", "plan", "root_of", "search_of"]

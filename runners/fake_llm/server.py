@@ -110,7 +110,8 @@ class FakeServer:
         self.schemas: dict[str, asyncio.Task] = {}  # reply schema -> its compile (``compile_delay``)
         self.started: float | None = None
         self.last_body: dict | None = None  # the last request body (for tests)
-        self.app = web.Application()
+        # A batch's input file may be as large as the providers take (OpenAI: 200 MB), not aiohttp's 1 MB.
+        self.app = web.Application(client_max_size=200 * 1024 * 1024)
         self.app.add_routes([
             web.post("/v1/chat/completions", self.chat_completions),
             web.post("/v1/messages", self.messages),

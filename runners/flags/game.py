@@ -125,7 +125,7 @@ def _with_model(named: dict[str, tuple[str, str]], roster: tuple[str, ...], args
     return {role: named.get(role, (model, "--model")) for role in roster}
 
 
-def _params(args: argparse.Namespace, game: Game) -> dict[str, Any]:
+def given_params(args: argparse.Namespace, game: Game) -> dict[str, Any]:
     return {
         f.name: getattr(args, f"param_{f.name}")
         for f in msgspec.structs.fields(game.rules.Params)
@@ -142,12 +142,12 @@ def config_from_args(parser: OneLineParser, args: argparse.Namespace, game: Game
     named = _with_model(named, roster, args, factory)
     agents = [named[r][0] if r in named else game.default_policy for r in roster]
     # Every setting is saved as it is used, defaults included, so that config.json says it all.
-    params = {**msgspec.to_builtins(game.rules.Params()), **_params(args, game)}
+    params = {**msgspec.to_builtins(game.rules.Params()), **given_params(args, game)}
     params.pop("game", None)
     try:
         turns = args.max_turns or game.rules.default_max_turns(msgspec.convert(params, game.rules.Params), roster)
     except (msgspec.ValidationError, InvalidParameter, ValueError) as exc:
-        parser.error(f"argument {flag(next(iter(_params(args, game)), 'game'))}: {exc}")
+        parser.error(f"argument {flag(next(iter(given_params(args, game)), 'game'))}: {exc}")
     grid: dict[str, Any] = {
         "name": "run", "game": game.name, "seeds": args.games or DEFAULT_GAMES, "seed": args.seed or 0,
         "agents": [agents], "params": {k: [v] for k, v in params.items()},
@@ -201,7 +201,7 @@ def check_saved(parser: OneLineParser, args: argparse.Namespace, saved: Plan, ga
     if args.seed is not None and args.seed != saved.seed:
         differ("--seed", args.seed, saved.seed)
     named = _named_agents(args, game, factory)
-    params = _params(args, game)
+    params = given_params(args, game)
     for p, agents, options in conditions:
         for role, (policy, name) in _with_model(named, tuple(agents), args, factory).items():
             if agents.get(role) != policy:

@@ -1,0 +1,60 @@
+"""A LoRA adapter trained on a dataset with TRL's SFTTrainer (the train extra): a few steps on a tiny
+slice lower the loss on it, and the adapter is written; a model folder without a chat template is
+refused in one line. The model is SmolLM2-135M as a Hugging Face folder: ``$ASYMGAMES_HF_MODEL``, else
+the one made for the vLLM server (``~/.cache/asymgames/smollm2-hf``); skipped without it or without
+the train extra."""
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import anyio
+import pytest
+
+from engine.dataset import DatasetError, DatasetPlan, LoraSettings, Part, build, load_model, trainer_for, write_dataset
+from puzzles import get_game
+
+pytestmark = pytest.mark.real_model
+
+MODEL = Path(os.environ.get("ASYMGAMES_HF_MODEL") or Path.home() / ".cache" / "asymgames" / "smollm2-hf")
+
+
+@pytest.fixture
+def model_dir():
+    for name in ("torch", "transformers", "peft", "trl", "datasets"):
+        pytest.importorskip(name, reason="the train extra is not installed (pip install -e '.[train]')")
+    if not (MODEL / "config.json").is_file():
+        pytest.skip(f"no Hugging Face model folder at {MODEL} (set ASYMGAMES_HF_MODEL)")
+    return MODEL
+
+
+@pytest.fixture
+def dataset(tmp_path, monkeypatch):
+    monkeypatch.setenv("ASYMGAMES_CACHE", str(tmp_path / "cache"))
+    plan = DatasetPlan(game="asympuzl", parts=[Part(get_game("asympuzl").rules.Params(), 2)], holdout=2)  # short chats
+    write_dataset(tmp_path / "d", plan, anyio.run(build, plan))
+    return tmp_path / "d"
+
+
+def test_a_few_lora_steps_on_a_tiny_slice_lower_its_loss(model_dir, dataset, tmp_path):
+    settings = LoraSettings(batch=4, per_device=4, learning_rate=2e-3, steps=3, limit=4, max_length=1024)
+    trainer = trainer_for(model_dir, dataset, tmp_path / "adapter", settings, eval_samples=True)
+    before = trainer.evaluate()["eval_loss"]
+    trainer.train()
+    after = trainer.evaluate()["eval_loss"]
+    assert after < before
+    trainer.save_model(str(tmp_path / "adapter"))
+    config = json.loads((tmp_path / "adapter" / "adapter_config.json").read_text())
+    assert config["r"] == settings.rank and (tmp_path / "adapter" / "adapter_model.safetensors").is_file()
+
+
+def test_a_model_folder_without_a_chat_template_is_refused(model_dir, tmp_path):
+    copy = tmp_path / "model"
+    shutil.copytree(model_dir, copy)
+    (copy / "chat_template.jinja").unlink(missing_ok=True)
+    config = json.loads((copy / "tokenizer_config.json").read_text())
+    config.pop("chat_template", None)
+    (copy / "tokenizer_config.json").write_text(json.dumps(config))
+    with pytest.raises(DatasetError, match="has no chat template"):
+        load_model(copy)
