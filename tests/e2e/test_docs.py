@@ -229,7 +229,8 @@ LIMIT = "12"  # games a documented run or sweep plays here: every command runs, 
 def offline(argv: list[str]) -> bool:
     if argv[0] in NOT_OFFLINE_COMMANDS or NOT_OFFLINE_FLAGS & set(argv):
         return False
-    policies = [a.split("=", 1)[-1] for a in argv if ":" in a and not a.startswith(("http", "/"))]
+    alternatives = {b for a, b in zip(argv, argv[1:]) if a == "--alternative"}  # a branch run's truncate:N, policy:NAME
+    policies = [a.split("=", 1)[-1] for a in argv if ":" in a and not a.startswith(("http", "/")) and a not in alternatives]
     if "--dry-run" in argv or argv[0] == "forecast":
         return True  # no call is made
     models = [p for p in policies if re.match(r"^[\w.-]+:", p) and not p.startswith("examples.")]
