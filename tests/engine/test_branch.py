@@ -154,7 +154,6 @@ def test_a_branch_run_resumes_like_any_run(tmp_path):
     assert branch_main(["--resume", str(branches), "--no-dashboard"]) == 0
     complete = tmp_path / "complete"
     assert branch_main([str(origin), "--turns", "1", "--out", str(complete), "--no-dashboard"]) == 0
-    assert sorted(map(_without_branch, _records(branches)), key=str) != []
     assert {r["game_id"]: r["outcome"] for r in _records(branches)} == {r["game_id"]: r["outcome"] for r in _records(complete)}
     assert RunDir.open(branches).config().branch_from == str(origin)
 
