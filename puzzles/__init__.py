@@ -8,6 +8,7 @@ from .analyses import Analysis, AnalysisTable, PlayedGame, PlayedTurn
 from .base import (
     AgentModules,
     BestOfN,
+    Ending,
     Faces,
     FeedbackFn,
     Game,
@@ -17,6 +18,7 @@ from .base import (
     Records,
     ReplyGrammar,
     ResultsFormat,
+    Rewards,
     Rules,
     Say,
     Secrets,
@@ -29,8 +31,8 @@ from .referee import GameResult, ProtocolError, Referee, Turn, TurnLog
 from .registry import DEFAULT_GAME, FORMAT_1_NAMES, GAMES, AnyParams, game_of, get_game
 
 __all__ = [
-    "DEFAULT_GAME", "FORMAT_1_NAMES", "GAMES", "AgentModules", "Analysis", "AnalysisTable", "Answer", "AnyParams", "BestOfN", "ChatLine", "Demonstration", "DemonstrationsFn", "Faces",
+    "DEFAULT_GAME", "FORMAT_1_NAMES", "GAMES", "AgentModules", "Analysis", "AnalysisTable", "Answer", "AnyParams", "BestOfN", "ChatLine", "Demonstration", "DemonstrationsFn", "Ending", "Faces",
     "FeedbackFn", "Game", "GameResult", "GameState", "InvalidParameter", "Policy", "Prompter", "ProtocolError", "Records", "ReplyGrammar",
-    "Referee", "ResultsFormat", "PlayedGame", "PlayedTurn", "Rejected", "Reply", "ReplyFormatError", "Rules", "SamplingPolicy", "Say", "ScriptedFactory", "Secrets",
+    "Referee", "ResultsFormat", "Rewards", "PlayedGame", "PlayedTurn", "Rejected", "Reply", "ReplyFormatError", "Rules", "SamplingPolicy", "Say", "ScriptedFactory", "Secrets",
     "Step", "Turn", "TurnContext", "TurnLog", "game_of", "get_game", "implements",
 ]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 import msgspec
 
@@ -264,6 +264,34 @@ class Faces(Generic[ViewT, ActionT]):
     description: str = ""
 
 
+class Ending(NamedTuple):
+    """A game as it ended, as its rewards read it: its parameters, whether it succeeded, and its
+    scores and metrics as recorded."""
+
+    params: Any
+    success: bool
+    scores: Mapping[str, Score]
+    metrics: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Rewards:
+    """How a game rewards each seat, for training (``engine.rollouts``), from its own figures: named
+    in one place per game (its ``rewards.py``) and described on its page.
+
+    - ``seat(ending, role)``: the seat's rewards when the game ends, by name, each a number where
+      more is better; the first is the seat's reward unless a trainer names another. A game's
+      shared result (success) is every seat's; a seat's own part is its own.
+    - ``progress_scale(params)``: what ``GameState.progress`` reaches when a role's part is done.
+      A seat's reward for one turn is the change of its progress, over this, since its previous
+      turn (since the start for its first): the turn rewards of a seat add up to the share of the
+      way it came.
+    """
+
+    seat: Callable[[Ending, str], dict[str, float]]
+    progress_scale: Callable[[Any], float]
+
+
 @dataclass(frozen=True)
 class Records:
     """What the game's records hold beyond scores and metrics, and how reports label them. Every part
@@ -285,6 +313,8 @@ class Records:
       None: the game has none.
     - ``score_notes``: what a reader of a score's figures must know (what it is measured against),
       one sentence per score key, printed under the report's tables that show the score.
+    - ``rewards``: each seat's rewards for training, per game and per turn (``Rewards``); None: the
+      game gives none, and a rollout of it is refused.
     """
 
     score_labels: Mapping[str, str] = field(default_factory=dict)
@@ -295,6 +325,7 @@ class Records:
     score_words: Mapping[str, str] = field(default_factory=dict)
     analyses: Callable[[], Analysis] | None = None
     score_notes: Mapping[str, str] = field(default_factory=dict)
+    rewards: Rewards | None = None
 
 
 @runtime_checkable

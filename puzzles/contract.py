@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from .analyses import Analysis
-from .base import AgentModules, BestOfN, Format1Reader, Game, GameState, Prompter, ReplyGrammar, Secrets
+from .base import AgentModules, BestOfN, Format1Reader, Game, GameState, Prompter, ReplyGrammar, Rewards, Secrets
 from .common.replay import BoardReplay, Replay
 from .seat import IdleActions, Seat
 
@@ -151,6 +151,15 @@ def _check_records(game: Game, fail: Fail) -> None:
         if analysis.tables() != []:
             raise fail("records.analyses() must make an empty analysis: tables() of no games is []")
     _params_named(game, records.table_rows, "records.table_rows", fail)
+    if records.rewards is not None:
+        if not isinstance(records.rewards, Rewards):
+            raise fail("records.rewards must be a Rewards")
+        for member in ("seat", "progress_scale"):
+            if not callable(getattr(records.rewards, member)):
+                raise fail(f"records.rewards.{member} must be callable")
+        scale = records.rewards.progress_scale(game.rules.Params())
+        if not (isinstance(scale, int | float) and scale > 0):
+            raise fail(f"records.rewards.progress_scale of the default parameters must be above 0, got {scale!r}")
 
 
 def _check_results_format(game: Game, fail: Fail) -> None:

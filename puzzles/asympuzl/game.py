@@ -9,6 +9,7 @@ from .analyses import analyses
 from .params import AsymPuzlParams
 from .prompt import AsymPuzlPrompter
 from .replay import REPLAY
+from .rewards import REWARDS
 from .rules import ROLES, SOLO, AsymPuzlGame, Replace
 from .scripted import SCRIPTED
 from .seat import SEAT
@@ -56,6 +57,7 @@ GAME = Game(
         sort_keys=position_sort_keys(),
         instance=AsymPuzlGame.instance,
         analyses=analyses,
+        rewards=REWARDS,
     ),
     # Version 2: the prompt became a parameter (games recorded before were played with the guided
     # prompt) and actions per position count modifications, writes apart.

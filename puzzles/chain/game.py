@@ -9,6 +9,7 @@ from .analyses import analyses
 from .params import ChainParams
 from .prompt import ChainPrompter
 from .replay import REPLAY
+from .rewards import REWARDS
 from .rules import CHAIN_ROLES, ChainGame, ChainReplace
 from .scripted import SCRIPTED
 from .seat import SEAT
@@ -55,6 +56,7 @@ GAME = Game(
         sort_keys=position_sort_keys(),
         instance=ChainGame.instance,
         analyses=analyses,
+        rewards=REWARDS,
     ),
     # Version 2: actions per position count modifications, writes apart.
     results_format=ResultsFormat(version=2, upgrade=position_upgrade(), format_1=Format1(("size",))),

@@ -12,6 +12,7 @@ from .optima import optimum
 from .params import EinsteinParams
 from .prompt import EinsteinPrompter
 from .replay import REPLAY
+from .rewards import REWARDS
 from .rules import EinsteinGame
 from .scripted import SCRIPTED
 from .seat import SEAT
@@ -95,6 +96,7 @@ GAME = Game(
                           "a guess that lands can beat it, so StepR can be below 1.",
             "step_ratio_all": "StepR (all): the same, an unsolved game counted at the step limit.",
         },
+        rewards=REWARDS,
     ),
     # Version 2: a game solved on its last step failed by default until the paper's rule became the default.
     results_format=ResultsFormat(version=2, default_was={"success_on_last_step": False}),

@@ -9,6 +9,7 @@ from .board import GHOST, LIGHT, board_for_seed, generated_board, paper_board
 from .params import TspParams
 from .prompter import TspPrompter
 from .replay import REPLAY
+from .rewards import REWARDS
 from .rules import TspAction, TspGame
 from .scripted import SCRIPTED
 from .seat import SEAT
@@ -80,6 +81,7 @@ GAME = Game(
             "turns_to_end": "turns until the last of you submitted",
         },
         analyses=SuggestLengths,
+        rewards=REWARDS,
     ),
 )
 
