@@ -11,10 +11,13 @@ A single run is a one-point grid. A grid is read from TOML, for instance::
     size = [5]                     # any parameter of the game, as a list
     branch_from = "runs/first"     # a branch run: the run it plays again (engine.plan.branching)
     branch = [{turn = 2, role = "ROLE", alternative = "drop"}]   # one seat's message changed at a turn
+    group = 8                      # rollouts: each condition played 8 times on each seed (members 0 to 7)
 
 Every list is one axis; the conditions are all their combinations. Keys that are not the grid's own
 are the game's parameters (checked against its ``Params``). Game ``c * seeds + i`` is condition
-``c`` on seed ``i``, and its seed depends only on the run seed and ``i`` (paired).
+``c`` on seed ``i``, and its seed depends only on the run seed and ``i`` (paired). A group's members
+are the innermost axis (``member``), so the K games of one seed follow each other in the play
+order and a group fills at once.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from engine.backends.tomlfile import read_toml
 from engine.plan.branching import BranchPoint
 from engine.plan.spec import GameSpec, Options, game_seed
 
-EXTENSION_AXES = ("topology", "turn_order", "max_actions", "memory", "channel", "branch")
+EXTENSION_AXES = ("topology", "turn_order", "max_actions", "memory", "channel", "branch", "member")
 MAX_TURNS = 1000  # rounds: more is a typo, and a game that long would hold its memory for hours
 
 
@@ -57,6 +60,7 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
     channel: list[ChannelSpec] = []
     branch: list[BranchPoint] = []
     leak_audit: bool = False
+    group: int = 0  # K games of each condition on each seed (rollouts: ``Options.member``); 0: none
     branch_from: str = ""  # the run a branch run plays again, as given (its games pair with these by seed)
 
     def the_game(self, games: Mapping[str, Game] = GAMES) -> Game:
@@ -100,7 +104,7 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
         conditions = []
         axes = itertools.product(
             self.agent_rosters(games), self.parameter_sets(games), self.feedback or [game.rules.default_feedback],
-            self.history, self.max_turns or [None], *(getattr(self, n) or [UNSET] for n in EXTENSION_AXES),
+            self.history, self.max_turns or [None], *(self._axis(n) or [UNSET] for n in EXTENSION_AXES),
         )
         for agents, params, feedback, history, max_turns, *extensions in axes:
             if max_turns is None:
@@ -116,6 +120,9 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
                 conditions.append((params, agents, options))
         return conditions
 
+    def _axis(self, name: str) -> list[Any]:
+        return list(range(self.group)) if name == "member" else getattr(self, name)
+
     @property
     def total(self) -> int:
         return len(self.conditions()) * self.seeds
@@ -125,6 +132,10 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
         game = self.the_game(games)
         if self.seeds < 1:
             raise InvalidParameter("seeds", f"seeds must be at least 1, got {self.seeds}")
+        if self.group < 0:
+            raise InvalidParameter("group", f"group must be 0 (none) or more, got {self.group}")
+        if self.group and self.branch:
+            raise InvalidParameter("group", "a branch run plays no groups; give group or branch, not both")
         for field in ("agents", "history"):
             if not getattr(self, field):
                 raise InvalidParameter(field, f"{field} must list at least one value")

@@ -22,7 +22,7 @@ HistoryLength = int | None  # None keeps the whole conversation
 Topology = Literal["all", "directed", "chain"]
 TurnOrder = Literal["round_robin", "simultaneous"]
 Memory = Literal["reinject", "scratchpad"]
-EXTENSIONS = ("topology", "turn_order", "channel", "max_actions", "memory", "leak_audit", "branch")
+EXTENSIONS = ("topology", "turn_order", "channel", "max_actions", "memory", "leak_audit", "branch", "member")
 
 
 class Options(msgspec.Struct, frozen=True, kw_only=True):
@@ -40,6 +40,9 @@ class Options(msgspec.Struct, frozen=True, kw_only=True):
       shown every turn) or "scratchpad" (on the first turn; then the agent's own notes).
     - ``leak_audit``: check every agent input for facts private to other agents.
     - ``branch``: one turn of one role played with another message (``engine.plan.branching``).
+    - ``member``: the game is member k of a group, the K games a rollout plays on one seed
+      (``Grid.group``): the seats' randomness is drawn anew for each member (``GameSpec.policy_seed``)
+      and a model's every call is sample k, as a resample of the whole game.
     """
 
     feedback: str
@@ -52,6 +55,7 @@ class Options(msgspec.Struct, frozen=True, kw_only=True):
     memory: Memory | UnsetType = UNSET
     leak_audit: bool | UnsetType = UNSET
     branch: BranchPoint | UnsetType = UNSET
+    member: int | UnsetType = UNSET
 
     def get(self, name: str, default: Any = None) -> Any:
         value = getattr(self, name)
@@ -73,6 +77,18 @@ class GameSpec(msgspec.Struct, frozen=True, kw_only=True):
         return game_of(self.params)
 
     @property
+    def member(self) -> int:
+        """The game's place in its group (0 outside groups)."""
+        return self.options.get("member", 0)
+
+    @property
+    def policy_seed(self) -> int:
+        """The seed of the seats' own randomness (scripted choices, the local model server's
+        players): the game's seed, drawn again from it for each member of a group after the first,
+        so that member 0 is the game a run without groups plays."""
+        return game_seed(self.seed, self.member) if self.member else self.seed
+
+    @property
     def max_turns(self) -> int:
         return self.options.max_turns
 
@@ -88,7 +104,7 @@ class GameSpec(msgspec.Struct, frozen=True, kw_only=True):
         fields["T"] = str(o.max_turns)
         fields["h"] = "full" if o.history is None else str(o.history)
         fields.update(self.agents)
-        for name in ("topology", "turn_order", "max_actions", "memory"):
+        for name in ("topology", "turn_order", "max_actions", "memory", "member"):
             if getattr(o, name) is not UNSET:
                 fields[name] = str(getattr(o, name))
         if o.channel is not UNSET:

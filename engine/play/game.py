@@ -22,6 +22,7 @@ from puzzles import GAMES, Game, GameResult, Policy, Referee, Secrets, get_game,
 from engine.play.audit import LeakAudit, PhraseAudit
 from engine.plan.branching import BranchPoint, OtherPolicy, read_alternative
 from engine.policies.branch import branch_policy
+from engine.policies.member import member_seat
 from engine.policies.seat import HumanAbsent, HumanPolicy
 from engine.policies.factory import PolicyFactory, is_model
 from engine.records.record import ErrorInfo, GameRecord, cut_replies, usage_totals
@@ -56,7 +57,7 @@ def build_game(spec: GameSpec, bus: Bus, factory: PolicyFactory, game: Game) -> 
     ]
     branch = spec.option("branch", None)
     for role in state.roles:
-        policy = factory.make(spec.agents[role], role, spec.seed, game)
+        policy = member_seat(factory.make(spec.agents[role], role, spec.policy_seed, game), spec.member)
         if branch is not None and branch.role == role:
             policy = branch_seat(policy, branch, spec, factory, game)
         actors.append(

@@ -235,7 +235,7 @@ async def run_games(
                 if len(workers) < concurrency and not failures:
                     workers.append(group.create_task(worker()))
                 CALL_PRIORITY.set(next(admitted))  # its model calls go before those of games started later
-                CALL_GAME.set(f"{run_token}-{spec.game_id};seed={spec.seed}")
+                CALL_GAME.set(f"{run_token}-{spec.game_id};seed={spec.policy_seed}")  # the seed its seats' randomness is drawn from
                 taps = [tap for w in watchers if (tap := w.game_started(spec)) is not None]
                 record = await play_game(spec, factory, taps, games=games, preparing=preparing)
                 if starts is not None:
