@@ -14,7 +14,7 @@ from rich.console import Console
 from engine.executors import make_executor
 from engine.play import RunProgress, tuned_collector
 from engine.policies import PolicyFactory, is_model
-from engine.records import StorageError
+from engine.records import GameRecord, StorageError
 from engine.serving import ServeError
 from engine.session import SameFailure, StopStarting, counted_keys, finish, new_progress, play_plan
 from engine.spending import Spending
@@ -88,9 +88,11 @@ class Interrupt:
                 return
 
 
-async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, spending: Spending | None) -> Ending:
+async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, spending: Spending | None, *,
+                  on_written: Callable[[GameRecord], None] | None = None) -> Ending:
     """Run the games not yet recorded, with the display and Ctrl-C; how the run ended (the tally is
-    taken afterwards)."""
+    taken afterwards). ``on_written``: given each record once it is on disk, with its full
+    transcript (full transcripts are then kept, whatever the flags say)."""
     args, plan, run = prepared.args, prepared.plan, prepared.session.run
     seats = None
     if people_play(plan):  # a person's form owns the terminal: no dashboard, no summary lines
@@ -117,7 +119,8 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, 
         try:
             await play_plan(
                 run, plan, factory, recorded=prepared.recorded, concurrency=concurrency(args, plan, batch_size(factory)), progress=progress,
-                log_level=args.log_level, transcripts=transcripts_kept(args),
+                log_level=args.log_level, transcripts=True if on_written is not None else transcripts_kept(args),
+                on_written=on_written,
                 observers=[SameFailure(give_up), *([seats] if seats is not None else [])],
                 spending=spending, executor=executor, limit=args.limit, stop=stop,
             )

@@ -157,10 +157,17 @@ def advantages(branches: Iterable[GameRecord]) -> list[Advantage]:
         if len(group) < 2:
             continue
         won = [float(r.outcome == "success") for r in group]
-        total = sum(won)
-        for record, value in zip(group, won):
+        for record, advantage in zip(group, leave_one_out(won)):
             out.append(Advantage(
                 branch_game=record.game_id, original_seed=record.spec.seed, point=record.spec.options.branch.label(),  # type: ignore[union-attr]
-                advantage=value - (total - value) / (len(group) - 1),
+                advantage=advantage,
             ))
     return sorted(out, key=lambda a: a.branch_game)
+
+
+def leave_one_out(values: list[float]) -> list[float]:
+    """Each value minus the mean of the others (two values or more): a group's relative advantages."""
+    if len(values) < 2:
+        raise ValueError(f"leave-one-out needs two values or more, got {len(values)}")
+    total = sum(values)
+    return [value - (total - value) / (len(values) - 1) for value in values]

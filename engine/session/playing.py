@@ -197,18 +197,21 @@ async def play_plan(
     executor: Executor | None = None,
     limit: int | None = None,
     stop: StopStarting | None = None,
+    on_written: Callable[[GameRecord], None] | None = None,
 ) -> None:
     """Play the games of ``plan`` not in ``recorded`` into ``run`` (in ``play_order``; the first
     ``limit`` of them, if given), in this process or on ``executor``. When models play here, games start as the limits serve them and
     within ``spending``'s caps (``engine.play.pacing``). After ``stop.stop()`` no game starts.
     Cancelling the caller's scope stops the run; every record written before stays, and the log
-    says the run was interrupted."""
+    says the run was interrupted. ``on_written`` is given each record once it is on disk, its
+    transcript too (the rollouts build their groups from what is on disk)."""
     total = plan.total
     todo = play_order(plan, recorded) if limit is None else islice(play_order(plan, recorded), limit)
     if stop is not None:
         todo = stop.until_stopped(todo)
     finished = False
     with run.log_path.open("a", encoding="utf-8") as log_stream, run.writer() as writer:
+        write = writer.write if on_written is None else _then(writer.write, on_written)
         # When models or people play, games end seconds apart, not thousands a second: each line is flushed at once.
         slow = any(is_model(name) or is_human(name) for names in plan.agents for name in names)
         log = RunLog(log_stream, log_level, flush_every=0 if slow else FLUSH_SECONDS)
@@ -223,14 +226,14 @@ async def play_plan(
         # True (or "full"): full transcripts; "messages": messages-only transcripts (``engine.records.transcripts``)
         # Games against models or people are few and dear: each transcript is written as its game ends.
         # A record is written once its game's transcript is on disk: a kill never leaves one without the other.
-        transcript_writer = (TranscriptWriter(run.path, full=transcripts != "messages", at_once=slow, records=writer.write)
+        transcript_writer = (TranscriptWriter(run.path, full=transcripts != "messages", at_once=slow, records=write)
                              if transcripts else None)
         try:
             async with factory:
                 try:
                     await executor.play(
                         plan, todo, factory=factory, concurrency=concurrency, progress=progress,
-                        on_record=writer.write if transcript_writer is None else transcript_writer.record,
+                        on_record=write if transcript_writer is None else transcript_writer.record,
                         observers=[GameLog(log, debug=log_level == "debug"), *observers], games=games,
                         transcripts=transcript_writer, spending=spending if models_play(plan) else None,
                     )
@@ -247,6 +250,14 @@ async def play_plan(
                 log.warning("no_price", models=sorted(factory.hub.prices.missing))
             interrupted = not finished or (stop is not None and stop.stopped)
             log.info("run_interrupted" if interrupted else "run_finished", games_recorded=done, games_total=plan.total)
+
+
+def _then(write: Callable[[GameRecord], None], after: Callable[[GameRecord], None]) -> Callable[[GameRecord], None]:
+    def both(record: GameRecord) -> None:
+        write(record)
+        after(record)
+
+    return both
 
 
 class Tally(msgspec.Struct):

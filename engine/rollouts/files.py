@@ -1,0 +1,91 @@
+"""A rollout's groups kept in its run directory: ``rollouts.jsonl`` (one group a line, appended as
+each group finishes) and ``rollouts.json`` (what the trainer asked of the trajectories, saved at the
+start so that a resume makes them alike).
+
+A kill leaves at most a last line cut short, which is dropped when the run is resumed; the groups
+whose games were all recorded but that the file does not hold yet are written first, then the rest
+as they finish. Each group is in the file once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import msgspec
+
+from puzzles import Game
+
+from engine.records import GameRecord, RunDir, TranscriptIndex
+from engine.rollouts.collect import Assembler, Settings, groups_in
+from engine.rollouts.groups import GroupIds, make_group
+from engine.rollouts.trajectory import encode_group
+
+GROUPS_FILE = "rollouts.jsonl"
+SETTINGS_FILE = "rollouts.json"
+
+
+def save_settings(run: RunDir, settings: Settings) -> None:
+    (run.path / SETTINGS_FILE).write_bytes(msgspec.json.format(msgspec.json.encode(settings)) + b"\n")
+
+
+def saved_settings(run: RunDir) -> Settings | None:
+    """The settings the rollout was started with; None for a run that is not one."""
+    try:
+        return msgspec.json.decode((run.path / SETTINGS_FILE).read_bytes(), type=Settings)
+    except FileNotFoundError:
+        return None
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise ValueError(f"cannot read {run.path / SETTINGS_FILE}: {exc}") from None
+
+
+def _whole_lines(path) -> list[bytes]:
+    """The file's whole lines, a last line a kill cut short cut off the file."""
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    whole = data[: data.rfind(b"\n") + 1]
+    if len(whole) != len(data):
+        with path.open("rb+") as f:
+            f.truncate(len(whole))
+    return whole.splitlines()
+
+
+class GroupFile:
+    """Writes the groups of the run's plan to ``rollouts.jsonl`` as their games are on disk: give
+    ``written`` each record once it is written (``play_plan``'s ``on_written``), and ``recorded``
+    the records earlier processes of the run wrote. A group that
+    cannot be made (``MissingTokens``) stops the writing; ``failed`` says why."""
+
+    def __init__(self, run: RunDir, plan_total: int, ids: GroupIds, game: Game, settings: Settings,
+                 recorded: Iterable[GameRecord] = ()) -> None:
+        self.path = run.path / GROUPS_FILE
+        self.game, self.settings = game, settings
+        self.index = TranscriptIndex(run.path)
+        self.failed: str | None = None
+        self.count = 0
+        known = groups_in(_whole_lines(self.path))
+        self.assembler = Assembler(ids, known, self._group)
+        self._file = self.path.open("ab")
+        for record in recorded:  # what earlier processes of the run recorded
+            if 0 <= record.game_id < plan_total:
+                self.assembler.written(record)
+
+    def written(self, record: GameRecord) -> None:
+        if self.failed is None:
+            self.assembler.written(record)
+
+    def _group(self, number: int, records: list[GameRecord]) -> None:
+        self.index.refresh()
+        s = self.settings
+        try:
+            group = make_group(number, [(r, self.index.line(r.game_id)) for r in records], self.game,
+                               trained=s.trained, reward=s.reward, tokens=s.tokens)
+        except ValueError as exc:
+            self.failed = str(exc)
+            return
+        self._file.write(encode_group(group) + b"\n")
+        self._file.flush()
+        self.count += 1
+
+    def close(self) -> None:
+        self._file.close()

@@ -1,0 +1,104 @@
+"""Play rollouts for training: K games of each seed and condition at once, every seat's trajectory
+with the game's rewards and group-relative advantages, one group a line in ``RUN/rollouts.jsonl``.
+
+    python -m runners.rollouts --game chain --agents 3 --agent alice=vllm:policy --group 8 --games 100
+    python -m runners.rollouts --resume runs/rollouts-20261201-101500
+
+The games are a run like ``asymgames run`` plays (the same game, model, limit and spending flags,
+the dashboard, Ctrl-C, ``--resume``), kept with full transcripts, from which each group is written
+as its last game is recorded (``engine.rollouts``). The seats trained, the reward and whether turns
+carry their tokens are saved with the run (``rollouts.json``); a resume writes the groups the file
+lacks and plays on.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import msgspec
+
+from engine.plan import Grid
+from engine.policies import PolicyFactory
+from engine.rollouts import GroupFile, GroupIds, Settings, save_settings, saved_settings
+from puzzles import DEFAULT_GAME, GAMES, Game, get_game
+from runners.args import OneLineParser, integer
+from runners.flags.game import add_game_arguments, check_saved, chosen_game, config_from_args
+from runners.flags.running import Prepared, add_running_arguments, open_run
+
+PROG = "python -m runners.rollouts"
+DEFAULT_GROUP = 8
+
+
+def build_parser(factory: PolicyFactory, game: Game, prog: str = PROG) -> OneLineParser:
+    p = OneLineParser(prog=prog, description=(
+        "Play rollouts for training: K games of each seed at once, every seat's trajectory with the game's rewards "
+        "and group-relative advantages, one group a line in RUN/rollouts.jsonl."))
+    add_game_arguments(p, game, factory)
+    group = p.add_argument_group("rollouts")
+    group.add_argument("--group", type=integer(1), metavar="K", help=f"games of each seed and condition, a group (default {DEFAULT_GROUP})")
+    group.add_argument("--train", action="append", metavar="ROLE", help="a seat the trainer trains (repeatable; default every seat a model plays); other seats are marked untrainable")
+    group.add_argument("--reward", metavar="NAME", help="which of the game's rewards is a trajectory's reward (default: the game's first, reward)")
+    group.add_argument("--tokens", action="store_true", help="every model turn carries its token ids and log-probabilities; a turn without them stops the writing, naming the server")
+    add_running_arguments(p)
+    return p
+
+
+def prepare(argv: list[str] | None, factory: PolicyFactory, prog: str = PROG) -> tuple[Prepared, Settings]:
+    """Parse and check everything before any game runs; exits with status 2 on bad input."""
+    game = GAMES.get(chosen_game(argv)) or get_game(DEFAULT_GAME)
+    parser = build_parser(factory, game, prog)
+    args = parser.parse_args(argv)
+    if args.no_messages:
+        parser.error("argument --no-messages: a rollout keeps full transcripts, which its trajectories are read from")
+    if args.resume is not None and (args.group or args.train or args.reward or args.tokens):
+        parser.error("argument --resume: a rollout resumes with its saved group, seats, reward and tokens; give none of them")
+    settings = Settings(trained=tuple(args.train) if args.train else None, reward=args.reward or "reward", tokens=args.tokens)
+
+    def new_plan() -> Grid:
+        plan = msgspec.structs.replace(config_from_args(parser, args, game, factory), name="rollouts", group=args.group or DEFAULT_GROUP)
+        try:
+            settings.check(plan)
+        except ValueError as exc:
+            parser.error(f"argument --train: {exc}")
+        return plan
+
+    def check_resumed(saved: Grid) -> None:
+        if saved.group < 1:
+            parser.error(f"argument --resume: {args.resume} is not a rollout (its plan has no groups)")
+        check_saved(parser, args, saved, game, factory)
+
+    prepared = open_run(parser, args, new_plan=None if args.resume else new_plan, check_saved=check_resumed,
+                        factory=factory, out_name="rollouts")
+    run = prepared.session.run
+    if args.resume is None:
+        save_settings(run, settings)
+        return prepared, settings
+    try:
+        return prepared, saved_settings(run) or settings
+    except ValueError as exc:
+        prepared.session.close()
+        parser.error(f"argument --resume: {exc}")
+
+
+def main(argv: list[str] | None = None, prog: str = PROG) -> int:
+    factory = PolicyFactory()
+    prepared, settings = prepare(argv, factory, prog)
+    from runners.runloop import execute, run_and_report  # after the flags are read: --help and bad flags stay fast
+
+    plan, run = prepared.plan, prepared.session.run
+    groups = GroupFile(run, plan.total, GroupIds(plan), plan.the_game(), settings,
+                       recorded=run.iter_records() if prepared.recorded else ())
+    try:
+        status = run_and_report(prepared, factory, lambda console, spending: execute(
+            prepared, factory, console, spending, on_written=groups.written))
+    finally:
+        groups.close()
+    print(f"Groups: {groups.count} written now to {groups.path}")
+    if groups.failed is not None:
+        print(f"Stopped writing groups: {groups.failed}", file=sys.stderr)
+        return 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
