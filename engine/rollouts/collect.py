@@ -32,6 +32,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 
 from puzzles import GAMES, Game
 
+from engine.backends import BackendSettings
 from engine.plan import Grid
 from engine.policies import PolicyFactory, is_model
 from engine.records import GameRecord, RunDir, TranscriptIndex, is_infra_error
@@ -138,18 +139,21 @@ async def play_groups(
 @asynccontextmanager
 async def rollouts(
     plan: Grid, *, k: int | None = None, out: Path | None = None, resume: Path | None = None,
-    factory: PolicyFactory | None = None, settings: Settings = Settings(), **play: Any,
+    factory: PolicyFactory | None = None, models: BackendSettings | None = None, settings: Settings = Settings(),
+    **play: Any,
 ) -> AsyncIterator[GroupStream]:
     """The groups of ``plan`` with ``k`` games per seed and condition, played into a new run
-    directory ``out`` (or the run in ``resume``, with its saved plan). ``factory``: the policies'
-    factory, with the run's model settings (a fresh one by default). Raises ``SessionError`` where
-    the run cannot be opened, ValueError for settings that do not fit the plan."""
+    directory ``out`` (or the run in ``resume``, with its saved plan and model settings).
+    ``models``: a new run's model settings (where the servers are, sampling, limits, cache);
+    ``factory``: the policies' factory (a fresh one by default). Raises ``SessionError`` where the
+    run cannot be opened, ValueError for settings that do not fit the plan."""
     factory = factory or PolicyFactory()
     grouped = plan if k is None else msgspec.structs.replace(plan, group=k)
     if resume is None:
         grouped.validate()
         settings.check(grouped)
-    session = open_session(factory, plan=lambda: grouped, resume=resume, out=out)
+    session = open_session(factory, plan=lambda: grouped, resume=resume, out=out,
+                           settings=lambda saved: saved or models or BackendSettings())
     with session:
         async with play_groups(session, factory, settings=settings, **play) as groups:
             yield groups

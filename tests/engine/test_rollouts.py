@@ -1,0 +1,159 @@
+"""Rollouts for training (``engine.rollouts``): groups of K games per seed, played by scripted agents
+and by models through the local model server; the same seed gives the same group; trained,
+frozen and scripted seats; 3 and 4 agents in both turn orders; token ids kept only where asked and
+given; a branch run's advantages in the same format."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import msgspec
+import pytest
+
+from engine.analysis import advantages
+from engine.backends import BackendSettings
+from engine.plan import Grid
+from engine.records import RunDir
+from engine.rollouts import (
+    Group, MissingTokens, Settings, TurnTokens, encode_group, rollouts, run_groups, trajectories,
+)
+from puzzles import GAMES
+from runners.branch import main as branch_main
+from runners.concurrent import main as run_main
+from tests.e2e.test_model_runs import server_process
+
+KEY = {"OPENAI_API_KEY": "sk-test-rollouts-0000"}
+
+
+def collect(grid: Grid, out: Path, k: int, **kwargs) -> list[Group]:
+    async def go() -> list[Group]:
+        async with rollouts(grid, k=k, out=out, **kwargs) as groups:
+            return [group async for group in groups]
+
+    return sorted(anyio.run(go), key=lambda g: g.group)
+
+
+@pytest.fixture(scope="module")
+def model_runs(tmp_path_factory):
+    """The same rollout of the chain game played twice through the local model server: alice and
+    bob are models (alice trained, bob frozen), carol is scripted."""
+    root = tmp_path_factory.mktemp("model_rollouts")
+    grid = Grid(game="chain", seeds=2, agents=[["openai:noisy", "openai:noisy", "noisy"]], params={"size": [4]})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("OPENAI_API_KEY", KEY["OPENAI_API_KEY"])
+        with server_process() as url:
+            models = BackendSettings(urls={"openai": url + "/v1"})
+            runs = [collect(grid, root / name, 3, models=models, settings=Settings(trained=("alice",)))
+                    for name in ("first", "second")]
+    return root, runs
+
+
+def test_the_same_seed_gives_the_same_group(model_runs):
+    _, (first, second) = model_runs
+    assert [g.group for g in first] == [0, 1]
+    assert [encode_group(g) for g in first] == [encode_group(g) for g in second]
+
+
+def test_the_members_of_a_group_are_other_samples_of_one_game(model_runs):
+    _, (groups, _) = model_runs
+    for group in groups:
+        assert len(group.games) == 3 and {t.seed for t in group.trajectories} == {group.seed}
+    replies = [[tuple(s.reply for s in t.steps) for t in g.seat("alice")] for g in groups]
+    assert any(len(set(seat)) > 1 for seat in replies)  # a member is a resample, not the same game again
+
+
+def test_trained_frozen_and_scripted_seats(model_runs):
+    _, (groups, _) = model_runs
+    for trajectory in (t for g in groups for t in g.trajectories):
+        assert trajectory.trainable == (trajectory.role == "alice")
+        if trajectory.role == "carol":
+            assert trajectory.model is None and trajectory.sampling == {}
+            assert all(step.messages == [] for step in trajectory.steps)
+        else:
+            assert trajectory.model == "openai:noisy" and trajectory.sampling["temperature"] == 0.0
+            for step in trajectory.steps:
+                assert [m.role for m in step.messages] == ["system", "user"]
+                assert step.reply and step.tokens is None  # text only: no tokens were asked
+
+
+def _tokens_line(line: bytes, role: str) -> bytes:
+    """The transcript line with a ``tokens`` entry in every turn of ``role``, as a server gives them."""
+    transcript = json.loads(line)
+    for i, turn in enumerate(transcript["turns"]):
+        if turn["role"] == role:
+            turn["tokens"] = {"prompt_ids": [1, 2, 3 + i], "completion_ids": [7, 8 + i], "logprobs": [-0.5, -0.25 * i]}
+    return json.dumps(transcript).encode()
+
+
+def test_token_ids_are_kept_where_asked_and_given(model_runs):
+    root, _ = model_runs
+    run = RunDir.open(root / "first")
+    from engine.records import TranscriptIndex
+
+    index = TranscriptIndex(run.path)
+    index.refresh()
+    record = run.records()[0]
+    line = index.line(record.game_id)
+    game = GAMES["chain"]
+    with_tokens = _tokens_line(_tokens_line(line, "alice"), "bob")
+    made = {t.role: t for t in trajectories(record, with_tokens, game, tokens=True)}
+    for i, step in enumerate(made["alice"].steps):
+        assert step.tokens is not None and step.tokens.completion_ids[0] == 7
+    first_turn = json.loads(with_tokens)["turns"][0]
+    assert made["alice"].steps[0].tokens == msgspec.convert(first_turn["tokens"], TurnTokens)
+    assert all(step.tokens is None for step in made["carol"].steps)  # scripted: no model call
+    assert all(step.tokens is None for t in trajectories(record, with_tokens, game) for step in t.steps)  # text only
+    with pytest.raises(MissingTokens, match=r"seat bob, turn 1: the server \(openai:noisy\) returned no token ids"):
+        trajectories(record, _tokens_line(line, "alice"), game, tokens=True)
+
+
+@pytest.mark.parametrize("turn_order", ["round_robin", "simultaneous"])
+@pytest.mark.parametrize("agents", [3, 4])
+def test_three_and_four_agents_in_both_turn_orders(tmp_path, turn_order, agents):
+    roster = ["noisy", "one_piece", "noisy", "noisy"][:agents]
+    grid = Grid(game="chain", seeds=2, agents=[roster], params={"size": [4]}, turn_order=[turn_order])
+    groups = collect(grid, tmp_path / "run", 2)
+    assert len(groups) == 2
+    roles = GAMES["chain"].roster(agents)
+    for group in groups:
+        assert sorted({t.role for t in group.trajectories}) == sorted(roles)
+        assert len(group.trajectories) == 2 * agents
+        for trajectory in group.trajectories:
+            assert trajectory.steps and [s.turn for s in trajectory.steps] == sorted({s.turn for s in trajectory.steps})
+            for before, after in zip(trajectory.steps, trajectory.steps[1:]):
+                assert after.reward == pytest.approx(after.progress - before.progress)
+            assert trajectory.rewards["correct"] == pytest.approx(trajectory.steps[-1].progress)
+            assert trajectory.advantage is not None
+
+
+def test_a_plan_without_groups_or_with_a_scripted_seat_trained_is_refused(tmp_path):
+    grid = Grid(game="chain", seeds=1, agents=[["noisy", "noisy", "noisy"]])
+    with pytest.raises(ValueError, match="trained seat 'alice' is played by noisy, not a model"):
+        collect(grid, tmp_path / "a", 2, settings=Settings(trained=("alice",)))
+    with pytest.raises(ValueError, match="trained seat 'zed' is not a seat"):
+        collect(msgspec.structs.replace(grid, agents=[["openai:x", "noisy", "noisy"]]), tmp_path / "b", 2,
+                settings=Settings(trained=("zed",)))
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()  # refused before any file
+
+
+def test_a_branch_runs_advantages_reach_the_turn_it_changed(tmp_path):
+    origin, branches = tmp_path / "origin", tmp_path / "branches"
+    assert run_main(["--game", "chain", "--games", "3", "--size", "4", "--transcripts", "--out", str(origin), "--no-dashboard"]) == 0
+    assert branch_main([str(origin), "--alternative", "noise:0.6", "--k", "3", "--turns", "1-2", "--role", "alice",
+                        "--transcripts", "--out", str(branches), "--no-dashboard"]) == 0
+    records = RunDir.open(branches).records()
+    credit = {a.branch_game: a.advantage for a in advantages(records)}
+    groups = list(run_groups(branches))
+    assert len(groups) == 3 * 2  # a group per seed and turn, of its 3 branches
+    seen = 0
+    for group in groups:
+        assert len(group.games) == 3
+        for trajectory in group.trajectories:
+            point = next(r for r in records if r.game_id == trajectory.game_id).spec.options.branch
+            for step in trajectory.steps:
+                at_point = trajectory.role == point.role and step.turn == point.turn
+                assert step.advantage == (credit[trajectory.game_id] if at_point else None)
+                seen += at_point
+    assert seen == 3 * 2 * 3  # one changed turn per branch game
