@@ -71,7 +71,7 @@ examples:
   asymgames play --game tsp --seat light --partner openai:gpt-4o   ... or in the browser
   asymgames study examples/studies/tsp.toml                      a study: one link for many people
   asymgames dataset --game einstein --demonstrations 5 --out data/einstein   training data
-  asymgames rollouts --game chain --agents 3 --group 8 --games 100   rollouts for RL trainers
+  asymgames rollouts --game einstein --group 8 --games 100    rollouts for RL trainers: groups as JSONL
   asymgames fake-llm --port 8000                               the local model server
   asymgames setup-llamacpp                                     llama.cpp's server and a small model, then:
   asymgames run --model llamacpp:smollm2 --games 4 --structured   a real model, served by the engine

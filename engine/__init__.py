@@ -5,7 +5,8 @@ The folders follow the data: ``plan`` (a game's spec, the grid of conditions) ->
 directory played to its end) -> ``play`` (one game and many at once) -> ``policies`` (who plays a
 seat: scripted, a model through ``backends``, a person) -> ``records`` (what is written) ->
 ``analysis`` (the numbers of a report). ``executors`` says where games are played (this process or
-Ray workers); ``spending`` what the models cost.
+Ray workers); ``spending`` what the models cost; ``rollouts`` gives every seat's trajectory, rewarded,
+in groups of games per seed, for training.
 
 The names below are the public API, loaded on first use so that importing one part of the engine
 does not import every other (a run with scripted agents never imports an HTTP client).
@@ -25,6 +26,8 @@ _EXPORTS = {
     "Grid": "engine.plan.grid", "grid_from_dict": "engine.plan.grid", "load_grid": "engine.plan.grid",
     "ConditionSummary": "engine.analysis.stats", "summarize": "engine.analysis.stats",
     "wilson_interval": "engine.analysis.stats",
+    "rollouts": "engine.rollouts.collect", "run_groups": "engine.rollouts.collect",
+    "Group": "engine.rollouts.trajectory", "Trajectory": "engine.rollouts.trajectory", "TurnStep": "engine.rollouts.trajectory",
 }
 
 __all__ = sorted(_EXPORTS)

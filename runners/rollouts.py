@@ -1,7 +1,7 @@
 """Play rollouts for training: K games of each seed and condition at once, every seat's trajectory
 with the game's rewards and group-relative advantages, one group a line in ``RUN/rollouts.jsonl``.
 
-    python -m runners.rollouts --game chain --agents 3 --agent alice=vllm:policy --group 8 --games 100
+    python -m runners.rollouts --game NAME --agent ROLE=vllm:policy --train ROLE --group 8 --games 100
     python -m runners.rollouts --resume runs/rollouts-20261201-101500
 
 The games are a run like ``asymgames run`` plays (the same game, model, limit and spending flags,
