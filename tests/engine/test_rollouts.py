@@ -157,3 +157,35 @@ def test_a_branch_runs_advantages_reach_the_turn_it_changed(tmp_path):
                 assert step.advantage == (credit[trajectory.game_id] if at_point else None)
                 seen += at_point
     assert seen == 3 * 2 * 3  # one changed turn per branch game
+
+
+def test_a_stopped_rollout_resumes_with_the_groups_it_finished_first(tmp_path):
+    grid = Grid(game="chain", seeds=3, agents=[["noisy", "noisy", "noisy"]], params={"size": [4]})
+    whole = collect(grid, tmp_path / "whole", 3)
+    stopped = collect(grid, tmp_path / "run", 3, limit=5)  # group 0 whole, group 1 two games of three
+    assert [g.group for g in stopped] == [0]
+
+    async def resumed(skip=()) -> list[Group]:
+        async with rollouts(grid, resume=tmp_path / "run", skip=skip) as groups:
+            return [group async for group in groups]
+
+    again = anyio.run(resumed)
+    assert [g.group for g in again][0] == 0  # what earlier processes finished comes first
+    assert sorted(encode_group(g) for g in again) == sorted(encode_group(g) for g in whole)
+    assert [g.group for g in anyio.run(resumed, {0, 1})] == [2]  # all on disk now: only what is not skipped
+
+
+def test_leaving_early_stops_the_games_and_keeps_what_was_recorded(tmp_path):
+    grid = Grid(game="chain", seeds=40, agents=[["noisy", "noisy", "noisy"]], params={"size": [4]})
+
+    async def first_only() -> Group:
+        async with rollouts(grid, k=2, out=tmp_path / "run", concurrency=2) as groups:
+            async for group in groups:
+                return group
+        raise AssertionError("no group")
+
+    group = anyio.run(first_only)
+    recorded = {r.game_id for r in RunDir.open(tmp_path / "run").records()}
+    assert set(group.games) <= recorded and len(recorded) < grid.seeds * 2  # stopped before the end
+    rest = collect(grid, tmp_path / "rest", 2)
+    assert encode_group(group) == encode_group(next(g for g in rest if g.group == group.group))
