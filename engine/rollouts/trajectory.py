@@ -40,7 +40,7 @@ class TurnStep(msgspec.Struct, kw_only=True, omit_defaults=True):
     and did with it (``format_error`` when it could not be read); ``reward`` the turn's reward (the
     change of the seat's progress, as a share, since its previous turn) and ``progress`` the share
     after it. ``advantage``: in a branch run's group, the leave-one-out advantage of the turn the
-    branches changed. ``cut``: the server cut the reply at the run's token limit."""
+    branches changed. ``cut``: the reply could not be read because the run's token limit cut it."""
 
     turn: int
     messages: list[ChatMessage] = []

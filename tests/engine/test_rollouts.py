@@ -189,3 +189,51 @@ def test_leaving_early_stops_the_games_and_keeps_what_was_recorded(tmp_path):
     assert set(group.games) <= recorded and len(recorded) < grid.seeds * 2  # stopped before the end
     rest = collect(grid, tmp_path / "rest", 2)
     assert encode_group(group) == encode_group(next(g for g in rest if g.group == group.group))
+
+
+class _Recorded:
+    """A model's backend that keeps every request it is sent, by game and seat."""
+
+    def __init__(self, inner, role: str, sent: dict) -> None:
+        self.inner, self.role, self.sent = inner, role, sent
+        self.name, self.limiter, self.tokenizer = inner.name, inner.limiter, inner.tokenizer
+
+    async def complete(self, request):
+        from engine.backends import CALL_GAME
+
+        game_id = int(CALL_GAME.get().split(";")[0].rsplit("-", 1)[1])
+        chat = [("system", request.system)]
+        for user, reply in request.history:
+            chat += [("user", user), ("assistant", reply)]
+        self.sent.setdefault((game_id, self.role), []).append([*chat, ("user", request.user)])
+        return await self.inner.complete(request)
+
+
+def test_the_prompt_is_the_chat_as_it_was_sent_with_chat_memory(tmp_path, monkeypatch):
+    """Traveling Adventurers' agents keep their whole chat: each turn's messages are the requests the
+    model was sent, earlier turns and all."""
+    from engine.policies import PolicyFactory
+    from engine.policies.llm import LLMPolicy
+
+    sent: dict = {}
+
+    class Recording(PolicyFactory):
+        def make(self, name, role, seed, game):
+            policy = super().make(name, role, seed, game)
+            if isinstance(policy, LLMPolicy):
+                policy.backend = _Recorded(policy.backend, role, sent)
+            return policy
+
+    monkeypatch.setenv(*next(iter(KEY.items())))
+    grid = Grid(game="tsp", seeds=1, agents=[["openai:ibp_node", "openai:ibp_node"]])
+    with server_process() as url:
+        groups = collect(grid, tmp_path / "run", 2, factory=Recording(), models=BackendSettings(urls={"openai": url + "/v1"}))
+    assert GAMES["tsp"].faces.prompter.chat_memory
+    compared = 0
+    for trajectory in groups[0].trajectories:
+        requests = sent[trajectory.game_id, trajectory.role]
+        assert len(requests) == len(trajectory.steps) > 2
+        for step, request in zip(trajectory.steps, requests):
+            assert [(m.role, m.content) for m in step.messages] == request
+            compared += 1
+    assert compared > 8
