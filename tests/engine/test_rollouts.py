@@ -237,3 +237,22 @@ def test_the_prompt_is_the_chat_as_it_was_sent_with_chat_memory(tmp_path, monkey
             assert [(m.role, m.content) for m in step.messages] == request
             compared += 1
     assert compared > 8
+
+
+def test_a_groups_games_are_its_members_on_one_seed_and_condition():
+    from engine.rollouts import GroupIds
+
+    grid = Grid(game="chain", seeds=4, agents=[["noisy", "noisy"], ["one_piece", "noisy", "noisy"]],
+                feedback=["none", "own"], group=3)
+    ids = GroupIds(grid)
+    assert ids.count == 2 * 2 * 4 and grid.total == ids.count * 3
+    covered = []
+    for number in range(ids.count):
+        specs = list(grid.specs_for(ids.members(number)))
+        assert [s.member for s in specs] == [0, 1, 2] and len({s.seed for s in specs}) == 1
+        fields = [s.condition_fields() for s in specs]
+        assert all(f.pop("member") == str(m) for m, f in enumerate(fields)) and all(f == fields[0] for f in fields)
+        assert {ids.of(s.game_id) for s in specs} == {number}
+        assert len({s.policy_seed for s in specs}) == 3 and specs[0].policy_seed == specs[0].seed
+        covered += ids.members(number)
+    assert sorted(covered) == list(range(grid.total))
