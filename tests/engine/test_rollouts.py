@@ -17,7 +17,7 @@ from engine.backends import BackendSettings
 from engine.plan import Grid
 from engine.records import RunDir
 from engine.rollouts import (
-    Group, MissingTokens, Settings, TurnTokens, encode_group, rollouts, run_groups, trajectories,
+    Group, GroupIds, MissingTokens, Settings, TurnTokens, encode_group, rollouts, run_groups, trajectories,
 )
 from puzzles import GAMES
 from runners.branch import main as branch_main
@@ -240,8 +240,6 @@ def test_the_prompt_is_the_chat_as_it_was_sent_with_chat_memory(tmp_path, monkey
 
 
 def test_a_groups_games_are_its_members_on_one_seed_and_condition():
-    from engine.rollouts import GroupIds
-
     grid = Grid(game="chain", seeds=4, agents=[["noisy", "noisy"], ["one_piece", "noisy", "noisy"]],
                 feedback=["none", "own"], group=3)
     ids = GroupIds(grid)
@@ -256,3 +254,18 @@ def test_a_groups_games_are_its_members_on_one_seed_and_condition():
         assert len({s.policy_seed for s in specs}) == 3 and specs[0].policy_seed == specs[0].seed
         covered += ids.members(number)
     assert sorted(covered) == list(range(grid.total))
+
+
+def test_member_0_is_the_game_a_run_without_groups_plays():
+    from tests.helpers import play
+
+    plain = Grid(game="chain", seeds=3, agents=[["noisy", "noisy", "noisy"]])
+    grouped = msgspec.structs.replace(plain, group=3)
+    ids = GroupIds(grouped)
+    redrawn = 0
+    for i in range(3):
+        first, second = (play(grouped.spec(game_id)) for game_id in ids.members(i)[:2])
+        alone = play(plain.spec(i))
+        assert (first.turn_log, first.scores) == (alone.turn_log, alone.scores)
+        redrawn += (first.turn_log, first.scores) != (second.turn_log, second.scores)
+    assert redrawn  # member 1's seats drew anew
