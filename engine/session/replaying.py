@@ -4,8 +4,9 @@ as recorded):
 - on request (``errors``), games that ended in an error that is not a player's: a policy of the
   user's own that failed, a provider that refused every request. A run that gave up early on such
   games names the flag in the command that continues it, so that once the cause is fixed they play;
-- games recorded without their transcript, when the run keeps transcripts (the resume keeps them and
-  the run's directory has a transcripts file): runs made before a record waited for its game's
+- games recorded without their transcript, when the run keeps transcripts (the resume keeps them, the
+  run's directory has a transcripts file, and no process of the run kept none, which leaves
+  ``transcripts.none``): runs made before a record waited for its game's
   transcript lost the transcripts of the games still gathered when they were killed, or ran out of
   disk, and kept their records. A game a person played is not played again (a person's game cannot
   be played the same way twice): its record is kept, without a transcript.
@@ -23,7 +24,7 @@ from pathlib import Path
 from engine.policies.factory import is_human
 from engine.records.ids import IdSet
 from engine.records.rundir import Plan, RunDir
-from engine.records.transcripts import TranscriptIndex, has_transcripts
+from engine.records.transcripts import NO_TRANSCRIPTS_FILE, TranscriptIndex, has_transcripts
 from engine.session.giveup import PLAYERS_ERRORS
 from engine.session.playing import counted_keys
 
@@ -62,7 +63,7 @@ def set_aside_replays(run: RunDir, plan: Plan, *, errors: bool, transcripts: boo
     ended in an error not a player's; ``transcripts``: the resume keeps transcripts)."""
     failed, without = IdSet(), IdSet()
     index = None
-    if transcripts and has_transcripts(run.path):
+    if transcripts and has_transcripts(run.path) and not (run.path / NO_TRANSCRIPTS_FILE).exists():
         index = TranscriptIndex(run.path)
         index.refresh()
     for key in counted_keys(run):

@@ -354,14 +354,20 @@ def test_an_old_run_whose_records_lack_transcripts_plays_those_games_again_on_re
 
 
 def test_a_resume_without_transcripts_or_of_a_run_that_kept_none_plays_nothing_again(tmp_path, capsys):
+    """Games without a transcript by choice (a resume, or a process of the run, with --no-messages) are
+    not played again."""
     out = run(tmp_path / "old", games=40)
     _lose_transcripts(out, {3, 5}, plain=False)
     assert run_main(["--resume", str(out), "--no-messages", "--no-dashboard"]) == 0  # the resume keeps none
     none_kept = run(tmp_path / "none", "--no-messages", games=40)
     assert run_main(["--resume", str(none_kept), "--no-dashboard"]) == 0  # the run kept none
+    part = run(tmp_path / "part", "--no-messages", "--limit", "20", games=40)  # part kept none, by choice
+    assert run_main(["--resume", str(part), "--no-dashboard", "--limit", "10"]) == 0  # then some
+    assert run_main(["--resume", str(part), "--no-dashboard"]) == 0
     assert "Playing again" not in capsys.readouterr().out
     assert _without_transcript(out) == {3, 5} and len(RunDir.open(none_kept).records()) == 40
-    assert not (out / "results.replayed.jsonl").exists() and not (none_kept / "results.replayed.jsonl").exists()
+    assert len(_without_transcript(part)) == 20 and len(RunDir.open(part).records()) == 40
+    assert not any((run_dir / "results.replayed.jsonl").exists() for run_dir in (out, none_kept, part))
 
 
 def test_games_people_played_without_a_transcript_are_kept_and_said_so(tmp_path):
