@@ -67,6 +67,8 @@ def set_aside_replays(run: RunDir, plan: Plan, *, errors: bool, transcripts: boo
         index = TranscriptIndex(run.path)
         index.refresh()
     for key in counted_keys(run):
+        if not 0 <= key.game_id < plan.total:
+            continue  # not the plan's: refused with its line (``recorded_games``), not played
         if errors and key.outcome == "error" and key.error is not None and key.error.kind not in PLAYERS_ERRORS:
             failed.add(key.game_id)
         elif index is not None and index.where.get(key.game_id) < 0:
