@@ -192,3 +192,28 @@ def test_the_grammar_form_follows_the_version_a_vllm_server_says(version, form):
     assert vllm_grammar_form(version) == form
     body = json.loads(openai_body({}, [], None, None, 'root ::= "x"', vllm_grammar_form(version)))
     assert ("guided_grammar" in body, "structured_outputs" in body) == (form == "vllm_guided", form == "vllm")
+
+
+def test_a_vllm_server_the_engine_starts_gets_the_grammar_in_the_field_its_version_takes():
+    """The engine's own ``vllm serve`` (stood in for by the local server playing vLLM 0.10.1 at its
+    address) is asked its version as any named server is, and gets ``guided_grammar``."""
+    from engine.backends import BackendSettings, ModelHub, ModelOptions
+    from engine.serving import ServedModel
+
+    grammar = reply_grammar(("suggest", "end"))
+
+    async def main() -> dict:
+        async with fake_server(api_key=None, vllm_version="0.10.1") as server:
+            hub = ModelHub(BackendSettings(options=ModelOptions(structured=True, max_tokens=128)))
+            name = "vllm:model"
+            hub.served[name] = ServedModel("vllm", "model")
+            hub.served_urls[name] = server.url + "/v1"
+            await hub._ask_grammar_forms()  # what entering the hub does once its servers are up
+            try:
+                await hub.backend(name).complete(Request("system", "user", grammar=grammar))
+            finally:
+                await hub.builder.close()
+            assert server.stats.constrained == {"guided_grammar": 1} and server.stats.ignored == {}
+            return server.last_body
+
+    assert anyio.run(main)["guided_grammar"] == grammar
