@@ -5,7 +5,7 @@ the run, and the exit status.
 | --- | --- |
 | every game recorded, none lost | 0 |
 | the games ``--limit`` asked for recorded, none lost (the rest of the plan left for ``--resume``) | 0 |
-| games lost to the infrastructure (played again by ``--resume``), or the run gave up early | 3 |
+| games lost to the infrastructure (played again by ``--resume``), or the run gave up early (its failed games played again by ``--resume --replay-errors``) | 3 |
 | the run's files could not be written | 4 |
 | games stopped starting at a spending cap | 5 |
 | interrupted (Ctrl-C, SIGTERM) | 130 |
@@ -39,6 +39,7 @@ class Ending:
     elapsed: float = 0.0
     reason: str = ""
     cut: int = 0  # games in flight that an interruption stopped (played again on resume)
+    replay_errors: bool = False  # the run gave up on games that ended in errors, which only --replay-errors plays again
 
 
 def say_ending(console: Console, ending: Ending, *, total: int, results: Path, command: str) -> int:
@@ -49,7 +50,8 @@ def say_ending(console: Console, ending: Ending, *, total: int, results: Path, c
         console.print(printable(text), soft_wrap=True, markup=False, emoji=False, highlight=False)
 
     if ending.kind == "gave_up":
-        say(f"Stopped early: {ending.reason}. Fix that, then continue with: {command}")
+        again = " --replay-errors" if ending.replay_errors else ""
+        say(f"Stopped early: {ending.reason}. Fix that, then continue with: {command}{again}")
         return EXIT_LOST_GAMES
     if ending.kind == "storage":
         say(f"Stopped: {ending.reason}. Every game finished before it is in {results}; free the space, then continue with: {command}")

@@ -111,8 +111,11 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, 
 
         def give_up(reason: str) -> None:
             nonlocal ending
-            ending = Ending("gave_up", reason=reason)
+            ending = Ending("gave_up", reason=reason, replay_errors=not failure.lost)
+            stop.stop()  # games that fail without waiting for anything reach no point where the cancel is felt
             outer.cancel_scope.cancel()
+
+        failure = SameFailure(give_up)
 
         outer.start_soon(signals.watch)
         outer.start_soon(display.run)
@@ -121,7 +124,7 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, 
                 run, plan, factory, recorded=prepared.recorded, concurrency=concurrency(args, plan, batch_size(factory)), progress=progress,
                 log_level=args.log_level, transcripts=True if on_written is not None else transcripts_kept(args),
                 on_written=on_written,
-                observers=[SameFailure(give_up), *([seats] if seats is not None else [])],
+                observers=[failure, *([seats] if seats is not None else [])],
                 spending=spending, executor=executor, limit=args.limit, stop=stop,
             )
         except* ServeError as group:  # a model server the engine starts did not come up: no game ran

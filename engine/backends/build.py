@@ -94,6 +94,7 @@ class Builder:
         self, settings: BackendSettings, environ: Mapping[str, str], context: HubContext, *,
         tokenizer: Tokenizer, prices: PriceTable, secrets: Secrets, served: Mapping[str, ServedModel],
         served_urls: Mapping[str, str], task_group: Callable[[], anyio.abc.TaskGroup | None],
+        grammar_forms: Mapping[str, GrammarForm] | None = None,
     ) -> None:
         self.settings = settings
         self.environ = environ
@@ -101,6 +102,7 @@ class Builder:
         self.tokenizer, self.prices, self.secrets = tokenizer, prices, secrets
         self.served, self.served_urls = served, served_urls
         self.task_group = task_group
+        self.grammar_forms = grammar_forms if grammar_forms is not None else {}  # vLLM models' grammar forms, by server version
         self.clients: dict[str, Any] = {}
         self.loads: dict[str, ServerLoad] = {}
         self._shared: dict[str, tuple[Bucket, Bucket]] = {}  # provider -> its one limit's buckets
@@ -183,12 +185,15 @@ class Builder:
             from engine.backends.lean import LeanBackend
 
             return LeanBackend(*parts, provider=provider, form=form, stream=settings.stream,
-                               grammar_form="vllm" if kind == "vllm" else None)
+                               grammar_form=self.grammar_forms.get(name, "vllm") if kind == "vllm" else None)
         from engine.backends.sdk import AnthropicBackend, OpenAIBackend, VLLMBackend, import_sdk
 
         sdk_backend = {"openai": OpenAIBackend, "anthropic": AnthropicBackend, "vllm": VLLMBackend}[form]
         client, _, *rest = parts
-        return sdk_backend(client, import_sdk(kind), *rest, provider=provider, stream=settings.stream)
+        backend = sdk_backend(client, import_sdk(kind), *rest, provider=provider, stream=settings.stream)
+        if isinstance(backend, OpenAIBackend) and kind == "vllm":  # as the server's version says
+            backend.grammar_form = self.grammar_forms.get(name, "vllm")
+        return backend
 
     def _limiter(self, name: str, provider: str, model: str) -> Limiter:
         """The limiter of a provider's model: its own limit, the provider's shared one, or the cluster's."""
@@ -231,7 +236,7 @@ class Builder:
         # llama.cpp turns the schema into a grammar: bounded strings and arrays keep a looping small
         # model's reply whole (``wire.bounded``); vLLM's guided decoding is left the schema as given.
         bound = served_schema_bounds(settings.options.max_tokens) if self.served[name].kind == "llamacpp" else None
-        grammar_form: GrammarForm = "llamacpp" if self.served[name].kind == "llamacpp" else "vllm"
+        grammar_form: GrammarForm = "llamacpp" if self.served[name].kind == "llamacpp" else self.grammar_forms.get(name, "vllm")
         return LeanBackend(*parts, provider=split_name(name)[0], form="vllm", stream=settings.stream, bound_schema=bound,
                            grammar_form=grammar_form)
 
@@ -247,7 +252,8 @@ class Builder:
         if task_group is not None:
             replicas.watch(task_group)
         parts = (model, limiter, settings.options, self.tokenizer, self.prices, self.secrets)
-        return ReplicatedBackend(replicas, None, *parts, provider="vllm", form="vllm", stream=settings.stream, grammar_form="vllm")
+        return ReplicatedBackend(replicas, None, *parts, provider="vllm", form="vllm", stream=settings.stream,
+                                 grammar_form=self.grammar_forms.get(name, "vllm"))
 
     def _watch(self, name: str, url: str | None, limiter: Limiter, slots: int) -> None:
         """Read the server's /metrics while the hub is open, steering ``limiter``'s cap by its load."""

@@ -28,6 +28,7 @@ from engine.backends.provider import ProviderBackend
 from engine.backends.settings import KEY_ENV, PROVIDERS, BackendSettings, endpoint_limits, split_name
 from engine.backends.tokens import Tokenizer
 from engine.backends.vllm import ServerLoad
+from engine.backends.wire import GrammarForm, vllm_grammar_form
 
 if TYPE_CHECKING:
     from engine.backends.batch import Batches
@@ -56,6 +57,9 @@ class ModelHub:
         # Models on vLLM servers the run names: name -> (its name there, the servers' URLs), whose
         # context is asked before any game (``engine.serving.context``).
         self.sized: dict[str, tuple[str, list[str]]] = {}
+        # Models on vLLM servers, under --structured: how their servers take a reply grammar, by the
+        # version each says before any game (``wire.vllm_grammar_form``).
+        self.grammar_forms: dict[str, GrammarForm] = {}
         # A model served on this machine has no bill, unless a price is given.
         self.prices = PriceTable(self._settings.prices, batch=self._settings.batch.factors, local=self.served.__contains__)
         keys = {*KEY_ENV.values(), *(e.key_env for e in known(self._settings.endpoints).values() if e.key_env)}
@@ -89,6 +93,7 @@ class ModelHub:
             self._builder = Builder(
                 self.settings, self.environ, self.context, tokenizer=self.tokenizer, prices=self.prices,
                 secrets=self.secrets, served=self.served, served_urls=self.served_urls, task_group=lambda: self._task_group,
+                grammar_forms=self.grammar_forms,
             )
         return self._builder
 
@@ -213,11 +218,22 @@ class ModelHub:
                     servers, self._servers = self._servers, None
                     await servers.__aexit__(None, None, None)
                 raise
+        if self._settings.options.structured:
+            await self._ask_grammar_forms()
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         if self._servers is not None:
             self._task_group.start_soon(self._servers.watch)
         return self
+
+    async def _ask_grammar_forms(self) -> None:
+        """How each vLLM server of the run takes a reply grammar, from the version it says."""
+        from engine.serving.context import server_versions
+
+        servers = {name: urls for name, (_, urls) in self.sized.items()}
+        servers |= {name: [url] for name, url in self.served_urls.items() if self.served[name].kind == "vllm"}
+        for name, version in (await server_versions(servers)).items():
+            self.grammar_forms[name] = vllm_grammar_form(version)
 
     async def __aexit__(self, *exc_info: Any) -> bool | None:
         assert self._task_group is not None

@@ -281,9 +281,24 @@ def bounded_grammar(grammar: str, chars: int, items: int) -> str:
     return _REPEAT.sub(cap, grammar)
 
 
-GrammarForm = Literal["llamacpp", "vllm"]
+GrammarForm = Literal["llamacpp", "vllm", "vllm_guided"]
 """How a server takes a reply grammar (GBNF) on its OpenAI-compatible API: llama.cpp's server as the
-body's ``grammar``; vLLM (0.12 and later) as ``structured_outputs: {"grammar": ...}``."""
+body's ``grammar``; vLLM 0.12 and later as ``structured_outputs: {"grammar": ...}`` (``vllm``);
+vLLM before 0.12 as ``guided_grammar`` (``vllm_guided``: 0.10.2 to 0.11 take both, earlier ones only
+this, later ones only the other; each ignores a field it does not take). ``engine.serving.context``
+reads the server's ``/version`` before any game, and ``vllm_grammar_form`` tells them apart by it."""
+
+STRUCTURED_OUTPUTS_SINCE = (0, 12)  # vLLM's version that took ``guided_grammar`` away (``structured_outputs`` came in 0.10.2)
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)")
+
+
+def vllm_grammar_form(version: str | None) -> GrammarForm:
+    """The form a vLLM server of ``version`` takes a reply grammar in: ``guided_grammar`` before 0.12,
+    ``structured_outputs`` from then on, and when the version is not known (a server that gives none)."""
+    found = _VERSION.match(version or "")
+    if found is not None and (int(found[1]), int(found[2])) < STRUCTURED_OUTPUTS_SINCE:
+        return "vllm_guided"
+    return "vllm"
 
 
 def openai_body(fixed: dict[str, Any], messages: list[dict[str, Any]], seed: int | None, schema: dict | None,
@@ -300,4 +315,6 @@ def openai_body(fixed: dict[str, Any], messages: list[dict[str, Any]], seed: int
         body["grammar"] = grammar
     elif grammar is not None and grammar_form == "vllm":
         body["structured_outputs"] = {"grammar": grammar}
+    elif grammar is not None and grammar_form == "vllm_guided":
+        body["guided_grammar"] = grammar
     return encode(body)

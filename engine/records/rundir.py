@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -316,6 +316,21 @@ class RunDir:
             if aside.stat().st_size == 0:
                 aside.unlink()
         return moved, aside
+
+    def move_aside(self, game_ids: Container[int], name: str) -> int:
+        """Move every line of the games in ``game_ids`` from the results to the file ``name`` beside
+        them (appended, kept for reading by hand), so that those games count as not recorded and are
+        played again; how many lines were moved. A kill half-way leaves them in both files, and the
+        next call moves them again."""
+        drop_partial_tail(self.results_path)
+        moving = [line for number, _, line in self._lines() if self._key(number, line).game_id in game_ids]
+        if not moving:
+            return 0
+        with (self.path / name).open("ab") as aside:
+            aside.writelines(moving)
+        _write_atomic(self.results_path, b"".join(line for number, _, line in self._lines()
+                                                  if self._key(number, line).game_id not in game_ids))
+        return len(moving)
 
     def finalize(self, total: int) -> bool:
         """Rewrite the results sorted by game id once all ``total`` games are recorded: the last line

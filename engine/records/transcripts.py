@@ -38,6 +38,9 @@ from engine.plan.spec import GameSpec
 
 TRANSCRIPTS_FILE = "transcripts.jsonl.gz"
 PLAIN_TRANSCRIPTS_FILE = "transcripts.jsonl"  # as runs kept them before: still read, no longer written
+# Written when a process of the run keeps no transcripts (``--no-messages``): its games have none by
+# choice, so a resume does not take them for games whose transcripts were lost (``engine.session.replaying``).
+NO_TRANSCRIPTS_FILE = "transcripts.none"
 
 
 FORMAT_ERROR_REPLY_CHARS = 2000

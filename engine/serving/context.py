@@ -1,14 +1,16 @@
-"""Whether a run's replies fit its servers' context, asked before any game: a vLLM server refuses
-every call whose prompt and ``max_tokens`` pass its ``max_model_len`` (a 400 for each, every game a
-request error), and says that length in ``/v1/models``."""
+"""What a run's vLLM servers take, asked before any game: whether its replies fit their context (a
+vLLM server refuses every call whose prompt and ``max_tokens`` pass its ``max_model_len``, a 400 for
+each, every game a request error, and says that length in ``/v1/models``), and the field a reply
+grammar goes in, by the version it says in ``/version`` (``engine.backends.wire.grammar_form``)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from engine.serving.process import ServeError
 
-ASK_TIMEOUT = 10.0  # seconds for a server's /v1/models; a server that does not answer is left to the calls
+ASK_TIMEOUT = 10.0  # seconds for a server's /v1/models or /version; a server that does not answer is left to the calls
 
 
 def refusal(name: str, max_tokens: int, context: int, where: str, remedy: str = "") -> str:
@@ -45,3 +47,25 @@ async def check_context(servers: Mapping[str, tuple[str, list[str]]], max_tokens
             context = await server_context(url, model)
             if context is not None and max_tokens >= context:
                 raise ServeError(refusal(name, max_tokens, context, f"the server at {url}"))
+
+
+async def server_version(base_url: str) -> str | None:
+    """The version ``base_url`` (``http://HOST:PORT/v1``) says it is (vLLM's ``/version``), or None."""
+    import aiohttp
+
+    try:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=ASK_TIMEOUT)) as session:
+            async with session.get(re.sub(r"/v1/?$", "", base_url.rstrip("/")) + "/version") as response:
+                if response.status != 200:
+                    return None
+                body = await response.json(content_type=None)
+    except (aiohttp.ClientError, TimeoutError, OSError, ValueError):
+        return None
+    version = body.get("version") if isinstance(body, dict) else None
+    return version if isinstance(version, str) else None
+
+
+async def server_versions(servers: Mapping[str, list[str]]) -> dict[str, str | None]:
+    """``servers``: model name -> its vLLM servers' URLs; the version of each model's servers (that of
+    the first, which a model's replicas share), None where it says none."""
+    return {name: await server_version(urls[0]) for name, urls in servers.items() if urls}

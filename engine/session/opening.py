@@ -20,6 +20,7 @@ from engine.policies.factory import PolicyFactory
 from engine.records.ids import IdSet
 from engine.records.rundir import Plan, RunDir, RunDirError
 from engine.session.playing import read_usage, recorded_games
+from engine.session.replaying import Replays, set_aside_replays
 
 
 class SessionError(Exception):
@@ -52,13 +53,15 @@ class Before:
 @dataclass
 class Session:
     """An open run: its plan and directory, the lock held until ``close``, the ids of the games
-    already recorded (the resume rule), and what ``repair`` moved aside (lines, file) if asked."""
+    already recorded (the resume rule), what ``repair`` moved aside (lines, file) if asked, and what
+    a resume set aside to play again (``engine.session.replaying``)."""
 
     plan: Plan
     run: RunDir
     lock: Any
     recorded: IdSet
     repaired: tuple[int, Path] | None = None
+    replays: Replays = Replays()
 
     def close(self) -> None:
         self.lock.close()
@@ -79,13 +82,18 @@ def open_session(
     settings: Callable[[BackendSettings | None], BackendSettings] | None = None,
     check: Callable[[Before], None] | None = None,
     repair: bool = False,
+    replay_errors: bool = False,
+    transcripts: bool = False,
 ) -> Session:
     """Open the run in ``resume``, or create ``out`` for ``plan()``.
 
     ``settings(saved)`` gives the run's model settings from the saved ones (None for a new run);
     they configure ``factory`` and are saved with the run. ``check(before)`` sees the plan before
     anything is written (it may raise, or exit for a dry run). ``repair`` (a resumed run only) moves
-    damaged lines and records of games outside the plan aside first. Raises SessionError."""
+    damaged lines and records of games outside the plan aside first. A resumed run plays again the
+    games recorded without a transcript when it keeps them (``transcripts``), and with
+    ``replay_errors`` the games that ended in an error not a player's (``engine.session.replaying``).
+    Raises SessionError."""
     settings = settings or (lambda saved: saved or BackendSettings())
     if repair and resume is None:
         raise SessionError("it repairs a run being resumed; give the run directory to resume", about="repair")
@@ -115,11 +123,13 @@ def open_session(
         run.save_model_settings(factory.hub.settings)
         run.upgrade()  # results of an earlier format are rewritten before any is added
         repaired = run.repair(before.plan.total, before.plan) if repair else None
+        replays = Replays()
         if resume is not None:
             refused = run.contradiction_error(before.plan) or run.conflict_error()
             if refused is not None:
                 raise refused
-        return Session(before.plan, run, lock, recorded_games(run, before.plan.total), repaired)
+            replays = set_aside_replays(run, before.plan, errors=replay_errors, transcripts=transcripts)
+        return Session(before.plan, run, lock, recorded_games(run, before.plan.total), repaired, replays)
     except (RunDirError, ValueError) as exc:
         lock.close()
         raise SessionError(str(exc)) from None

@@ -34,6 +34,7 @@ from engine.plan.spec import GameSpec
 from engine.analysis.games import GAMES_FILE, write_games_csv
 from engine.analysis.stats import ConditionSummary, SummaryBuilder
 from engine.records.transcribe import TranscriptWriter
+from engine.records.transcripts import NO_TRANSCRIPTS_FILE
 from engine.session.runlog import FLUSH_SECONDS, RunLog
 from engine.session.stopping import StopStarting
 
@@ -228,6 +229,8 @@ async def play_plan(
         # A record is written once its game's transcript is on disk: a kill never leaves one without the other.
         transcript_writer = (TranscriptWriter(run.path, full=transcripts != "messages", at_once=slow, records=write)
                              if transcripts else None)
+        if not transcripts:
+            (run.path / NO_TRANSCRIPTS_FILE).touch()
         try:
             async with factory:
                 try:

@@ -5,7 +5,7 @@
         --openai-url http://127.0.0.1:8000/v1 --games 100
 
 Endpoints: ``POST /v1/chat/completions`` (plain and streaming), ``POST /v1/messages`` (Anthropic, plain
-and streaming), ``GET /health``, ``GET /v1/models``, ``GET /metrics`` (``vllm:num_requests_running``,
+and streaming), ``GET /health``, ``GET /version``, ``GET /v1/models``, ``GET /metrics`` (``vllm:num_requests_running``,
 ``vllm:num_requests_waiting``), ``POST /tokenize``, and ``GET /fake/stats`` (what it served); both
 batch APIs (OpenAI's files and batches, Anthropic's Message Batches: ``batches``), whose batches end
 after ``--batch-delay`` seconds and may expire or fail (``--batch-fault``).
@@ -18,8 +18,10 @@ server are the games played in process; a call without the header is answered wi
 all. Prompts no game can read get a reply without JSON.
 
 A reply constraint is read as the servers read it: a JSON schema (``response_format``), or a GBNF
-grammar (llama.cpp's ``grammar``, vLLM's ``structured_outputs.grammar``; ``grammar``), refused with a
-400 when it cannot be parsed or comes with another; ``/fake/stats`` counts the calls by constraint and
+grammar (llama.cpp's ``grammar``; vLLM's ``structured_outputs.grammar`` from 0.10.2 and
+``guided_grammar`` before 0.12, by the version it plays, ``--vllm-version``, which ``GET /version``
+says; a field that version does not take is ignored, as vLLM does, and counted in ``ignored``),
+refused with a 400 when it cannot be parsed or comes with another; ``/fake/stats`` counts the calls by constraint and
 the replies a grammar would not have let through (``off_grammar``: none, where a game's grammar takes
 everything its strategies write).
 

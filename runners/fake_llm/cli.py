@@ -10,7 +10,7 @@ from runners.args import bounded, key_value
 from runners.fake_llm.bad_replies import BAD_REPLY_KINDS
 from runners.fake_llm.batches import BATCH_FAULT_KINDS
 from runners.fake_llm.players import strategy_names
-from runners.fake_llm.server import FAULT_KINDS, MAX_MODEL_LEN, FakeConfig, FakeServer
+from runners.fake_llm.server import FAULT_KINDS, MAX_MODEL_LEN, VLLM_VERSION, FakeConfig, FakeServer
 
 PROG = "python -m runners.fake_llm"
 DESCRIPTION = "A local model server for dry runs and tests: speaks the OpenAI and Anthropic APIs and vLLM's extras."
@@ -71,6 +71,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     p.add_argument("--retry-after", type=_positive, default=1.0, metavar="SEC", help="seconds injected 429/503s and storms ask clients to wait (default 1)")
     p.add_argument("--batch-delay", type=_positive, default=0.5, metavar="SEC", help="seconds from a batch's creation to its end (default 0.5; POST /fake/batch-delay changes it)")
     p.add_argument("--batch-fault", type=_batch_fault, action="append", default=[], metavar="KIND=P", help="per batch, with probability P: expired (only its first half runs) or failed (OpenAI's fails, Anthropic's is refused)")
+    p.add_argument("--vllm-version", default=VLLM_VERSION, metavar="V", help=f"the vLLM version /version says, which sets the grammar field requests are read by: guided_grammar before 0.12, structured_outputs from 0.10.2 (default {VLLM_VERSION})")
     p.add_argument("--api-key", help="accept only this key (default: any non-empty key)")
     p.add_argument("--model", action="append", default=[], help="a model name /v1/models lists (default: fake); given, any other model gets a 404")
     p.add_argument("--seed", type=int, default=0)
@@ -83,7 +84,7 @@ def config_from_args(args: argparse.Namespace) -> FakeConfig:
         burst=args.burst, max_num_seqs=args.max_num_seqs, max_model_len=args.max_model_len, intake=args.intake,
         compile_delay=args.compile_delay, faults=dict(args.fault), bad_replies=dict(args.bad_reply), storms=args.storm,
         retry_after=args.retry_after, batch_delay=args.batch_delay, batch_faults=dict(args.batch_fault),
-        api_key=args.api_key, seed=args.seed, models=args.model or ["fake"], only_models=bool(args.model),
+        api_key=args.api_key, seed=args.seed, vllm_version=args.vllm_version, models=args.model or ["fake"], only_models=bool(args.model),
     )
 
 

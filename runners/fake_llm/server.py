@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,6 +31,17 @@ from runners.fake_llm.wire import (
 
 FAULT_KINDS = ("400", "429", "500", "503", "529", "timeout", "malformed", "incomplete", "truncated")
 MAX_MODEL_LEN = 32768
+VLLM_VERSION = "0.32.0"  # the vLLM whose wire it speaks unless told another (``/version``)
+# The grammar fields of vLLM's requests, and the versions that take each: ``guided_grammar`` until
+# 0.12 took it away, ``structured_outputs`` since 0.10.2. A field a version does not take is ignored,
+# as vLLM does (its log lists the fields of a request it ignored).
+VLLM_GRAMMAR_FIELDS = {"guided_grammar": ((0,), (0, 12)), "structured_outputs": ((0, 10, 2), (10**6,))}
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """``0.11.2+cpu`` -> (0, 11, 2): the leading numbers of a version."""
+    found = re.match(r"v?(\d+(?:\.\d+)*)", version)
+    return tuple(int(n) for n in found[1].split(".")) if found else ()
 
 
 def cut_to(text: str, max_tokens: int) -> tuple[str, bool]:
@@ -54,6 +66,7 @@ class FakeConfig(msgspec.Struct, kw_only=True):
     max_num_seqs: int | None = None  # continuous batching: requests running at once
     intake: float = 0.0  # seconds a request is read and tokenized before the scheduler counts it
     compile_delay: float = 0.0  # seconds a new reply schema compiles; its requests wait deferred meanwhile
+    vllm_version: str = VLLM_VERSION  # what /version says, and which grammar fields requests are read by
     faults: dict[str, float] = msgspec.field(default_factory=dict)  # kind -> probability per request
     bad_replies: dict[str, float] = msgspec.field(default_factory=dict)  # kind -> probability per reply (bad_replies.py)
     storms: list[tuple[float, float]] = msgspec.field(default_factory=list)  # (start, seconds) after the first request: everything 429
@@ -85,6 +98,7 @@ class FakeStats:
     # field), "structured_outputs" (vLLM's); and replies a grammar would not have let through.
     constrained: dict[str, int] = field(default_factory=dict)
     off_grammar: int = 0
+    ignored: dict[str, int] = field(default_factory=dict)  # grammar fields of vLLM's that its version does not take
     samples: list[tuple[float, int, int, int]] = field(default_factory=list)  # (wall time, running, waiting, served)
 
     def to_dict(self) -> dict[str, Any]:
@@ -106,6 +120,8 @@ class FakeServer:
         self.tokens_bucket = Bucket(self.config.tpm, self.config.burst, clock)
         self.batch = asyncio.Semaphore(self.config.max_num_seqs) if self.config.max_num_seqs else None
         self.stats = FakeStats()
+        version = version_tuple(self.config.vllm_version)
+        self.grammar_fields = tuple(name for name, (since, until) in VLLM_GRAMMAR_FIELDS.items() if since <= version < until)
         self.seen_systems: set[str] = set()
         self.schemas: dict[str, asyncio.Task] = {}  # reply schema -> its compile (``compile_delay``)
         self.started: float | None = None
@@ -116,6 +132,7 @@ class FakeServer:
             web.post("/v1/chat/completions", self.chat_completions),
             web.post("/v1/messages", self.messages),
             web.get("/health", self.health),
+            web.get("/version", self.version),
             web.get("/v1/models", self.models),
             web.get("/metrics", self.metrics),
             web.post("/tokenize", self.tokenize),
@@ -302,8 +319,11 @@ class FakeServer:
         if self.config.only_models and body["model"] not in self.config.models:
             raise Refused(404, "NotFoundError", f"The model `{body['model']}` does not exist. Valid aliases: "
                           f"{', '.join(self.config.models)}.", param="model", vllm=True)
-        kinds = [kind for kind, there in (("json_schema", isinstance(body.get("response_format"), dict)),
-                                           ("grammar", "grammar" in body), ("structured_outputs", "structured_outputs" in body)) if there]
+        for name in VLLM_GRAMMAR_FIELDS:
+            if name in body and name not in self.grammar_fields:
+                self.stats.ignored[name] = self.stats.ignored.get(name, 0) + 1
+        kinds = [kind for kind, there in (("json_schema", isinstance(body.get("response_format"), dict)), ("grammar", "grammar" in body),
+                                           *((name, name in body) for name in self.grammar_fields)) if there]
         if len(kinds) > 1:  # as llama.cpp answers a schema and a grammar together
             raise Refused(400, "invalid_request_error", f"Either {' or '.join(kinds)} can be specified, but not both.")
         for kind in kinds:
@@ -315,11 +335,11 @@ class FakeServer:
             except GrammarError as exc:  # as a server answers a grammar it cannot parse
                 raise Refused(400, "invalid_request_error", f"Failed to parse grammar: {exc}") from None
 
-    @staticmethod
-    def _grammar(body: dict) -> str | None:
-        """The reply grammar a request sends, in llama.cpp's form or vLLM's."""
-        outputs = body.get("structured_outputs")
-        grammar = body.get("grammar", outputs.get("grammar") if isinstance(outputs, dict) else None)
+    def _grammar(self, body: dict) -> str | None:
+        """The reply grammar a request sends, in llama.cpp's form or in a form its vLLM version takes."""
+        outputs = body.get("structured_outputs") if "structured_outputs" in self.grammar_fields else None
+        guided = body.get("guided_grammar") if "guided_grammar" in self.grammar_fields else None
+        grammar = body.get("grammar", outputs.get("grammar") if isinstance(outputs, dict) else guided)
         return grammar if isinstance(grammar, str) else None
 
     def _refuse_injected(self, fault: str | None) -> None:
@@ -399,6 +419,9 @@ class FakeServer:
 
     async def health(self, request: web.Request) -> web.Response:
         return web.Response(status=200)
+
+    async def version(self, request: web.Request) -> web.Response:
+        return web.json_response({"version": self.config.vllm_version})
 
     async def models(self, request: web.Request) -> web.Response:
         data = [

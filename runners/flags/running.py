@@ -33,6 +33,7 @@ def add_running_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--out", type=Path, metavar="RUN_DIR", help="run directory (default runs/<UTC time>)")
     run.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR, skipping recorded games")
     run.add_argument("--repair", action="store_true", help="with --resume: move damaged lines, records of games outside the plan and records that contradict it (another seed, game, parameters, options or agents) aside (results.damaged.jsonl) first")
+    run.add_argument("--replay-errors", action="store_true", help="with --resume: play again the games that ended in an error not a player's (a policy of your own that failed, requests the provider refused), once its cause is fixed; their records are moved to results.replayed.jsonl first")
     run.add_argument("--no-dashboard", action="store_true", help="no live display: a summary line every few seconds")
     run.add_argument("--grace", type=bounded(float, 0, what="seconds >= 0"), default=DEFAULT_GRACE, metavar="SECONDS", help=f"on Ctrl-C or SIGTERM, start no game and give the games in flight SECONDS to finish and be recorded (default {DEFAULT_GRACE:g}; a second signal stops at once); those still playing then are played again by --resume")
     run.add_argument("--limit", type=integer(1), metavar="N", help="play at most N more games of the plan now (every condition fills at once), then stop; --resume plays the rest (not saved with the run)")
@@ -115,6 +116,8 @@ def open_run(
         parser.error("argument --out: cannot be combined with --resume of another directory")
     if args.repair and args.resume is None:
         parser.error("argument --repair: it repairs a run being resumed; give --resume RUN_DIR")
+    if args.replay_errors and args.resume is None:
+        parser.error("argument --replay-errors: it plays again games of a run being resumed; give --resume RUN_DIR")
     check_detect(parser, args)
 
     def check(before: Before) -> None:
@@ -131,12 +134,15 @@ def open_run(
         session = open_session(
             factory, plan=new_plan, resume=args.resume, out=args.out or default_out(out_name),
             settings=lambda saved: settings_from_args(args, saved or model_settings), check=check, repair=args.repair,
+            replay_errors=args.replay_errors, transcripts=transcripts_kept(args) is not False,
         )
     except SessionError as exc:
         parser.error(f"argument --{exc.about}: {exc}" if exc.about else str(exc))
     if session.repaired is not None:
         moved, aside = session.repaired
         print(f"Repaired: {moved} damaged line{'s' * (moved != 1)} moved to {aside}" if moved else "Repaired: no damaged line.")
+    for line in session.replays.lines():
+        print(line)
     return Prepared(args, session, resume_command(parser.prog, args, session))
 
 

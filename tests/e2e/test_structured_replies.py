@@ -143,3 +143,77 @@ def test_a_server_the_engine_starts_gets_the_grammar_in_its_form(kind, field):
     body = anyio.run(main)
     sent = body["grammar"] if kind == "llamacpp" else body["structured_outputs"]["grammar"]
     assert sent == (bounded_grammar(grammar, 32, 2) if kind == "llamacpp" else grammar)
+
+
+@pytest.mark.parametrize("client", ["lean", "sdk"])
+@pytest.mark.parametrize("version, field", [("0.10.1", "guided_grammar"), ("0.11.2", "guided_grammar"), ("0.32.0", "structured_outputs")])
+def test_a_vllm_server_gets_the_grammar_in_the_field_its_version_takes(version, field, client, tmp_path, monkeypatch):
+    """vLLM took a reply grammar as ``guided_grammar`` until 0.12 and as ``structured_outputs`` from
+    0.10.2, ignoring a field it does not take: the engine reads the server's version before any game
+    and sends the field it takes, so every reply of a game whose replies are not JSON is constrained."""
+    monkeypatch.setenv("VLLM_API_KEY", "test-key")
+    run = tmp_path / "run"
+    with server_process("--latency", "0", "--vllm-version", version) as url:
+        with urllib.request.urlopen(url + "/version") as response:
+            assert json.loads(response.read()) == {"version": version}
+        assert run_main(["--game", "tsp", "--games", "2", "--max-turns", "4", "--structured", "--model", f"vllm:{GAMES['tsp'].default_policy}",
+                         "--vllm-url", url + "/v1", "--client", f"vllm={client}", "--out", str(run), "--no-dashboard"]) == 0
+        stats = _stats(url)
+    assert stats["constrained"] == {field: stats["requests"]} and stats["requests"] > 0
+    assert stats["ignored"] == {} and stats["off_grammar"] == 0
+
+
+def test_the_local_server_ignores_a_grammar_field_its_vllm_version_does_not_take():
+    async def main() -> dict[str, dict[str, int]]:
+        import aiohttp
+
+        seen = {}
+        for version in ("0.10.1", "0.12.0"):
+            async with fake_server(vllm_version=version) as server, aiohttp.ClientSession() as session:
+                base = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+                for extra in ({"guided_grammar": 'root ::= "x"'}, {"structured_outputs": {"grammar": 'root ::= "x"'}}):
+                    async with session.post(server.url + "/v1/chat/completions", json={**base, **extra},
+                                            headers={"Authorization": "Bearer test-key"}) as response:
+                        assert response.status == 200
+                seen[version] = {"constrained": server.stats.constrained, "ignored": server.stats.ignored}
+        return seen
+
+    assert anyio.run(main) == {
+        "0.10.1": {"constrained": {"guided_grammar": 1}, "ignored": {"structured_outputs": 1}},
+        "0.12.0": {"constrained": {"structured_outputs": 1}, "ignored": {"guided_grammar": 1}},
+    }
+
+
+@pytest.mark.parametrize("version, form", [("0.11.2+cpu", "vllm_guided"), ("0.9.0", "vllm_guided"), ("v0.12.0", "vllm"),
+                                           ("0.32.0", "vllm"), ("1.0.0", "vllm"), (None, "vllm"), ("dev", "vllm")])
+def test_the_grammar_form_follows_the_version_a_vllm_server_says(version, form):
+    from engine.backends.wire import vllm_grammar_form
+
+    assert vllm_grammar_form(version) == form
+    body = json.loads(openai_body({}, [], None, None, 'root ::= "x"', vllm_grammar_form(version)))
+    assert ("guided_grammar" in body, "structured_outputs" in body) == (form == "vllm_guided", form == "vllm")
+
+
+def test_a_vllm_server_the_engine_starts_gets_the_grammar_in_the_field_its_version_takes():
+    """The engine's own ``vllm serve`` (stood in for by the local server playing vLLM 0.10.1 at its
+    address) is asked its version as any named server is, and gets ``guided_grammar``."""
+    from engine.backends import BackendSettings, ModelHub, ModelOptions
+    from engine.serving import ServedModel
+
+    grammar = reply_grammar(("suggest", "end"))
+
+    async def main() -> dict:
+        async with fake_server(api_key=None, vllm_version="0.10.1") as server:
+            hub = ModelHub(BackendSettings(options=ModelOptions(structured=True, max_tokens=128)))
+            name = "vllm:model"
+            hub.served[name] = ServedModel("vllm", "model")
+            hub.served_urls[name] = server.url + "/v1"
+            await hub._ask_grammar_forms()  # what entering the hub does once its servers are up
+            try:
+                await hub.backend(name).complete(Request("system", "user", grammar=grammar))
+            finally:
+                await hub.builder.close()
+            assert server.stats.constrained == {"guided_grammar": 1} and server.stats.ignored == {}
+            return server.last_body
+
+    assert anyio.run(main)["guided_grammar"] == grammar

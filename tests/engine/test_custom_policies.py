@@ -6,6 +6,7 @@ and the transcript."""
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -112,9 +113,69 @@ def test_a_policy_whose_every_turn_fails_stops_the_run_early_quoting_the_error(t
     assert code == 3
     last = out.strip().splitlines()[-1]
     assert last.startswith("Stopped early: the first 20 games all ended in the same error: KeyError in bob: 'turn 1'. ")
-    assert last.endswith(f"--resume {run} --concurrency 4 --no-dashboard")
+    assert last.endswith(f"--resume {run} --concurrency 4 --no-dashboard --replay-errors")  # which plays them again
     records = RunDir.open(run).records()
     assert 20 <= len(records) < 200 and {r.error.kind for r in records} == {"actor_error"}
+
+
+MINE = """\
+from puzzles.asympuzl.scripted import ShareEverything
+
+BUILT = []
+
+
+class Mine(ShareEverything):
+    def __init__(self, role, rng):
+        BUILT.append(role)
+        if {broken} and len(BUILT) > 1:  # made once to be checked, then fails in every game
+            raise RuntimeError("no key for my model")
+        super().__init__(role, rng)
+"""
+
+
+@pytest.mark.parametrize("broken_when", ["made", "replying"])
+def test_a_run_stopped_early_by_a_failing_policy_plays_those_games_again_with_the_command_it_gives(tmp_path, broken_when):
+    """A policy of one's own that passes the check before any game and then fails in every game (when
+    made for it, or on its first turn): the run stops early; once the policy is fixed, the command the
+    closing line gives, run as printed, plays the failed games again and the rest of the run."""
+    (tmp_path / "own").mkdir()
+    (tmp_path / "own" / "__init__.py").write_text("")
+    module = tmp_path / "own" / "mine.py"
+    broken = MINE.format(broken="True")
+    if broken_when == "replying":
+        broken = MINE.format(broken="False") + (
+            "\n    async def reply(self, context):\n        raise KeyError(f'turn {context.turn}')\n")
+    module.write_text(broken)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(tmp_path), str(ROOT)))}
+    run = tmp_path / "r"
+
+    def play(argv: list[str]) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, *argv], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+    first = play(["-m", "runners.concurrent", "--games", "400", "--agent", "bob=own.mine:Mine", "--concurrency", "4",
+                  "--no-dashboard", "--out", str(run)])
+    assert first.returncode == 3, first.stdout[-2000:] + first.stderr[-2000:]
+    last = first.stdout.strip().splitlines()[-1]
+    assert last.startswith("Stopped early: the first 20 games all ended in the same error")
+    command = shlex.split(last.split("continue with: ", 1)[1])
+    failed = RunDir.open(run).records()
+    assert 20 <= len(failed) < 400 and all(r.outcome == "error" for r in failed)
+
+    module.write_text(MINE.format(broken="False"))  # fixed
+    assert command[0] == "python"
+    again = play(command[1:])
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+    assert f"Playing again {len(failed)} games that ended in an error" in again.stdout
+    played = RunDir.open(run).records()
+    assert len(played) == 400 and {r.outcome for r in played} == {"success"}
+    aside = [msgspec.json.decode(line) for line in (run / "results.replayed.jsonl").read_bytes().splitlines()]
+    assert sorted(r["game_id"] for r in aside) == sorted(r.game_id for r in failed)
+
+
+def test_replay_errors_is_refused_without_a_run_to_resume(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        run_main(["--games", "5", "--replay-errors", "--out", str(tmp_path / "r"), "--no-dashboard"])
+    assert exit_info.value.code == 2 and "argument --replay-errors" in capsys.readouterr().err
 
 
 def test_a_dotted_module_is_a_policy_and_an_endpoint_name_a_model():

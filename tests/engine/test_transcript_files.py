@@ -314,3 +314,80 @@ def test_a_writer_cuts_off_only_a_block_cut_short(tmp_path):
     path.write_bytes(whole + member(b'{"game_id":7}\n', [7])[:20])
     BlockWriter(path).close()
     assert path.read_bytes() == whole
+
+
+def _lose_transcripts(out: Path, lost: set[int], plain: bool) -> None:
+    """Make ``out`` what runs made before a record waited for its transcript left after a kill: records
+    of games (``lost``) whose transcripts are not in the run; their transcripts kept in blocks, or in
+    the plain file of older runs still."""
+    kept = {game_id for game_id, _ in iter_transcripts(out)} - lost
+    aside = out.parent / "aside"
+    aside.mkdir()
+    assert copy_transcripts(aside, [(out, kept)]) == len(kept)
+    (out / TRANSCRIPTS_FILE).unlink()
+    if plain:
+        (out / PLAIN_TRANSCRIPTS_FILE).write_bytes(gzip.decompress((aside / TRANSCRIPTS_FILE).read_bytes()))
+    else:
+        (aside / TRANSCRIPTS_FILE).rename(out / TRANSCRIPTS_FILE)
+
+
+@pytest.mark.parametrize("plain", [False, True])
+def test_an_old_run_whose_records_lack_transcripts_plays_those_games_again_on_resume(tmp_path, capsys, plain):
+    """An old run directory whose kills lost transcripts of recorded games: --resume plays those games
+    again (their records set aside), so that every game recorded has its transcript; the scripted games
+    play as they did, so the results are byte for byte those of the run before."""
+    out = run(tmp_path / "old", "--transcripts", games=120)
+    before = (out / "results.jsonl").read_bytes()
+    lost = set(range(0, 120, 7))
+    _lose_transcripts(out, lost, plain)
+    assert _without_transcript(out) == lost
+    capsys.readouterr()
+    assert run_main(["--resume", str(out), "--transcripts", "--no-dashboard"]) == 0
+    said = capsys.readouterr().out
+    assert f"Playing again {len(lost)} games recorded without a transcript" in said
+    assert _without_transcript(out) == set()
+    assert (out / "results.jsonl").read_bytes() == before
+    aside = (out / "results.replayed.jsonl").read_bytes().splitlines()
+    assert {msgspec.json.decode(line)["game_id"] for line in aside} == lost
+    assert run_main(["--resume", str(out), "--transcripts", "--no-dashboard"]) == 0  # nothing left to play
+    assert "Playing again" not in capsys.readouterr().out
+
+
+def test_a_resume_without_transcripts_or_of_a_run_that_kept_none_plays_nothing_again(tmp_path, capsys):
+    """Games without a transcript by choice (a resume, or a process of the run, with --no-messages) are
+    not played again."""
+    out = run(tmp_path / "old", games=40)
+    _lose_transcripts(out, {3, 5}, plain=False)
+    assert run_main(["--resume", str(out), "--no-messages", "--no-dashboard"]) == 0  # the resume keeps none
+    none_kept = run(tmp_path / "none", "--no-messages", games=40)
+    assert run_main(["--resume", str(none_kept), "--no-dashboard"]) == 0  # the run kept none
+    part = run(tmp_path / "part", "--no-messages", "--limit", "20", games=40)  # part kept none, by choice
+    assert run_main(["--resume", str(part), "--no-dashboard", "--limit", "10"]) == 0  # then some
+    assert run_main(["--resume", str(part), "--no-dashboard"]) == 0
+    assert "Playing again" not in capsys.readouterr().out
+    assert _without_transcript(out) == {3, 5} and len(RunDir.open(none_kept).records()) == 40
+    assert len(_without_transcript(part)) == 20 and len(RunDir.open(part).records()) == 40
+    assert not any((run_dir / "results.replayed.jsonl").exists() for run_dir in (out, none_kept, part))
+
+
+def test_games_people_played_without_a_transcript_are_kept_and_said_so(tmp_path):
+    """A person's game cannot be played again the same way: a resume keeps its record, and says so
+    in a line; the other games without a transcript are set aside to be played again."""
+    from engine.session.replaying import set_aside_replays
+
+    out = run(tmp_path / "old", games=30)
+    _lose_transcripts(out, {2, 4, 9}, plain=False)
+    results = out / "results.jsonl"
+    lines = []
+    for line in results.read_bytes().splitlines(keepends=True):
+        record = msgspec.json.decode(line)
+        if record["game_id"] in (2, 9):  # a person played bob's seat in these two
+            record["spec"]["agents"]["bob"] = "human"
+            line = msgspec.json.encode(record) + b"\n"
+        lines.append(line)
+    results.write_bytes(b"".join(lines))
+    plan = msgspec.structs.replace(RunDir.open(out).config(), agents=[["noisy", "one_piece"], ["noisy", "human"]])
+    replays = set_aside_replays(RunDir.open(out), plan, errors=False, transcripts=True)
+    assert (replays.untranscribed, replays.people) == (1, 2)
+    assert replays.lines()[1] == "2 games played by people have no transcript and are kept as recorded: a person's game cannot be played again the same way."
+    assert {r.game_id for r in RunDir.open(out).records()} == set(range(30)) - {4}

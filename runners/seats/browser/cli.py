@@ -69,7 +69,7 @@ def build_parser(factory: PolicyFactory, game: Game, prog: str = PROG) -> OneLin
     # What the shared run set-up and plan building read that this command does not offer: games
     # run here, one at a time, on plain channels.
     p.set_defaults(
-        concurrency=None, executor="local", workers=1, ray_address=None, no_dashboard=False, leak_audit=None,
+        concurrency=None, replay_errors=False, executor="local", workers=1, ray_address=None, no_dashboard=False, leak_audit=None,
         **{f"role_{r}": None for r in roles}, **dict.fromkeys(EXTENSION_FLAGS), **dict.fromkeys(CHANNEL_FLAGS),
     )
     return p

