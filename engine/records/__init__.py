@@ -2,6 +2,7 @@
 by ``transcribe``, kept in gzip blocks by ``blocks``, read by ``transcripts``), reading older formats
 (``upgrade``), compact sets of game ids (``ids``) and runs of one plan merged (``merging``)."""
 
+from engine.records.blocks import game_id_of
 from engine.records.ids import IdSet
 from engine.records.merging import merge_runs
 from engine.records.record import INFRA_ERROR, ErrorInfo, GameRecord, is_infra_error
@@ -11,6 +12,6 @@ from engine.records.transcripts import DETAIL_FULL, Transcript, TranscriptIndex,
 
 __all__ = [
     "DETAIL_FULL", "INFRA_ERROR", "RESULTS_FILE", "ErrorInfo", "GameRecord", "IdSet", "Plan", "RunDir", "RunDirError",
-    "StorageError", "Transcript", "TranscriptIndex", "TranscriptTurn", "TranscriptWriter", "decode_any_record",
+    "StorageError", "Transcript", "TranscriptIndex", "TranscriptTurn", "TranscriptWriter", "decode_any_record", "game_id_of",
     "is_infra_error", "merge_runs", "read_transcript",
 ]

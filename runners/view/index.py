@@ -22,7 +22,7 @@ import msgspec
 
 from engine import GameRecord, RunDir
 from engine.analysis import condition_of
-from engine.records import TranscriptIndex, decode_any_record
+from engine.records import TranscriptIndex, decode_any_record, game_id_of
 
 from runners.report.branches import BranchReportError, origin_of
 from runners.view.detail import game_detail, humans_of
@@ -57,7 +57,7 @@ class LineIndex:
             for line in f:
                 if not line.endswith(b"\n"):
                     break  # being written
-                game_id = _game_id(line)
+                game_id = game_id_of(line)
                 if game_id is not None:
                     self.offsets[game_id] = offset
                     added.append((game_id, line))
@@ -72,16 +72,6 @@ class LineIndex:
         with self.path.open("rb") as f:
             f.seek(offset)
             return f.readline()
-
-
-def _game_id(line: bytes) -> int | None:
-    if not line.startswith(b'{"game_id":'):
-        return None
-    end = line.find(b",", 11)
-    try:
-        return int(line[11:end])
-    except ValueError:
-        return None
 
 
 def people_of(record: GameRecord) -> str:
