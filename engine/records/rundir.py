@@ -142,13 +142,11 @@ class RunDir:
         drop_partial_tail(self.results_path)
         if self.results_path.exists():
             lines = []
-            with self.results_path.open("rb") as f:
-                for number, line in enumerate(f, start=1):
-                    if line.strip():
-                        try:
-                            lines.append(encode_record(decode_any_record(line)) + b"\n")
-                        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                            raise RunDirError(f"{self.results_path} line {number} is damaged: {exc}") from None
+            for number, _, line in self._lines():
+                try:
+                    lines.append(encode_record(decode_any_record(line)) + b"\n")
+                except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                    raise RunDirError(f"{self.results_path} line {number} is damaged: {exc}") from None
             _write_atomic(self.results_path, b"".join(lines))
         _write_atomic(self.config_path, msgspec.json.format(msgspec.json.encode(RunMeta(FORMAT, plan))) + b"\n")
         return True
