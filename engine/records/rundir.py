@@ -233,12 +233,13 @@ class RunDir:
             if what is not None:
                 yield number, game_id, what
 
-    def contradiction_error(self, plan: Plan) -> RunDirError | None:
-        """A RunDirError naming the first record that contradicts ``plan``, or None."""
-        for number, game_id, what in self.contradictions(plan):
+    def contradiction_error(self, plan: Plan, *, skip_damaged: bool = False, resume: str = "--resume") -> RunDirError | None:
+        """A RunDirError naming the first record that contradicts ``plan``, or None; its advice is to
+        move it aside with ``resume`` (the flag, or a whole command) and ``--repair``."""
+        for number, game_id, what in self.contradictions(plan, skip_damaged=skip_damaged):
             return RunDirError(
                 f"{self.results_path} line {number} holds game {game_id} with {what} than the run's plan "
-                f"gives it (a record changed by hand or of another run); move it aside with --resume {self.path} --repair"
+                f"gives it (a record changed by hand or of another run); move it aside with {resume} {self.path} --repair"
             )
         return None
 
