@@ -66,18 +66,9 @@ def decode_any_record(line: bytes) -> GameRecord:
 class RunDir:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-
-    @property
-    def config_path(self) -> Path:
-        return self.path / CONFIG_FILE
-
-    @property
-    def results_path(self) -> Path:
-        return self.path / RESULTS_FILE
-
-    @property
-    def log_path(self) -> Path:
-        return self.path / LOG_FILE
+        self.config_path = self.path / CONFIG_FILE
+        self.results_path = self.path / RESULTS_FILE
+        self.log_path = self.path / LOG_FILE
 
     @classmethod
     def create(cls, path: Path | str, config: Plan) -> RunDir:
