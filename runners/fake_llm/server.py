@@ -87,9 +87,6 @@ class FakeStats:
     off_grammar: int = 0
     samples: list[tuple[float, int, int, int]] = field(default_factory=list)  # (wall time, running, waiting, served)
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(vars(self))
-
 
 class FakeServer:
     def __init__(self, config: FakeConfig | None = None, games: Mapping[str, Game] = GAMES) -> None:
@@ -447,4 +444,4 @@ class FakeServer:
         return web.json_response({"count": count, "max_model_len": self.config.max_model_len, "tokens": tokens, "token_strs": None})
 
     async def fake_stats(self, request: web.Request) -> web.Response:
-        return web.json_response({**self.stats.to_dict(), **self.batches.stats()})
+        return web.json_response({**vars(self.stats), **self.batches.stats()})
