@@ -122,13 +122,16 @@ class ScoreTally:
         return (max(self.smallest, mean - half), min(self.largest, mean + half))
 
     def summary(self) -> ScoreSummary:
-        n = self.n
-        if n == 0:
+        if self.booleans and self.n:
+            low, high = wilson_interval(self.hits, self.n)
+            return ScoreSummary("rate", self.n, self.hits / self.n, low, high)
+        return self.mean_summary()
+
+    def mean_summary(self) -> ScoreSummary:
+        """The mean with its interval, whatever the values (booleans as 0 and 1); NaN for none."""
+        if self.n == 0:
             return ScoreSummary("mean", 0, math.nan, math.nan, math.nan)
-        if self.booleans:
-            low, high = wilson_interval(self.hits, n)
-            return ScoreSummary("rate", n, self.hits / n, low, high)
-        return ScoreSummary("mean", n, self.mean, *self.interval())
+        return ScoreSummary("mean", self.n, self.mean, *self.interval())
 
 
 def tally_scores(tallies: dict[str, ScoreTally], scores: Mapping[str, bool | float]) -> None:
