@@ -24,7 +24,7 @@ _EXPORTS = {
     "Plan": "engine.records.rundir", "RunDir": "engine.records.rundir", "RunDirError": "engine.records.rundir",
     "GameSpec": "engine.plan.spec", "Options": "engine.plan.spec", "game_seed": "engine.plan.spec",
     "Grid": "engine.plan.grid", "grid_from_dict": "engine.plan.grid", "load_grid": "engine.plan.grid",
-    "ConditionSummary": "engine.analysis.stats", "summarize": "engine.analysis.stats",
+    "ConditionSummary": "engine.analysis.stats", "summarize": "engine.analysis.totals",
     "wilson_interval": "engine.analysis.stats",
     "rollouts": "engine.rollouts.collect", "run_groups": "engine.rollouts.collect",
     "Group": "engine.rollouts.trajectory", "Trajectory": "engine.rollouts.trajectory", "TurnStep": "engine.rollouts.trajectory",

@@ -24,8 +24,8 @@ from rich.table import Table
 from rich.text import Text
 
 from engine import GameRecord, RunDir, RunDirError
-from engine.records import Transcript, read_transcript
-from puzzles import Game, InvalidParameter, get_game
+from engine.records import read_transcript
+from puzzles import InvalidParameter, get_game
 
 from runners.args import OneLineParser, integer
 from runners.printable import printable_all
@@ -162,12 +162,6 @@ def render_detail(detail: dict, full: bool = False) -> Group:
     else:
         parts.append(_log_table(detail))
     return Group(*parts)
-
-
-def render_replay(record: GameRecord, transcript: Transcript | None, game: Game | None = None, full: bool = False) -> Group:
-    """The whole replay of a game: the header, then each turn (with a transcript) or the turn log;
-    what models and people wrote with its control characters shown as escapes (``runners.printable``)."""
-    return render_detail(printable_all(game_detail(record, transcript, game)), full)
 
 
 def find_record(run: RunDir, game_id: int) -> GameRecord | None:

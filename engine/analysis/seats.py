@@ -67,13 +67,6 @@ def study_columns(source: Source, study_of: StudyOf = study_of_game) -> list[Stu
     return list(columns.values())
 
 
-def _summary(tally: ScoreTally) -> ScoreSummary:
-    """A tally's mean with its interval (``engine.analysis.stats.mean_interval``)."""
-    if tally.n == 0:
-        return ScoreSummary("mean", 0, math.nan, math.nan, math.nan)
-    return ScoreSummary("mean", tally.n, tally.mean, *tally.interval())
-
-
 def study_summary(tally: HumanTally, column: StudyColumn) -> ScoreSummary | None:
     """One study score over the study's games; None when no game of them has it to give. A yes/no
     score counts the games the person walked away from as a no, where they did not give it."""
@@ -82,7 +75,7 @@ def study_summary(tally: HumanTally, column: StudyColumn) -> ScoreSummary | None
     else:
         given = tally.given.get(column.key, ScoreTally())
         if column.kind != "rate":
-            return _summary(given) if given.n else None
+            return given.mean_summary() if given.n else None
         hits = given.hits if given.booleans else round(given.mean * given.n)
         n = given.n + tally.absent_study - tally.absent_given.get(column.key, 0)
     if n == 0:
@@ -127,7 +120,7 @@ def human_row(key: tuple[str, ...], tally: HumanTally, columns: Sequence[StudyCo
     scores = {c.key: s for c in columns if (s := study_summary(tally, c)) is not None}
     return HumanRow(
         key=key, games=tally.games, n=tally.study, participants=sorted(tally.participants), scores=scores,
-        agent_turns=_summary(tally.agent_turns), human_turns=_summary(tally.human_turns),
+        agent_turns=tally.agent_turns.mean_summary(), human_turns=tally.human_turns.mean_summary(),
         median_seconds=statistics.median(tally.seconds) if tally.seconds else math.nan,
         timeouts=tally.timeouts / tally.study if tally.study else math.nan, absent=tally.absent,
     )

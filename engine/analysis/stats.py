@@ -31,8 +31,6 @@ from collections.abc import Iterable, Mapping
 
 import msgspec
 
-from engine.records.record import GameRecord
-
 Z95 = 1.959963984540054
 
 CUT_FROM = 8
@@ -124,13 +122,16 @@ class ScoreTally:
         return (max(self.smallest, mean - half), min(self.largest, mean + half))
 
     def summary(self) -> ScoreSummary:
-        n = self.n
-        if n == 0:
+        if self.booleans and self.n:
+            low, high = wilson_interval(self.hits, self.n)
+            return ScoreSummary("rate", self.n, self.hits / self.n, low, high)
+        return self.mean_summary()
+
+    def mean_summary(self) -> ScoreSummary:
+        """The mean with its interval, whatever the values (booleans as 0 and 1); NaN for none."""
+        if self.n == 0:
             return ScoreSummary("mean", 0, math.nan, math.nan, math.nan)
-        if self.booleans:
-            low, high = wilson_interval(self.hits, n)
-            return ScoreSummary("rate", n, self.hits / n, low, high)
-        return ScoreSummary("mean", n, self.mean, *self.interval())
+        return ScoreSummary("mean", self.n, self.mean, *self.interval())
 
 
 def tally_scores(tallies: dict[str, ScoreTally], scores: Mapping[str, bool | float]) -> None:
@@ -172,79 +173,3 @@ class ConditionSummary(msgspec.Struct):
     calls: int = 0  # model calls, when models played
     tokens: int = 0  # their prompt + completion tokens
     cost_usd: float | None = None  # None: no model played, or one has no price
-
-
-class _Condition:
-    """What a summary keeps of one condition while records go by: counts and tallies, no records."""
-
-    __slots__ = ("fields", "games", "successes", "failures", "solved_sum", "solved_n", "scores",
-                 "format_errors", "cut_replies", "invalid_actions", "error_kinds", "calls", "tokens", "cost", "unpriced")
-
-    def __init__(self, fields: dict[str, str]) -> None:
-        self.fields = fields
-        self.games = self.successes = self.failures = self.solved_sum = self.solved_n = 0
-        self.format_errors = self.cut_replies = self.invalid_actions = self.calls = self.tokens = 0
-        self.cost = 0.0
-        self.unpriced = False
-        self.scores: dict[str, ScoreTally] = {}
-        self.error_kinds: dict[str, int] = {}
-
-
-class SummaryBuilder:
-    """Summaries built one record at a time, so that memory does not grow with the run."""
-
-    def __init__(self) -> None:
-        self._conditions: dict[str, _Condition] = {}
-
-    def add(self, record: GameRecord) -> None:
-        label = record.spec.condition()
-        c = self._conditions.get(label)
-        if c is None:
-            c = self._conditions[label] = _Condition(record.spec.condition_fields())
-        c.games += 1
-        if record.outcome == "success":
-            c.successes += 1
-        elif record.outcome == "failure":
-            c.failures += 1
-        if record.outcome != "error":
-            if record.solved_turn is not None:
-                c.solved_sum += record.solved_turn
-                c.solved_n += 1
-            tally_scores(c.scores, record.scores)
-        if record.error is not None:
-            c.error_kinds[record.error.kind] = c.error_kinds.get(record.error.kind, 0) + 1
-        for usage in (record.usage or {}).values():
-            c.calls += usage.calls
-            c.tokens += usage.prompt_tokens + usage.completion_tokens
-            c.cost += usage.cost_usd or 0.0
-            c.unpriced |= usage.cost_usd is None
-        c.format_errors += sum(record.format_errors.values())
-        if record.cut_replies:
-            c.cut_replies += sum(record.cut_replies.values())
-        c.invalid_actions += sum(record.invalid_actions.values())
-
-    def summaries(self) -> list[ConditionSummary]:
-        out = []
-        for label, c in self._conditions.items():
-            scored = c.successes + c.failures
-            low, high = wilson_interval(c.successes, scored)
-            out.append(
-                ConditionSummary(
-                    condition=label, fields=c.fields, games=c.games, successes=c.successes, failures=c.failures,
-                    errors=c.games - scored, success_rate=c.successes / scored if scored else 0.0,
-                    ci_low=low, ci_high=high, mean_solved_turn=c.solved_sum / c.solved_n if c.solved_n else None,
-                    scores={k: t.summary() for k, t in c.scores.items()}, format_errors=c.format_errors,
-                    invalid_actions=c.invalid_actions, error_kinds=c.error_kinds, cut_replies=c.cut_replies, calls=c.calls, tokens=c.tokens,
-                    cost_usd=None if c.unpriced or not c.calls else round(c.cost, 6),
-                )
-            )
-        return out
-
-
-def summarize(records: Iterable[GameRecord]) -> list[ConditionSummary]:
-    """One summary per condition, in order of first appearance. Games that ended in error are
-    counted apart and left out of the success rate."""
-    builder = SummaryBuilder()
-    for record in records:
-        builder.add(record)
-    return builder.summaries()

@@ -29,7 +29,7 @@ from typing import Any, Union
 
 from engine.analysis.conditions import Condition, field_values
 from engine.analysis.humans import HumanTally, has_human
-from engine.analysis.stats import ScoreTally
+from engine.analysis.stats import ConditionSummary, ScoreTally, wilson_interval
 from engine.records.record import INFRA_ERROR, GameRecord
 
 # Per-turn size measures: unit -> (TurnLog attribute of the whole reply, attribute of the message).
@@ -198,6 +198,27 @@ class RunTotals:
         for record in records:
             self.add(record)
         return self
+
+
+def summarize(records: Iterable[GameRecord]) -> list[ConditionSummary]:
+    """One summary per condition, in order of first appearance. Games that ended in error are
+    counted apart and left out of the success rate."""
+    return [condition_summary(c) for c in RunTotals().add_all(records).conditions]
+
+
+def condition_summary(c: ConditionTotals) -> ConditionSummary:
+    scored = c.games - c.errors
+    low, high = wilson_interval(c.successes, scored)
+    solved = sum(c.solved.values())
+    return ConditionSummary(
+        condition=c.spec.condition(), fields=c.spec.condition_fields(), games=c.games, successes=c.successes,
+        failures=scored - c.successes, errors=c.errors, success_rate=c.successes / scored if scored else 0.0,
+        ci_low=low, ci_high=high, mean_solved_turn=sum(t * n for t, n in c.solved.items()) / solved if solved else None,
+        scores={k: t.summary() for k, t in c.scores.items()}, format_errors=sum(c.format_errors.values()),
+        invalid_actions=sum(c.invalid_actions.values()), error_kinds=c.error_kinds, cut_replies=sum(c.cut_replies.values()),
+        calls=c.calls, tokens=c.prompt_tokens + c.completion_tokens,
+        cost_usd=None if c.unpriced or not c.calls else round(c.cost, 6),
+    )
 
 
 Source = Union[RunTotals, Sequence[GameRecord]]  # what the report's measures take: a run's totals, or records to fold

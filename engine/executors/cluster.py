@@ -170,10 +170,6 @@ class RayExecutor:
         self.dead: set[int] = set()
         self.nodes: dict[int, tuple[str, str]] = {}  # worker -> (node id, address), once it played a batch
 
-    @property
-    def started_cluster(self) -> bool:
-        return self.startup.started_cluster
-
     async def play(
         self, plan: Plan, ids: Iterator[int], *, factory: PolicyFactory, concurrency: int,
         on_record: Callable[[GameRecord], None], progress: RunProgress | None = None,

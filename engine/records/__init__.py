@@ -2,6 +2,7 @@
 by ``transcribe``, kept in gzip blocks by ``blocks``, read by ``transcripts``), reading older formats
 (``upgrade``), compact sets of game ids (``ids``) and runs of one plan merged (``merging``)."""
 
+from engine.records.blocks import GameLines
 from engine.records.ids import IdSet
 from engine.records.merging import merge_runs
 from engine.records.record import INFRA_ERROR, ErrorInfo, GameRecord, is_infra_error
@@ -10,7 +11,7 @@ from engine.records.transcribe import TranscriptWriter
 from engine.records.transcripts import DETAIL_FULL, Transcript, TranscriptIndex, TranscriptTurn, read_transcript
 
 __all__ = [
-    "DETAIL_FULL", "INFRA_ERROR", "RESULTS_FILE", "ErrorInfo", "GameRecord", "IdSet", "Plan", "RunDir", "RunDirError",
+    "DETAIL_FULL", "INFRA_ERROR", "RESULTS_FILE", "ErrorInfo", "GameLines", "GameRecord", "IdSet", "Plan", "RunDir", "RunDirError",
     "StorageError", "Transcript", "TranscriptIndex", "TranscriptTurn", "TranscriptWriter", "decode_any_record",
     "is_infra_error", "merge_runs", "read_transcript",
 ]

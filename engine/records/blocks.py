@@ -228,12 +228,13 @@ def game_id_of(line: bytes) -> int | None:
 
 
 class GameLines:
-    """The last line written for each game in a JSON-lines file (``plain``, as older runs kept it)
-    and a block file beside it (``blocks``, whose copies came later), each line starting with
-    ``{"game_id":N,``. ``refresh`` reads only what was appended since, and starts again when a file
-    was replaced; the blocks are walked by their headers, so memory holds 8 bytes a game."""
+    """The last line written for each game in a JSON-lines file (``plain``: a run's results, or its
+    transcripts as older runs kept them) and a block file beside it (``blocks``, whose copies came
+    later; None: none), each line starting with ``{"game_id":N,``. ``refresh`` reads only what was
+    appended since, and starts again when a file was replaced; the blocks are walked by their
+    headers, so memory holds 8 bytes a game."""
 
-    def __init__(self, plain: Path, blocks: Path) -> None:
+    def __init__(self, plain: Path, blocks: Path | None = None) -> None:
         self.plain, self.blocks = plain, blocks
         self._restart()
 
@@ -251,8 +252,9 @@ class GameLines:
     def __len__(self) -> int:
         return len(self.where)
 
-    def refresh(self) -> None:
-        stats = [_stat(self.plain), _stat(self.blocks)]
+    def refresh(self, added: list[tuple[int, bytes]] | None = None) -> None:
+        """Read what was appended; ``added``, if given, gets the (game id, line) of each plain line read."""
+        stats = [_stat(self.plain), _stat(self.blocks) if self.blocks is not None else None]
         for i, s in enumerate(stats):
             seen = self._files[i]
             if seen is not None and (s is None or (s.st_dev, s.st_ino) != seen or s.st_size < self.read[i]):
@@ -271,9 +273,11 @@ class GameLines:
                     game_id = game_id_of(line)
                     if game_id is not None:
                         self.where.set(game_id, 2 * offset)
+                        if added is not None:
+                            added.append((game_id, line))
                     offset += len(line)
                 self.read[0] = offset
-        if stats[1] is not None and stats[1].st_size > self.read[1]:
+        if self.blocks is not None and stats[1] is not None and stats[1].st_size > self.read[1]:
             with self.blocks.open("rb") as f:
                 for block in walk(f, self.read[1], stats[1].st_size):
                     self.sizes[block.offset] = block.size

@@ -66,18 +66,9 @@ def decode_any_record(line: bytes) -> GameRecord:
 class RunDir:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-
-    @property
-    def config_path(self) -> Path:
-        return self.path / CONFIG_FILE
-
-    @property
-    def results_path(self) -> Path:
-        return self.path / RESULTS_FILE
-
-    @property
-    def log_path(self) -> Path:
-        return self.path / LOG_FILE
+        self.config_path = self.path / CONFIG_FILE
+        self.results_path = self.path / RESULTS_FILE
+        self.log_path = self.path / LOG_FILE
 
     @classmethod
     def create(cls, path: Path | str, config: Plan) -> RunDir:
@@ -142,13 +133,11 @@ class RunDir:
         drop_partial_tail(self.results_path)
         if self.results_path.exists():
             lines = []
-            with self.results_path.open("rb") as f:
-                for number, line in enumerate(f, start=1):
-                    if line.strip():
-                        try:
-                            lines.append(encode_record(decode_any_record(line)) + b"\n")
-                        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                            raise RunDirError(f"{self.results_path} line {number} is damaged: {exc}") from None
+            for number, _, line in self._lines():
+                try:
+                    lines.append(encode_record(decode_any_record(line)) + b"\n")
+                except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                    raise RunDirError(f"{self.results_path} line {number} is damaged: {exc}") from None
             _write_atomic(self.results_path, b"".join(lines))
         _write_atomic(self.config_path, msgspec.json.format(msgspec.json.encode(RunMeta(FORMAT, plan))) + b"\n")
         return True
@@ -235,12 +224,13 @@ class RunDir:
             if what is not None:
                 yield number, game_id, what
 
-    def contradiction_error(self, plan: Plan) -> RunDirError | None:
-        """A RunDirError naming the first record that contradicts ``plan``, or None."""
-        for number, game_id, what in self.contradictions(plan):
+    def contradiction_error(self, plan: Plan, *, skip_damaged: bool = False, resume: str = "--resume") -> RunDirError | None:
+        """A RunDirError naming the first record that contradicts ``plan``, or None; its advice is to
+        move it aside with ``resume`` (the flag, or a whole command) and ``--repair``."""
+        for number, game_id, what in self.contradictions(plan, skip_damaged=skip_damaged):
             return RunDirError(
                 f"{self.results_path} line {number} holds game {game_id} with {what} than the run's plan "
-                f"gives it (a record changed by hand or of another run); move it aside with --resume {self.path} --repair"
+                f"gives it (a record changed by hand or of another run); move it aside with {resume} {self.path} --repair"
             )
         return None
 

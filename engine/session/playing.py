@@ -32,7 +32,8 @@ from engine.records.rundir import Plan, RunDir, RunDirError
 from engine.play.run import RunProgress
 from engine.plan.spec import GameSpec
 from engine.analysis.games import GAMES_FILE, write_games_csv
-from engine.analysis.stats import ConditionSummary, SummaryBuilder
+from engine.analysis.stats import ConditionSummary
+from engine.analysis.totals import RunTotals, condition_summary
 from engine.records.transcribe import TranscriptWriter
 from engine.records.transcripts import NO_TRANSCRIPTS_FILE
 from engine.session.runlog import FLUSH_SECONDS, RunLog
@@ -280,15 +281,15 @@ def finish(run: RunDir, plan: Plan, *, complete: bool) -> tuple[Tally, list[Cond
     summary; one record in memory at a time."""
     if complete:
         run.finalize(plan.total)
-    builder, tally = SummaryBuilder(), Tally()
+    totals, tally = RunTotals(), Tally()
     for record in run.iter_records():
-        builder.add(record)
+        totals.add(record)
         tally.games += 1
         if is_infra_error(record):
             tally.lost += 1
         elif record.outcome == "error":
             tally.other_errors += 1
-    summaries = builder.summaries()
+    summaries = [condition_summary(c) for c in totals.conditions]
     (run.path / SUMMARY_FILE).write_bytes(msgspec.json.format(msgspec.json.encode(summaries)) + b"\n")
     write_games_csv(run.iter_records, run.path / GAMES_FILE)
     return tally, summaries

@@ -71,14 +71,10 @@ class SummaryTable:
         return sum(c.widest() + 3 for c in columns) + 1  # padding and borders: 3n + 1
 
 
-def summary_table(summaries: list[ConditionSummary]) -> SummaryTable:
-    return SummaryTable(summaries)
-
-
 def print_summary(console: Console, summaries: list[ConditionSummary]) -> None:
     """The table at the end of a run: fitted to a terminal's width; elsewhere (a file, a pipe) as wide
     as it needs, so that no column is left out and no number wraps."""
-    table = summary_table(summaries)
+    table = SummaryTable(summaries)
     if console.is_terminal:
         console.print(table)
         return

@@ -66,13 +66,14 @@ class BatchService:
             web.post("/v1/files", openai(self.upload)), web.get("/v1/files/{id}", openai(self.file)),
             web.get("/v1/files/{id}/content", openai(self.content)), web.delete("/v1/files/{id}", openai(self.delete_file)),
             web.post("/v1/batches", openai(self.create_openai)), web.get("/v1/batches", openai(self.list_openai)),
-            web.get("/v1/batches/{id}", openai(self.get_openai)), web.post("/v1/batches/{id}/cancel", openai(self.cancel_openai)),
+            web.get("/v1/batches/{id}", self._found(False, self.get_openai)),
+            web.post("/v1/batches/{id}/cancel", self._found(False, self.cancel_openai)),
             web.post("/v1/messages/batches", anthropic(self.create_anthropic)),
             web.get("/v1/messages/batches", anthropic(self.list_anthropic)),
-            web.get("/v1/messages/batches/{id}", anthropic(self.get_anthropic)),
-            web.get("/v1/messages/batches/{id}/results", anthropic(self.results_anthropic)),
-            web.post("/v1/messages/batches/{id}/cancel", anthropic(self.cancel_anthropic)),
-            web.delete("/v1/messages/batches/{id}", anthropic(self.delete_anthropic)),
+            web.get("/v1/messages/batches/{id}", self._found(True, self.get_anthropic)),
+            web.get("/v1/messages/batches/{id}/results", self._found(True, self.results_anthropic)),
+            web.post("/v1/messages/batches/{id}/cancel", self._found(True, self.cancel_anthropic)),
+            web.delete("/v1/messages/batches/{id}", self._found(True, self.delete_anthropic)),
             web.post("/fake/batch-delay", self.set_delay),
         ])
         server.app.on_cleanup.append(self._stop)
@@ -102,6 +103,18 @@ class BatchService:
             return guarded
 
         return guard
+
+    def _found(self, anthropic: bool, handler):
+        """A guarded handler of one batch: ``handler(request, batch)`` for the batch of the kind the
+        path names, a 404 for none (or one of the other kind)."""
+
+        async def found(request: web.Request) -> web.Response:
+            batch = self.batches.get(request.match_info["id"])
+            if batch is None or batch.anthropic != anthropic:
+                return _not_found("message batch" if anthropic else "batch", anthropic)
+            return await handler(request, batch)
+
+        return self._guarded(anthropic)(found)
 
     # ---- files ----
 
@@ -164,14 +177,10 @@ class BatchService:
         return web.json_response({"object": "list", "data": data, "first_id": data[0]["id"] if data else None,
                                   "last_id": data[-1]["id"] if data else None, "has_more": self._more})
 
-    async def get_openai(self, request: web.Request) -> web.Response:
-        batch = self.batches.get(request.match_info["id"])
-        return _not_found("batch", False) if batch is None or batch.anthropic else web.json_response(batch.openai())
+    async def get_openai(self, request: web.Request, batch: FakeBatch) -> web.Response:
+        return web.json_response(batch.openai())
 
-    async def cancel_openai(self, request: web.Request) -> web.Response:
-        batch = self.batches.get(request.match_info["id"])
-        if batch is None or batch.anthropic:
-            return _not_found("batch", False)
+    async def cancel_openai(self, request: web.Request, batch: FakeBatch) -> web.Response:
         if batch.status == "in_progress":
             batch.status, batch.cancel = "cancelling", True
             batch.times["cancelling"] = time.time()
@@ -207,41 +216,24 @@ class BatchService:
         return web.json_response({"data": data, "has_more": self._more, "first_id": data[0]["id"] if data else None,
                                   "last_id": data[-1]["id"] if data else None})
 
-    def _anthropic_batch(self, request: web.Request) -> FakeBatch | None:
-        """The message batch the path names, or None (no such batch, or an OpenAI one)."""
-        batch = self.batches.get(request.match_info["id"])
-        return batch if batch is not None and batch.anthropic else None
-
-    async def get_anthropic(self, request: web.Request) -> web.Response:
-        batch = self._anthropic_batch(request)
-        if batch is None:
-            return _not_found("message batch", True)
+    async def get_anthropic(self, request: web.Request, batch: FakeBatch) -> web.Response:
         return web.json_response(batch.message_batch(str(request.url.origin())))
 
-    async def results_anthropic(self, request: web.Request) -> web.Response:
-        batch = self._anthropic_batch(request)
-        if batch is None:
-            return _not_found("message batch", True)
+    async def results_anthropic(self, request: web.Request, batch: FakeBatch) -> web.Response:
         if batch.status != "ended":
             return error_reply(Refused(400, "invalid_request_error", "The batch has not ended: no results yet."), True)
         self.downloads += 1
         data = "".join(json.dumps(line) + "\n" for line in batch.results).encode()
         return web.Response(body=data, content_type="application/binary")
 
-    async def cancel_anthropic(self, request: web.Request) -> web.Response:
-        batch = self._anthropic_batch(request)
-        if batch is None:
-            return _not_found("message batch", True)
+    async def cancel_anthropic(self, request: web.Request, batch: FakeBatch) -> web.Response:
         if batch.status == "in_progress":
             batch.status, batch.cancel = "canceling", True
             batch.times["canceling"] = time.time()
             batch.wake.set()
         return web.json_response(batch.message_batch(str(request.url.origin())))
 
-    async def delete_anthropic(self, request: web.Request) -> web.Response:
-        batch = self._anthropic_batch(request)
-        if batch is None:
-            return _not_found("message batch", True)
+    async def delete_anthropic(self, request: web.Request, batch: FakeBatch) -> web.Response:
         if batch.status != "ended":
             return error_reply(Refused(400, "invalid_request_error", "Only an ended batch can be deleted."), True)
         del self.batches[batch.id]

@@ -101,9 +101,6 @@ class FakeStats:
     ignored: dict[str, int] = field(default_factory=dict)  # grammar fields of vLLM's that its version does not take
     samples: list[tuple[float, int, int, int]] = field(default_factory=list)  # (wall time, running, waiting, served)
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(vars(self))
-
 
 class FakeServer:
     def __init__(self, config: FakeConfig | None = None, games: Mapping[str, Game] = GAMES) -> None:
@@ -470,4 +467,4 @@ class FakeServer:
         return web.json_response({"count": count, "max_model_len": self.config.max_model_len, "tokens": tokens, "token_strs": None})
 
     async def fake_stats(self, request: web.Request) -> web.Response:
-        return web.json_response({**self.stats.to_dict(), **self.batches.stats()})
+        return web.json_response({**vars(self.stats), **self.batches.stats()})

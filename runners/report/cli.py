@@ -91,13 +91,10 @@ def first_contradiction(results_path: Path) -> str | None:
     line; None if none does or the results have no run directory around them."""
     try:
         run = RunDir.open(results_path.parent)
-        plan = run.config()
+        found = run.contradiction_error(run.config(), skip_damaged=True, resume="asymgames run --resume")
     except (RunDirError, OSError, ValueError):
         return None
-    for number, game_id, what in run.contradictions(plan, skip_damaged=True):
-        return (f"{results_path} line {number} holds game {game_id} with {what} than the run's plan gives it "
-                f"(a record changed by hand or of another run); move it aside with asymgames run --resume {run.path} --repair")
-    return None
+    return None if found is None else str(found)
 
 
 def parse_compare(values: Sequence[str] | None) -> tuple[str, str, str] | None:

@@ -7,14 +7,13 @@ import base64
 import csv
 import html
 import io
-import math
 from collections.abc import Sequence
 from pathlib import Path
 
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from runners.report.latex import latex_escape, to_latex
+from runners.report.latex import latex_escape, thinned, to_latex
 from runners.report.cells import Table
 
 __all__ = ["latex_escape", "to_csv", "to_html", "to_latex", "to_markdown", "to_rich"]
@@ -25,14 +24,8 @@ TERMINAL_TURNS = 12  # K columns shown at most on the terminal
 def to_rich(table: Table, max_thinned: int = TERMINAL_TURNS) -> RichTable:
     """The table for the terminal; a long run of K columns is thinned to at most ``max_thinned``,
     always keeping the first and the last."""
-    keep = list(range(len(table.header)))
-    title = table.title
-    if table.thin_from and len(keep) - table.thin_from > max_thinned:
-        tail = keep[table.thin_from :]
-        step = math.ceil((len(tail) - 1) / (max_thinned - 1))
-        chosen = sorted(set(tail[::step]) | {tail[-1]})
-        keep = keep[: table.thin_from] + chosen
-        title += " (some K left out here; the files have every K)"
+    keep, thin = thinned(table, max_thinned)
+    title = table.title + (" (some K left out here; the files have every K)" if thin else "")
     out = RichTable(title=title, title_justify="left")
     for i in keep:
         if i < table.labels:  # labels are never cut short

@@ -18,6 +18,7 @@ The widths are estimated in characters, since the text width is not known here.
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -54,14 +55,8 @@ def number_cell(text: str) -> str:
 
 
 def header_lines(text: str, width: int = HEADER_CHARS) -> list[str]:
-    """A header in lines of about ``width`` characters, broken at spaces."""
-    lines: list[str] = []
-    for word in text.split():
-        if lines and len(lines[-1]) + 1 + len(word) <= width:
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
-    return lines or [""]
+    """A header in lines of about ``width`` characters, broken at spaces (a longer word keeps a line)."""
+    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False) or [""]
 
 
 def header_cell(text: str, align: str) -> str:

@@ -14,7 +14,6 @@ its branch point and that game's detail, from the run branched), which the page 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -22,66 +21,13 @@ import msgspec
 
 from engine import GameRecord, RunDir
 from engine.analysis import condition_of
-from engine.records import TranscriptIndex, decode_any_record
+from engine.records import GameLines, TranscriptIndex, decode_any_record
 
 from runners.report.branches import BranchReportError, origin_of
 from runners.view.detail import game_detail, humans_of
 
 SUMMARY_FILE = "summary.json"
 OUTCOMES = {"success": "s", "failure": "f", "error": "e"}
-
-
-class LineIndex:
-    """Game id -> offset of its last whole line in a JSON-lines file whose lines start with
-    ``{"game_id":N,``; ``refresh`` reads only what was appended, and starts again when the file
-    was replaced (a finished run rewrites its results sorted)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.offsets: dict[int, int] = {}
-        self._read = 0
-        self._inode: int | None = None
-
-    def refresh(self) -> list[tuple[int, bytes]]:
-        """The (game id, line) of every whole line added since the last call."""
-        try:
-            stat = os.stat(self.path)
-        except FileNotFoundError:
-            return []
-        if stat.st_ino != self._inode or stat.st_size < self._read:
-            self.offsets, self._read, self._inode = {}, 0, stat.st_ino
-        added = []
-        with self.path.open("rb") as f:
-            f.seek(self._read)
-            offset = self._read
-            for line in f:
-                if not line.endswith(b"\n"):
-                    break  # being written
-                game_id = _game_id(line)
-                if game_id is not None:
-                    self.offsets[game_id] = offset
-                    added.append((game_id, line))
-                offset += len(line)
-            self._read = offset
-        return added
-
-    def line(self, game_id: int) -> bytes | None:
-        offset = self.offsets.get(game_id)
-        if offset is None:
-            return None
-        with self.path.open("rb") as f:
-            f.seek(offset)
-            return f.readline()
-
-
-def _game_id(line: bytes) -> int | None:
-    if not line.startswith(b'{"game_id":'):
-        return None
-    end = line.find(b",", 11)
-    try:
-        return int(line[11:end])
-    except ValueError:
-        return None
 
 
 def people_of(record: GameRecord) -> str:
@@ -95,7 +41,7 @@ class RunIndex:
     def __init__(self, path: Path) -> None:
         self.run = RunDir.open(path)
         self.plan = self.run.config()
-        self.results = LineIndex(self.run.results_path)
+        self.results = GameLines(self.run.results_path)  # each game's last line
         self.transcripts = TranscriptIndex(self.run.path)
         self.rows: dict[int, list] = {}
         self.conditions: dict[str, int] = {}
@@ -128,7 +74,11 @@ class RunIndex:
                 "run": str(index.run.path), "detail": index.detail(game_id)}
 
     def refresh(self) -> None:
-        for game_id, line in self.results.refresh():
+        """Read what the run's files gained since (the results read again whole once a finished run
+        rewrote them sorted)."""
+        added: list[tuple[int, bytes]] = []
+        self.results.refresh(added)
+        for game_id, line in added:
             try:
                 record = decode_any_record(line)
             except (msgspec.DecodeError, msgspec.ValidationError):
@@ -159,7 +109,7 @@ class RunIndex:
 
     def version(self) -> tuple:
         """What ``data`` is made from: changes whenever the run's files do."""
-        return (self.results._inode, self.results._read, self.transcripts.version(), self.finished())
+        return (self.results.version(), self.transcripts.version(), self.finished())
 
     def data(self) -> dict[str, Any]:
         """The run for the page: summary, conditions with their counts, and every game's row."""

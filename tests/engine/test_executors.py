@@ -329,7 +329,7 @@ plan = grid(60, alice="noisy", bob="one_piece")
 run = RunDir.create(Path(sys.argv[1]), plan)
 executor = make_executor("ray", workers=2)
 anyio.run(lambda: play_plan(run, plan, PolicyFactory(), recorded=IdSet(), concurrency=16, executor=executor))
-print(json.dumps({"records": len(run.records()), "started": executor.started_cluster, "processes": descendants(os.getpid())}))
+print(json.dumps({"records": len(run.records()), "started": executor.startup.started_cluster, "processes": descendants(os.getpid())}))
 """
 
 

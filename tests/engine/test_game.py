@@ -6,7 +6,7 @@ import threading
 import pytest
 
 from engine import GameRecord, PolicyFactory, play_game
-from engine.analysis.stats import summarize
+from engine.analysis.totals import summarize
 from puzzles import GAMES, Answer
 from puzzles.asympuzl.rules import generate
 from tests.helpers import grid, play_async, spec

@@ -16,7 +16,7 @@ from rich.console import Console
 from engine import PolicyFactory, RunProgress, run_games, summarize
 from engine.play.run import LiveGame
 from engine.plan.grid import Grid
-from runners.dashboard import Section, counters_section, render_dashboard, summary_table
+from runners.dashboard import Section, SummaryTable, counters_section, render_dashboard
 from runners.dashboard.widths import Column, fitted_table, short_names
 
 MODELS = {"share_everything": "openai:gpt-4o", "one_piece": "openai:gpt-4o-mini"}
@@ -101,7 +101,7 @@ def numbers_whole(rows: list[list[str]]) -> None:
 @pytest.mark.parametrize("width", [80, 100, 120, 160])
 def test_the_end_of_run_table_keeps_every_row_and_cuts_no_number(run24, width):
     summaries, _ = run24
-    text = text_of(summary_table(summaries), width)
+    text = text_of(SummaryTable(summaries), width)
     assert max(len(line) for line in text.splitlines()) <= width
     rows = [r for r in body_rows(text, "\n") if r[0]]  # rows that wrap continue with an empty label
     assert len(rows) == 24

@@ -19,7 +19,8 @@ from puzzles import GAMES
 from puzzles.common.replay import BoardReplay
 from puzzles.contract import check_contract
 from runners.concurrent import main as run_main
-from runners.replay import main as replay_main, render_replay
+from runners.printable import printable_all
+from runners.replay import main as replay_main, render_detail
 from runners.view.detail import game_detail
 from tests.runners.toy_game import TALLY
 
@@ -30,6 +31,11 @@ def replay_text(run: Path, game_id: int) -> str:
     console = Console(file=io.StringIO(), width=200)
     assert replay_main([str(run), str(game_id)], console=console) == 0
     return console.file.getvalue()
+
+
+def render_replay(record, transcript, game=None, full=False):
+    """The whole replay of a game, as ``main`` draws it."""
+    return render_detail(printable_all(game_detail(record, transcript, game)), full)
 
 
 def records(run: Path) -> dict:

@@ -7,7 +7,7 @@ import pytest
 
 from engine.records.record import UsageTotals
 from engine.analysis import usage_per_condition
-from engine.analysis.stats import summarize
+from engine.analysis.totals import summarize
 from runners.report.tables import usage_table
 from tests.runners.test_report import game
 

@@ -8,8 +8,6 @@ ends the pages are told so, and the server stays up a moment for them to hear it
 
 from __future__ import annotations
 
-from functools import partial
-
 import anyio
 from rich.console import Console
 
@@ -18,7 +16,7 @@ from engine.session import play_plan
 from engine.spending import Spending
 from runners.ending import Ending
 from runners.flags.running import transcripts_kept
-from runners.runloop import Interrupt, run_and_report, storage_failure
+from runners.runloop import Interrupt, storage_failure
 
 from runners.seats.browser.cli import Setup
 from runners.seats.browser.seats import BrowserSeats
@@ -60,8 +58,3 @@ async def serve_and_play(setup: Setup, factory: PolicyFactory, console: Console,
     if stopped is not None:
         return Ending("storage", reason=stopped)
     return Ending("interrupted" if signals.caught else "finished")
-
-
-def play(setup: Setup, factory: PolicyFactory) -> int:
-    """Play the run and say how it ended; the exit status."""
-    return run_and_report(setup.prepared, factory, partial(serve_and_play, setup, factory), setup.command)
