@@ -237,3 +237,34 @@ def test_model_seats_replay_from_the_cache_and_resample_other_samples(tmp_path, 
         assert requests(url) > made  # the other samples were asked for
     points = [r["spec"]["options"]["branch"] for r in _records(resampled)]
     assert sorted(p["sample"] for p in points) == [0, 0, 0, 1, 1, 1]
+
+
+def test_a_run_stopped_early_is_branched_only_on_the_games_it_finished(tmp_path):
+    """A run stopped before its end (a cap, Ctrl-C: games in flight are not recorded) is branched on
+    the seeds it finished, each branch paired with its original; the branch run resumes as planned."""
+    from engine.analysis.branches import value_of_information
+
+    origin = tmp_path / "origin"
+    assert run_main(["--games", "6", "--limit", "4", "--out", str(origin), "--no-dashboard"]) == 0
+    lines = (origin / "results.jsonl").read_text().splitlines(keepends=True)
+    (origin / "results.jsonl").write_text("".join(line for line in lines if '"game_id":1,' not in line))
+    finished = {r["spec"]["seed"] for r in _records(origin)}
+    assert len(finished) == 3  # games 0, 2 and 3; 1 was in flight, 4 and 5 never started
+    branches = tmp_path / "branches"
+    assert branch_main([str(origin), "--turns", "1", "--out", str(branches), "--no-dashboard", "--limit", "3"]) == 0
+    assert branch_main(["--resume", str(branches), "--no-dashboard"]) == 0
+    played = _records(branches)
+    assert {r["spec"]["seed"] for r in played} == finished
+    assert len(played) == len(finished) * 2  # turn 1 of each of the two seats
+    assert RunDir.open(branches).config().seed_indices == [0, 2, 3]
+    report = value_of_information(RunDir.open(branches).records(), RunDir.open(origin).records())
+    assert report.unpaired == 0 and sum(row.branches for row in report.by_turn) + report.unreached == len(played)
+
+
+def test_a_run_that_finished_no_game_is_not_branched(tmp_path, capsys):
+    origin = tmp_path / "origin"
+    assert run_main(["--games", "2", "--out", str(origin), "--no-dashboard"]) == 0
+    (origin / "results.jsonl").write_text("")
+    with pytest.raises(SystemExit) as exit:
+        branch_main([str(origin), "--out", str(tmp_path / "b"), "--no-dashboard"])
+    assert exit.value.code == 2 and "no finished games" in capsys.readouterr().err
