@@ -4,7 +4,7 @@ Prints figures; asserts nothing.
 
     .venv/bin/python benchmarks/bench_branches.py                       # G = 1000 AsymPuzl games, K = 8
     .venv/bin/python benchmarks/bench_branches.py --games 100 --k 8
-    .venv/bin/python benchmarks/bench_branches.py --llamacpp --games 4 --k 2   # the prefix-cache share
+    .venv/bin/python benchmarks/bench_branches.py --llamacpp --games 10 --k 8 --max-tokens 32   # the prefix-cache share
 
 CPU: the local model server (``asymgames fake-llm``, its own process, not counted) plays a model in
 both seats; the plain run plays G games with the response cache on; the branch run resamples every
@@ -15,9 +15,13 @@ anew); the turns before it are replayed from the cache. The figure is the branch
 turn over the plain run's CPU per turn (the target: at most 2).
 
 Prefix cache (``--llamacpp``): the same two runs against ``llama-server`` with SmolLM2-135M
-(``asymgames setup-llamacpp``) and no response cache, so every turn before a branch point is asked
-again with the prompt the original sent: the share of the branch run's prompt tokens the server
-reported as cached (``usage.cached_tokens`` over ``usage.prompt_tokens``, summed over its records).
+(``asymgames setup-llamacpp``; AsymPuzl of size 3, two rounds, replies of at most ``--max-tokens``
+tokens, temperature 0, model seed 1) and no response cache, so every turn before a branch point is
+asked again with the prompt the original sent. Each run starts its own server (the engine's), so the
+branch run's server starts cold. The figure is the share of the branch run's prompt tokens the
+server reported as read from its cache: the sum over every reply of llama.cpp's own count
+(``usage.prompt_tokens_details.cached_tokens``, its ``timings.cache_n``; the records' ``cached_tokens``)
+over the sum of its prompt tokens (``usage.prompt_tokens``).
 """
 
 from __future__ import annotations
@@ -93,18 +97,26 @@ def cpu_figures(args: argparse.Namespace, work: Path) -> None:
 
 
 def prefix_figures(args: argparse.Namespace, work: Path) -> None:
-    common = ["--no-dashboard", "--no-messages", "--max-tokens", "96", "--temperature", "0", "--model-seed", "1"]
+    common = ["--no-dashboard", "--no-messages", "--max-tokens", str(args.max_tokens), "--temperature", "0", "--model-seed", "1"]
     plain, branched = work / "plain-llamacpp", work / "branches-llamacpp"
     timed(["run", "--games", str(args.games), "--size", "3", "--max-turns", "2", "--model", "llamacpp:smollm2",
            "--out", str(plain), *common], dict(os.environ))
-    timed(["branch", str(plain), "--alternative", "resample", "--k", str(args.k), "--turns", "2",
-           "--out", str(branched), *common], dict(os.environ))
-    prompt = cached = 0
-    for record in records(branched):
+    timed(["branch", str(plain), "--alternative", "resample", "--k", str(args.k), "--out", str(branched), *common], dict(os.environ))
+    for name, run in (("plain run", plain), ("branch run", branched)):
+        prompt, cached, calls = cached_share(run)
+        print(f"llama.cpp, {name}: {len(records(run))} games, {calls} calls, {prompt} prompt tokens, {cached} read from "
+              f"the server's cache: share {cached / max(prompt, 1):.3f}" + (" (target >= 0.9)" if run == branched else ""))
+
+
+def cached_share(run: Path) -> tuple[int, int, int]:
+    """(prompt tokens, of them read from the server's cache, calls) over a run's records."""
+    prompt = cached = calls = 0
+    for record in records(run):
         for usage in record.get("usage", {}).values():
             prompt += usage.get("prompt_tokens", 0)
             cached += usage.get("cached_tokens", 0)
-    print(f"llama.cpp, branch run: {prompt} prompt tokens, {cached} cached: share {cached / max(prompt, 1):.3f} (target >= 0.9)")
+            calls += usage.get("calls", 0)
+    return prompt, cached, calls
 
 
 def main() -> None:
@@ -112,6 +124,7 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--k", type=int, default=8)
     parser.add_argument("--llamacpp", action="store_true", help="the prefix-cache share against llama.cpp's server instead")
+    parser.add_argument("--max-tokens", type=int, default=96, help="with --llamacpp: the longest reply, in tokens (default 96)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         (prefix_figures if args.llamacpp else cpu_figures)(args, Path(folder))

@@ -50,6 +50,31 @@ class PacedCalls(Wrapper):
         return await self.inner.complete(request)
 
 
+class OnePromptAtOnce(Wrapper):
+    """For a server that keeps the prompts it computed (llama.cpp's): a call whose prompt (system,
+    history, user) is that of a call in flight waits until that call ends, then goes, one after
+    another. The server computes the prompt once, and each call after reads it from its prefix cache,
+    where calls sent together would each compute it in a slot of its own: the branches of one game
+    ask the same prompts at once (the turns before their point, the point itself K times), as do the
+    samples of a best-of-n turn. Calls of other prompts are not held."""
+
+    def __init__(self, inner: Backend) -> None:
+        super().__init__(inner)
+        self._queues: dict[tuple[str, object, str], tuple[anyio.Lock, list[None]]] = {}  # prompt -> (its turn, callers)
+
+    async def complete(self, request: Request) -> Completion:
+        key = (request.system, request.history, request.user)
+        lock, callers = self._queues.setdefault(key, (anyio.Lock(), []))
+        callers.append(None)
+        try:
+            async with lock:  # anyio's lock is fair: the callers go in the order they came
+                return await self.inner.complete(request)
+        finally:
+            callers.pop()
+            if not callers:
+                del self._queues[key]
+
+
 class ReportedCalls(Wrapper):
     """Awaits ``after_call`` as each call ends, answered or failed, before returning (a cluster
     worker's usage report: no reply reaches a game before the run's tally counts it); a cancelled
@@ -71,4 +96,4 @@ class ReportedCalls(Wrapper):
         return completion
 
 
-__all__ = ["PacedCalls", "ReportedCalls", "Wrapper"]
+__all__ = ["OnePromptAtOnce", "PacedCalls", "ReportedCalls", "Wrapper"]
