@@ -99,9 +99,12 @@ def cpu_figures(args: argparse.Namespace, work: Path) -> None:
 def prefix_figures(args: argparse.Namespace, work: Path) -> None:
     common = ["--no-dashboard", "--no-messages", "--max-tokens", str(args.max_tokens), "--temperature", "0", "--model-seed", "1"]
     plain, branched = work / "plain-llamacpp", work / "branches-llamacpp"
+    env = dict(os.environ)
+    if args.server_threads:
+        env["LLAMA_ARG_THREADS"] = str(args.server_threads)  # read by llama-server, which the engine starts with its environment
     timed(["run", "--games", str(args.games), "--size", "3", "--max-turns", "2", "--model", "llamacpp:smollm2",
-           "--out", str(plain), *common], dict(os.environ))
-    timed(["branch", str(plain), "--alternative", "resample", "--k", str(args.k), "--out", str(branched), *common], dict(os.environ))
+           "--out", str(plain), *common], env)
+    timed(["branch", str(plain), "--alternative", "resample", "--k", str(args.k), "--out", str(branched), *common], env)
     for name, run in (("plain run", plain), ("branch run", branched)):
         prompt, cached, calls = cached_share(run)
         print(f"llama.cpp, {name}: {len(records(run))} games, {calls} calls, {prompt} prompt tokens, {cached} read from "
@@ -125,7 +128,14 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=8)
     parser.add_argument("--llamacpp", action="store_true", help="the prefix-cache share against llama.cpp's server instead")
     parser.add_argument("--max-tokens", type=int, default=96, help="with --llamacpp: the longest reply, in tokens (default 96)")
+    parser.add_argument("--server-threads", type=int, metavar="N",
+                        help="with --llamacpp: llama-server's threads (LLAMA_ARG_THREADS; on a loaded machine 1 is far faster)")
+    parser.add_argument("--keep", type=Path, metavar="DIR", help="play the runs into DIR and keep them (default: a temporary folder)")
     args = parser.parse_args()
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
+        (prefix_figures if args.llamacpp else cpu_figures)(args, args.keep.resolve())
+        return
     with tempfile.TemporaryDirectory() as folder:
         (prefix_figures if args.llamacpp else cpu_figures)(args, Path(folder))
 

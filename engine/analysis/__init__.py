@@ -51,7 +51,7 @@ _EXPORTS = {
     "ALPHA": ".power", "BASE_RATE": ".power", "POWER": ".power", "compared_rates": ".power",
     "independent_discordance": ".power", "paired_seeds": ".power", "unpaired_seeds": ".power",
     "Advantage": ".branches", "BranchReport": ".branches", "BranchRow": ".branches", "Mattered": ".branches",
-    "advantages": ".branches", "condition_of": ".branches", "value_of_information": ".branches",
+    "advantages": ".branches", "condition_of": ".branches", "message_kinds": ".branches", "value_of_information": ".branches",
 }
 
 __all__ = sorted(_EXPORTS)
