@@ -268,3 +268,50 @@ def test_a_run_that_finished_no_game_is_not_branched(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit:
         branch_main([str(origin), "--out", str(tmp_path / "b"), "--no-dashboard"])
     assert exit.value.code == 2 and "no finished games" in capsys.readouterr().err
+
+
+def test_the_value_of_a_message_is_grouped_by_its_kind_as_the_game_reads_it(tmp_path):
+    """AsymPuzl reads each message by what it says of its sender's facts: one_piece's Alice names a
+    new shape on each of her first five turns and none after; ignore's Bob names all his pairs."""
+    from engine.analysis.branches import message_kinds
+    from runners.report.branches import branch_tables
+
+    origin, branches = _play(tmp_path, ["--agent", "alice=one_piece", "--agent", "bob=ignore"], ["drop"], "5-6")
+    originals = RunDir.open(origin).records()
+    kinds = message_kinds(originals, origin)
+    assert len(kinds) == 3
+    for found in kinds.values():
+        assert [found[(t, "alice")] for t in (1, 5, 6)] == ["new facts", "new facts", "no facts"]
+        assert {found[(t, "bob")] for t in range(1, 7)} == {"all its facts"}
+    report = value_of_information(RunDir.open(branches).records(), originals, kinds=kinds)
+    by_kind = {row.at: row.branches for row in report.by_kind}
+    assert by_kind == {"new facts": 3, "no facts": 3, "all its facts": 6}
+    assert sum(by_kind.values()) == sum(row.branches for row in report.by_turn)
+    tables, _ = branch_tables(branches)
+    assert [t.name for t in tables] == ["value_by_turn", "value_by_seat", "value_by_kind", "mattered"]
+    assert message_kinds(originals, tmp_path / "nowhere") == {}  # a run without transcripts: no kinds
+
+
+@pytest.mark.parametrize("game", ["asympuzl", "chain"])
+def test_each_kind_of_message_is_read(tmp_path, game):
+    """A message that names a fact again is a repeat, an empty one silent (the messages of a played
+    game changed by hand; the chain game reads them as AsymPuzl does)."""
+    from engine.analysis.played import played_game
+    from engine.records.transcripts import TranscriptIndex
+    from puzzles import get_game
+
+    origin = tmp_path / "origin"
+    assert run_main(["--game", game, "--agent", "alice=one_piece", "--games", "1", "--out", str(origin), "--no-dashboard", "--transcripts"]) == 0
+    (record,) = RunDir.open(origin).records()
+    index = TranscriptIndex(origin)
+    index.refresh()
+    played = played_game(record, index.get(record.game_id), "")
+    first = next(t for t in played.turns if t.role == "alice")
+    said = [msgspec.structs.replace(t, message=first.message if i else "") if t.role == "alice" and t.turn <= 2 else t
+            for i, t in enumerate(played.turns)]
+    kinds = get_game(game).records.message_kinds(msgspec.structs.replace(played, turns=tuple(said)))
+    assert kinds[(1, "alice")] == "silent" and kinds[(2, "alice")] == "new facts"
+    assert kinds[(3, "alice")] == "new facts"  # her next shape
+    again = [msgspec.structs.replace(t, message=first.message) if t.role == "alice" and t.turn == 2 else t for t in played.turns]
+    kinds = get_game(game).records.message_kinds(msgspec.structs.replace(played, turns=tuple(again)))
+    assert kinds[(1, "alice")] == "new facts" and kinds[(2, "alice")] == "repeats"
