@@ -17,8 +17,10 @@ turn over the plain run's CPU per turn (the target: at most 2).
 Prefix cache (``--llamacpp``): the same two runs against ``llama-server`` with SmolLM2-135M
 (``asymgames setup-llamacpp``; AsymPuzl of size 3, two rounds, replies of at most ``--max-tokens``
 tokens, temperature 0, model seed 1) and no response cache, so every turn before a branch point is
-asked again with the prompt the original sent. Each run starts its own server (the engine's), so the
-branch run's server starts cold. The figure is the share of the branch run's prompt tokens the
+asked again with the prompt the original sent; with ``--response-cache``, the response cache on in
+both runs, so the turns before a point are answered from it and the server is asked only for the
+point (K samples of the recorded prompt) and the turns after it. Each run starts its own server (the
+engine's), so the branch run's server starts cold. The figure is the share of the branch run's prompt tokens the
 server reported as read from its cache: the sum over every reply of llama.cpp's own count
 (``usage.prompt_tokens_details.cached_tokens``, its ``timings.cache_n``; the records' ``cached_tokens``)
 over the sum of its prompt tokens (``usage.prompt_tokens``).
@@ -98,6 +100,8 @@ def cpu_figures(args: argparse.Namespace, work: Path) -> None:
 
 def prefix_figures(args: argparse.Namespace, work: Path) -> None:
     common = ["--no-dashboard", "--no-messages", "--max-tokens", str(args.max_tokens), "--temperature", "0", "--model-seed", "1"]
+    if args.response_cache:
+        common += ["--cache", "on", "--cache-dir", str(work / "cache")]
     plain, branched = work / "plain-llamacpp", work / "branches-llamacpp"
     env = dict(os.environ)
     if args.server_threads:
@@ -130,6 +134,8 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=96, help="with --llamacpp: the longest reply, in tokens (default 96)")
     parser.add_argument("--server-threads", type=int, metavar="N",
                         help="with --llamacpp: llama-server's threads (LLAMA_ARG_THREADS; on a loaded machine 1 is far faster)")
+    parser.add_argument("--response-cache", action="store_true",
+                        help="with --llamacpp: the response cache on in both runs, so the branch run asks only the turns from its points on")
     parser.add_argument("--keep", type=Path, metavar="DIR", help="play the runs into DIR and keep them (default: a temporary folder)")
     args = parser.parse_args()
     if args.keep is not None:

@@ -315,3 +315,88 @@ def test_each_kind_of_message_is_read(tmp_path, game):
     again = [msgspec.structs.replace(t, message=first.message) if t.role == "alice" and t.turn == 2 else t for t in played.turns]
     kinds = get_game(game).records.message_kinds(msgspec.structs.replace(played, turns=tuple(again)))
     assert kinds[(1, "alice")] == "new facts" and kinds[(2, "alice")] == "repeats"
+
+
+CHAIN_CHANNELS = ["--game", "chain", "--agent", "alice=share_everything", "--agent", "bob=one_piece", "--agent", "carol=noisy",
+                  "--topology", "chain", "--noise", "0.05", "--drop", "0.2", "--max-message-tokens", "10"]
+
+
+@pytest.mark.slow
+def test_branches_of_three_agents_on_noisy_lossy_channels_change_only_what_follows_the_point(tmp_path):
+    """Chain game, three agents talking to their neighbours over channels that noise, drop and cut
+    messages: the original alternative is the recorded game byte for byte; a truncated message
+    leaves every turn before the point as recorded and is the first words of the recorded one."""
+    origin, branches = _play(tmp_path, CHAIN_CHANNELS, ["original", "truncate:3", "policy:ignore"], "1-3")
+    recorded = {t["spec"]["seed"]: t for t in transcript_lines(origin)}
+    originals = {r["spec"]["seed"]: r for r in _records(origin)}
+    by_id = {t["game_id"]: t for t in transcript_lines(branches)}
+    truncated = 0
+    for record in _records(branches):
+        point, seed = record["spec"]["options"]["branch"], record["spec"]["seed"]
+        mine, theirs = _without_branch(by_id[record["game_id"]]), _without_branch(recorded[seed])
+        if point["alternative"] == "original":
+            assert mine == theirs and _without_branch(record) == _without_branch(originals[seed])
+            continue
+        before = [t for t in theirs["turns"] if (t["turn"], ROLES.index(t["role"])) < (point["turn"], ROLES.index(point["role"]))]
+        assert mine["turns"][: len(before)] == before
+        at = [t for t in mine["turns"] if t["turn"] == point["turn"] and t["role"] == point["role"]]
+        was = [t for t in theirs["turns"] if t["turn"] == point["turn"] and t["role"] == point["role"]]
+        if at and point["alternative"] == "truncate:3":
+            assert at[0].get("message", "") == " ".join(was[0].get("message", "").split()[:3])
+            assert at[0]["actions"] == was[0]["actions"]
+            truncated += 1
+    assert truncated >= 3 * 3  # every game reached each seat's first turn
+
+
+ROLES = ("alice", "bob", "carol", "dave")
+
+
+@pytest.mark.slow
+def test_a_message_changed_on_a_simultaneous_turn_is_heard_from_the_next_round_on(tmp_path):
+    """Four agents acting at once over a noisy channel: the others' replies of the point's round are
+    those recorded (they had not heard the changed message yet); it is heard from the next round."""
+    setup = ["--game", "chain", *[x for r in ROLES for x in ("--agent", f"{r}=share_everything")],
+             "--turn-order", "simultaneous", "--noise", "0.05"]
+    origin, branches = _play(tmp_path, setup, ["drop"], "1-2")
+    recorded = {t["spec"]["seed"]: t for t in transcript_lines(origin)}
+    compared = 0
+    for transcript in transcript_lines(branches):
+        point = transcript["spec"]["options"]["branch"]
+        theirs = {(t["turn"], t["role"]): t for t in recorded[transcript["spec"]["seed"]]["turns"]}
+        for turn in transcript["turns"]:
+            if turn["turn"] < point["turn"] or (turn["turn"] == point["turn"] and turn["role"] != point["role"]):
+                was = theirs[(turn["turn"], turn["role"])]
+                assert (turn.get("message", ""), turn["actions"]) == (was.get("message", ""), was["actions"])
+                compared += turn["turn"] == point["turn"]
+            elif turn["turn"] == point["turn"]:
+                assert turn.get("message", "") == ""
+    assert compared == 3 * len(ROLES) * 2 * 3  # each point's round: the three other seats, in every game
+
+
+@pytest.mark.slow
+def test_a_branch_run_killed_with_sigkill_and_resumed_ends_byte_for_byte_as_one_never_killed(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    origin = tmp_path / "origin"
+    assert run_main(["--games", "40", "--agent", "alice=noisy", "--agent", "bob=noisy", "--noise", "0.05",
+                     "--out", str(origin), "--no-dashboard"]) == 0
+    flags = ["--alternative", "drop", "--alternative", "noise:0.3", "--k", "2", "--concurrency", "8", "--no-dashboard"]
+    whole = tmp_path / "whole"
+    assert branch_main([str(origin), *flags, "--out", str(whole)]) == 0
+    killed = tmp_path / "killed"
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen([sys.executable, "-m", "asymgames", "branch", str(origin), *flags, "--out", str(killed)], cwd=root,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    results = killed / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while not (results.exists() and results.read_bytes().count(b"\n") >= 50):
+        assert proc.poll() is None and time.monotonic() < deadline, "the branch run ended before it could be killed"
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert results.read_bytes().count(b"\n") < len(_records(whole))
+    assert branch_main(["--resume", str(killed), "--no-dashboard"]) == 0
+    assert results.read_bytes() == (whole / "results.jsonl").read_bytes()
