@@ -102,6 +102,8 @@ def prefix_figures(args: argparse.Namespace, work: Path) -> None:
     common = ["--no-dashboard", "--no-messages", "--max-tokens", str(args.max_tokens), "--temperature", "0", "--model-seed", "1"]
     if args.response_cache:
         common += ["--cache", "on", "--cache-dir", str(work / "cache")]
+    if args.serve_slots:
+        common += ["--serve-slots", str(args.serve_slots), "--serve-context", "2048"]
     plain, branched = work / "plain-llamacpp", work / "branches-llamacpp"
     env = dict(os.environ)
     if args.server_threads:
@@ -136,6 +138,7 @@ def main() -> None:
                         help="with --llamacpp: llama-server's threads (LLAMA_ARG_THREADS; on a loaded machine 1 is far faster)")
     parser.add_argument("--response-cache", action="store_true",
                         help="with --llamacpp: the response cache on in both runs, so the branch run asks only the turns from its points on")
+    parser.add_argument("--serve-slots", type=int, metavar="N", help="with --llamacpp: the server's slots (default the engine's, 4), of 2,048 tokens each")
     parser.add_argument("--keep", type=Path, metavar="DIR", help="play the runs into DIR and keep them (default: a temporary folder)")
     args = parser.parse_args()
     if args.keep is not None:

@@ -8,9 +8,8 @@ the branches). A branch whose point the original never reached (the game was ove
 not act then) is the original game again: it is counted apart as unreached, not as "no change".
 The messages that mattered most are the branches whose results moved furthest from their
 original's, each named by its two game ids so a viewer can show them side by side. Where the game
-reads its messages by kind (``Records.message_kinds``: in AsymPuzl and the chain game, whether a
-message names all its sender's facts, new ones, only ones named before, none, or is silent), the
-branches are grouped by the kind of the message they replace too, read from the original run's
+reads its messages by kind (``Records.message_kinds``: what a message says of its sender's private
+information, say), the branches are grouped by the kind of the message they replace too, read from the original run's
 transcripts (``message_kinds``).
 
 Where a point has K branches (``resample``, ``noise``), each branch's leave-one-out advantage is its
