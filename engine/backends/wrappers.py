@@ -60,19 +60,27 @@ class OnePromptAtOnce(Wrapper):
 
     def __init__(self, inner: Backend) -> None:
         super().__init__(inner)
-        self._queues: dict[tuple[str, object, str], tuple[anyio.Lock, list[None]]] = {}  # prompt -> (its turn, callers)
+        self._queues: dict[tuple[str, object, str], _Queue] = {}  # each prompt with calls in flight or waiting
 
     async def complete(self, request: Request) -> Completion:
         key = (request.system, request.history, request.user)
-        lock, callers = self._queues.setdefault(key, (anyio.Lock(), []))
-        callers.append(None)
+        queue = self._queues.setdefault(key, _Queue())
+        queue.calls += 1
         try:
-            async with lock:  # anyio's lock is fair: the callers go in the order they came
+            async with queue.turn:  # anyio's lock is fair: the calls go in the order they came
                 return await self.inner.complete(request)
         finally:
-            callers.pop()
-            if not callers:
+            queue.calls -= 1
+            if not queue.calls:
                 del self._queues[key]
+
+
+class _Queue:
+    """The calls of one prompt: the lock each holds while it is in flight, and how many there are."""
+
+    def __init__(self) -> None:
+        self.turn = anyio.Lock()
+        self.calls = 0
 
 
 class ReportedCalls(Wrapper):
