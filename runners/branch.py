@@ -24,7 +24,7 @@ import msgspec
 from engine import PolicyFactory, RunDir, RunDirError
 from engine.plan import ALTERNATIVES, Grid, Resample, branch_points, read_alternative
 from engine.policies import is_model
-from engine.records import GameRecord, Plan
+from engine.records import Plan
 
 from runners.args import OneLineParser, integer
 from runners.flags.running import Prepared, add_running_arguments, open_run
@@ -44,12 +44,13 @@ def turn_range(text: str) -> range:
     return range(start, stop + 1)
 
 
-def finished_seeds(grid: Grid, finished: list[GameRecord]) -> dict[str, Any]:
-    """The grid's seeds cut to those every condition of the run finished (a run stopped early:
+def finished_seeds(grid: Grid, finished: list[int]) -> dict[str, Any]:
+    """The grid's seeds cut to those every condition of the run finished (``finished``: the ids of its
+    games that ended without error; a run stopped early:
     ``seeds`` and ``seed_indices``); nothing when it finished them all. ValueError when it
     finished no seed in every condition."""
     conditions = grid.total // grid.seeds
-    done = Counter(record.game_id % grid.seeds for record in finished if 0 <= record.game_id < grid.total)
+    done = Counter(game_id % grid.seeds for game_id in finished if 0 <= game_id < grid.total)
     numbers = [i for i in range(grid.seeds) if done[i] == conditions]
     if len(numbers) == grid.seeds:
         return {}
@@ -75,12 +76,12 @@ def branch_grid(parser: OneLineParser, origin: Path, args: argparse.Namespace) -
     try:
         run = RunDir.open(origin)
         grid = run.config()
-        finished = [record for record in run.iter_records() if record.outcome != "error"]
+        finished = [(record.game_id, record.turns) for record in run.iter_records() if record.outcome != "error"]
     except (RunDirError, OSError) as exc:
         parser.error(f"argument origin: {exc}")
     if grid.branch:
         parser.error(f"argument origin: {origin} is itself a branch run; branch the run it branches")
-    played = max((record.turns for record in finished), default=0)
+    played = max((turns for _, turns in finished), default=0)
     if played == 0:
         parser.error(f"argument origin: {origin} has no finished games to branch")
     alternatives = args.alternative or ["drop"]
@@ -101,7 +102,7 @@ def branch_grid(parser: OneLineParser, origin: Path, args: argparse.Namespace) -
                 parser.error(f"argument --alternative: resample needs a model in the seat; {scripted[0]} plays {roster[scripted[0]]}")
     points = branch_points(turns, roles, alternatives, args.k)
     try:
-        seeds = finished_seeds(grid, finished)
+        seeds = finished_seeds(grid, [game_id for game_id, _ in finished])
     except ValueError as exc:
         parser.error(f"argument origin: {origin}: {exc}")
     branched = msgspec.structs.replace(grid, name=f"{grid.name}-branches", branch=points, branch_from=str(origin), **seeds)
