@@ -11,6 +11,7 @@ import anyio
 
 from engine.backends.admission import GAME_CALLED
 from engine.backends.base import Backend, Completion, Request
+from engine.backends.settings import History
 
 if TYPE_CHECKING:
     from engine.backends.limiter import Limiter
@@ -60,7 +61,7 @@ class OnePromptAtOnce(Wrapper):
 
     def __init__(self, inner: Backend) -> None:
         super().__init__(inner)
-        self._queues: dict[tuple[str, object, str], _Queue] = {}  # each prompt with calls in flight or waiting
+        self._queues: dict[tuple[str, History, str], _Queue] = {}  # each prompt with calls in flight or waiting
 
     async def complete(self, request: Request) -> Completion:
         key = (request.system, request.history, request.user)
