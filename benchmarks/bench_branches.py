@@ -16,7 +16,8 @@ turn over the plain run's CPU per turn (the target: at most 2).
 
 Prefix cache (``--llamacpp``): the same two runs against ``llama-server`` with SmolLM2-135M
 (``asymgames setup-llamacpp``; AsymPuzl of size 3, ``--max-turns`` rounds (default 2), replies of at
-most ``--max-tokens`` tokens, temperature 0, model seed 1; ``--structured``: replies held to the
+most ``--max-tokens`` tokens, ``--temperature`` (default 0.7: at 0 every resample would be the
+recorded reply) and model seed 1, so sample i is sent seed 1 + i; ``--structured``: replies held to the
 reply's JSON by llama.cpp's grammar, without which SmolLM2's replies are mostly format errors, which
 send no message, so that a branch changes nothing after its point) and no response cache, so every turn before a branch point is
 asked again with the prompt the original sent; with ``--response-cache``, the response cache on in
@@ -103,7 +104,10 @@ def cpu_figures(args: argparse.Namespace, work: Path) -> None:
 
 
 def prefix_figures(args: argparse.Namespace, work: Path) -> None:
-    common = ["--no-dashboard", "--no-messages", "--max-tokens", str(args.max_tokens), "--temperature", "0", "--model-seed", "1"]
+    # an hour a call: no attempt given up under load (the server would evaluate it, no record hold it,
+    # and its retry find its prompt cached)
+    common = ["--no-dashboard", "--no-messages", "--max-tokens", str(args.max_tokens), "--temperature", str(args.temperature),
+              "--model-seed", "1", "--request-timeout", "3600"]
     if args.response_cache:
         common += ["--cache", "on", "--cache-dir", str(work / "cache")]
     if args.structured:
@@ -122,7 +126,12 @@ def prefix_figures(args: argparse.Namespace, work: Path) -> None:
     try:
         timed(["run", "--games", str(args.games), "--size", "3", "--max-turns", str(args.max_turns), "--model", "llamacpp:smollm2",
                "--out", str(plain), *common], env)
+        before = server_counts(env["LLAMACPP_BASE_URL"]) if server is not None else None
         timed(["branch", str(plain), "--alternative", "resample", "--k", str(args.k), "--out", str(branched), *common], env)
+        if before is not None:
+            evaluated, cached = (after - first for after, first in zip(server_counts(env["LLAMACPP_BASE_URL"]), before))
+            print(f"llama.cpp's /metrics over the branch run: {evaluated} prompt tokens evaluated, {cached} read from its cache: "
+                  f"share {cached / max(evaluated + cached, 1):.3f}")
     finally:
         if server is not None:
             server.terminate()
@@ -131,6 +140,16 @@ def prefix_figures(args: argparse.Namespace, work: Path) -> None:
         prompt, cached, calls = cached_share(run)
         print(f"llama.cpp, {name}: {len(records(run))} games, {calls} calls, {prompt} prompt tokens, {cached} read from "
               f"the server's cache: share {cached / max(prompt, 1):.3f}" + (" (target >= 0.9)" if run == branched else ""))
+
+
+def server_counts(url: str) -> tuple[int, int]:
+    """(prompt tokens evaluated, prompt tokens read from the cache) so far, by llama-server's /metrics."""
+    import urllib.request
+
+    with urllib.request.urlopen(url.removesuffix("/v1") + "/metrics", timeout=60) as response:
+        lines = response.read().decode().splitlines()
+    value = {line.split()[0]: float(line.split()[1]) for line in lines if line.startswith("llamacpp:")}
+    return int(value["llamacpp:prompt_tokens_total"]), int(value["llamacpp:prompt_tokens_cached_total"])
 
 
 SLOT_CONTEXT = 2048  # tokens of each slot of the server: an AsymPuzl prompt of size 3 is about 400
@@ -178,6 +197,8 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=96, help="with --llamacpp: the longest reply, in tokens (default 96)")
     parser.add_argument("--server-threads", type=int, metavar="N",
                         help="with --llamacpp: llama-server's threads (LLAMA_ARG_THREADS; on a loaded machine 1 is far faster)")
+    parser.add_argument("--temperature", type=float, default=0.7,
+                        help="with --llamacpp: the sampling temperature (default 0.7; at 0 every resample is the recorded reply)")
     parser.add_argument("--max-turns", type=int, default=2, help="with --llamacpp: the rounds of a game (default 2)")
     parser.add_argument("--structured", action="store_true",
                         help="with --llamacpp: replies through llama.cpp's grammar, so that a small model's messages are read (else most are format errors: no message)")
