@@ -4,7 +4,7 @@ Prints figures; asserts nothing.
 
     .venv/bin/python benchmarks/bench_branches.py                       # G = 1000 AsymPuzl games, K = 8
     .venv/bin/python benchmarks/bench_branches.py --games 100 --k 8
-    .venv/bin/python benchmarks/bench_branches.py --llamacpp --games 4 --k 2   # the prefix-cache share
+    .venv/bin/python benchmarks/bench_branches.py --llamacpp --games 10 --k 8 --max-tokens 32   # the prefix-cache share
 
 CPU: the local model server (``asymgames fake-llm``, its own process, not counted) plays a model in
 both seats; the plain run plays G games with the response cache on; the branch run resamples every
@@ -15,9 +15,20 @@ anew); the turns before it are replayed from the cache. The figure is the branch
 turn over the plain run's CPU per turn (the target: at most 2).
 
 Prefix cache (``--llamacpp``): the same two runs against ``llama-server`` with SmolLM2-135M
-(``asymgames setup-llamacpp``) and no response cache, so every turn before a branch point is asked
-again with the prompt the original sent: the share of the branch run's prompt tokens the server
-reported as cached (``usage.cached_tokens`` over ``usage.prompt_tokens``, summed over its records).
+(``asymgames setup-llamacpp``; AsymPuzl of size 3, ``--max-turns`` rounds (default 2), replies of at
+most ``--max-tokens`` tokens, ``--temperature`` (default 0.7: at 0 every resample would be the
+recorded reply) and model seed 1, so sample i is sent seed 1 + i; ``--structured``: replies held to the
+reply's JSON by llama.cpp's grammar, without which SmolLM2's replies are mostly format errors, which
+send no message, so that a branch changes nothing after its point) and no response cache, so every turn before a branch point is
+asked again with the prompt the original sent; with ``--response-cache``, the response cache on in
+both runs, so the turns before a point are answered from it and the server is asked only for the
+point (K samples of the recorded prompt) and the turns after it. Each run starts its own server (the
+engine's), so the branch run's server starts cold; with ``--one-server``, the benchmark starts one
+server as the engine would and both runs use it (``LLAMACPP_BASE_URL``), so the branch run finds the
+first run's prompts in it. The figure is the share of the branch run's prompt tokens the
+server reported as read from its cache: the sum over every reply of llama.cpp's own count
+(``usage.prompt_tokens_details.cached_tokens``, its ``timings.cache_n``; the records' ``cached_tokens``)
+over the sum of its prompt tokens (``usage.prompt_tokens``).
 """
 
 from __future__ import annotations
@@ -93,18 +104,89 @@ def cpu_figures(args: argparse.Namespace, work: Path) -> None:
 
 
 def prefix_figures(args: argparse.Namespace, work: Path) -> None:
-    common = ["--no-dashboard", "--no-messages", "--max-tokens", "96", "--temperature", "0", "--model-seed", "1"]
+    # an hour a call: no attempt given up under load (the server would evaluate it, no record hold it,
+    # and its retry find its prompt cached)
+    common = ["--no-dashboard", "--no-messages", "--max-tokens", str(args.max_tokens), "--temperature", str(args.temperature),
+              "--model-seed", "1", "--request-timeout", "3600"]
+    if args.response_cache:
+        common += ["--cache", "on", "--cache-dir", str(work / "cache")]
+    if args.structured:
+        common += ["--structured"]
+    env = dict(os.environ)
+    if args.server_threads:
+        env["LLAMA_ARG_THREADS"] = str(args.server_threads)  # read by llama-server, which the engine starts with its environment
+    slots = args.serve_slots or 4
+    server = None
+    if args.one_server:  # both runs on one server, as the llamacpp endpoint: the branch run finds the first run's prompts
+        server, url = llama_server(slots, env, work / "server.log")
+        env["LLAMACPP_BASE_URL"] = url
+    elif args.serve_slots:
+        common += ["--serve-slots", str(slots), "--serve-context", str(SLOT_CONTEXT)]
     plain, branched = work / "plain-llamacpp", work / "branches-llamacpp"
-    timed(["run", "--games", str(args.games), "--size", "3", "--max-turns", "2", "--model", "llamacpp:smollm2",
-           "--out", str(plain), *common], dict(os.environ))
-    timed(["branch", str(plain), "--alternative", "resample", "--k", str(args.k), "--turns", "2",
-           "--out", str(branched), *common], dict(os.environ))
-    prompt = cached = 0
-    for record in records(branched):
+    try:
+        timed(["run", "--games", str(args.games), "--size", "3", "--max-turns", str(args.max_turns), "--model", "llamacpp:smollm2",
+               "--out", str(plain), *common], env)
+        before = server_counts(env["LLAMACPP_BASE_URL"]) if server is not None else None
+        timed(["branch", str(plain), "--alternative", "resample", "--k", str(args.k), "--out", str(branched), *common], env)
+        if before is not None:
+            evaluated, cached = (after - first for after, first in zip(server_counts(env["LLAMACPP_BASE_URL"]), before))
+            print(f"llama.cpp's /metrics over the branch run: {evaluated} prompt tokens evaluated, {cached} read from its cache: "
+                  f"share {cached / max(evaluated + cached, 1):.3f}")
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait()
+    for name, run in (("plain run", plain), ("branch run", branched)):
+        prompt, cached, calls = cached_share(run)
+        print(f"llama.cpp, {name}: {len(records(run))} games, {calls} calls, {prompt} prompt tokens, {cached} read from "
+              f"the server's cache: share {cached / max(prompt, 1):.3f}" + (" (target >= 0.9)" if run == branched else ""))
+
+
+def server_counts(url: str) -> tuple[int, int]:
+    """(prompt tokens evaluated, prompt tokens read from the cache) so far, by llama-server's /metrics."""
+    import urllib.request
+
+    with urllib.request.urlopen(url.removesuffix("/v1") + "/metrics", timeout=60) as response:
+        lines = response.read().decode().splitlines()
+    value = {line.split()[0]: float(line.split()[1]) for line in lines if line.startswith("llamacpp:")}
+    return int(value["llamacpp:prompt_tokens_total"]), int(value["llamacpp:prompt_tokens_cached_total"])
+
+
+SLOT_CONTEXT = 2048  # tokens of each slot of the server: an AsymPuzl prompt of size 3 is about 400
+
+
+def llama_server(slots: int, env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]:
+    """llama-server on the bundled model, started as the engine starts it; (its process, its URL)."""
+    import time
+    import urllib.request
+
+    from engine.serving import ServedModel, free_port
+    from engine.serving.install import bundled_model
+
+    port = free_port()
+    command = ServedModel("llamacpp", str(bundled_model("smollm2"))).command(port, slots, SLOT_CONTEXT)
+    process = subprocess.Popen(command, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    for _ in range(600):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5):
+                return process, f"http://127.0.0.1:{port}/v1"
+        except OSError:
+            if process.poll() is not None:
+                raise SystemExit(f"llama-server exited; its log: {log}") from None
+            time.sleep(0.5)
+    process.terminate()
+    raise SystemExit(f"llama-server did not answer; its log: {log}")
+
+
+def cached_share(run: Path) -> tuple[int, int, int]:
+    """(prompt tokens, of them read from the server's cache, calls) over a run's records."""
+    prompt = cached = calls = 0
+    for record in records(run):
         for usage in record.get("usage", {}).values():
             prompt += usage.get("prompt_tokens", 0)
             cached += usage.get("cached_tokens", 0)
-    print(f"llama.cpp, branch run: {prompt} prompt tokens, {cached} cached: share {cached / max(prompt, 1):.3f} (target >= 0.9)")
+            calls += usage.get("calls", 0)
+    return prompt, cached, calls
 
 
 def main() -> None:
@@ -112,7 +194,25 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--k", type=int, default=8)
     parser.add_argument("--llamacpp", action="store_true", help="the prefix-cache share against llama.cpp's server instead")
+    parser.add_argument("--max-tokens", type=int, default=96, help="with --llamacpp: the longest reply, in tokens (default 96)")
+    parser.add_argument("--server-threads", type=int, metavar="N",
+                        help="with --llamacpp: llama-server's threads (LLAMA_ARG_THREADS; on a loaded machine 1 is far faster)")
+    parser.add_argument("--temperature", type=float, default=0.7,
+                        help="with --llamacpp: the sampling temperature (default 0.7; at 0 every resample is the recorded reply)")
+    parser.add_argument("--max-turns", type=int, default=2, help="with --llamacpp: the rounds of a game (default 2)")
+    parser.add_argument("--structured", action="store_true",
+                        help="with --llamacpp: replies through llama.cpp's grammar, so that a small model's messages are read (else most are format errors: no message)")
+    parser.add_argument("--response-cache", action="store_true",
+                        help="with --llamacpp: the response cache on in both runs, so the branch run asks only the turns from its points on")
+    parser.add_argument("--serve-slots", type=int, metavar="N", help="with --llamacpp: the server's slots (default the engine's, 4), of 2,048 tokens each")
+    parser.add_argument("--one-server", action="store_true",
+                        help="with --llamacpp: both runs on one llama-server the benchmark starts (the llamacpp endpoint), not one each")
+    parser.add_argument("--keep", type=Path, metavar="DIR", help="play the runs into DIR and keep them (default: a temporary folder)")
     args = parser.parse_args()
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
+        (prefix_figures if args.llamacpp else cpu_figures)(args, args.keep.resolve())
+        return
     with tempfile.TemporaryDirectory() as folder:
         (prefix_figures if args.llamacpp else cpu_figures)(args, Path(folder))
 

@@ -31,7 +31,7 @@ import msgspec
 from .turn import ActionT, Rejected, Reply, TurnContext, ViewT
 
 if TYPE_CHECKING:
-    from .analyses import Analysis
+    from .analyses import Analysis, PlayedGame
     from .common.replay import Replay
     from .policy import DemonstrationsFn, ScriptedFactory
     from .seat import Seat
@@ -311,6 +311,9 @@ class Records:
     - ``analyses``: makes an empty ``puzzles.analyses.Analysis``, which folds played games into the
       tables of the game's papers that scores do not give (``asymgames report RUN --analyses``).
       None: the game has none.
+    - ``message_kinds(game)``: each message of a played game (a ``puzzles.analyses.PlayedGame``) by
+      its kind in the game's own reading, keyed by (turn, role): the rows of a branch run's value of
+      each kind of message. None, or a message left out: no kind.
     - ``score_notes``: what a reader of a score's figures must know (what it is measured against),
       one sentence per score key, printed under the report's tables that show the score.
     - ``rewards``: each seat's rewards for training, per game and per turn (``Rewards``); None: the
@@ -324,6 +327,7 @@ class Records:
     table_rows: tuple[str, ...] = ()
     score_words: Mapping[str, str] = field(default_factory=dict)
     analyses: Callable[[], Analysis] | None = None
+    message_kinds: Callable[[PlayedGame], Mapping[tuple[int, str], str]] | None = None
     score_notes: Mapping[str, str] = field(default_factory=dict)
     rewards: Rewards | None = None
 

@@ -145,6 +145,7 @@ def _check_records(game: Game, fail: Fail) -> None:
     _callables(records.sort_keys, "records.sort_keys", fail)
     _maybe_callable(records.instance, "records.instance", fail)
     _maybe_callable(records.analyses, "records.analyses", fail)
+    _maybe_callable(records.message_kinds, "records.message_kinds", fail)
     if records.analyses is not None:
         analysis = records.analyses()
         _members(analysis, "records.analyses()", Analysis, fail)

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -42,6 +44,22 @@ def turn_range(text: str) -> range:
     return range(start, stop + 1)
 
 
+def finished_seeds(grid: Grid, finished: list[int]) -> dict[str, Any]:
+    """The grid's seeds cut to those every condition of the run finished (``finished``: the ids of its
+    games that ended without error; a run stopped early:
+    ``seeds`` and ``seed_indices``); nothing when it finished them all. ValueError when it
+    finished no seed in every condition."""
+    conditions = grid.total // grid.seeds
+    done = Counter(game_id % grid.seeds for game_id in finished if 0 <= game_id < grid.total)
+    numbers = [i for i in range(grid.seeds) if done[i] == conditions]
+    if len(numbers) == grid.seeds:
+        return {}
+    if not numbers:
+        raise ValueError("it finished no seed in every condition, so no game pairs with its branches")
+    indices = [grid.seed_indices[i] if grid.seed_indices else i for i in numbers]
+    return {"seeds": len(indices), "seed_indices": indices}
+
+
 def build_parser(prog: str = PROG) -> OneLineParser:
     p = OneLineParser(prog=prog, description="Play a run's games again with one message changed at a time (a branch run).")
     p.add_argument("origin", nargs="?", type=Path, help="the run to branch (not needed with --resume)")
@@ -58,13 +76,14 @@ def branch_grid(parser: OneLineParser, origin: Path, args: argparse.Namespace) -
     try:
         run = RunDir.open(origin)
         grid = run.config()
-        played = max((record.turns for record in run.iter_records()), default=0)
+        finished = [(record.game_id, record.turns) for record in run.iter_records() if record.outcome != "error"]
     except (RunDirError, OSError) as exc:
         parser.error(f"argument origin: {exc}")
     if grid.branch:
         parser.error(f"argument origin: {origin} is itself a branch run; branch the run it branches")
+    played = max((turns for _, turns in finished), default=0)
     if played == 0:
-        parser.error(f"argument origin: {origin} has no played games to branch")
+        parser.error(f"argument origin: {origin} has no finished games to branch")
     alternatives = args.alternative or ["drop"]
     for alternative in alternatives:
         try:
@@ -82,7 +101,11 @@ def branch_grid(parser: OneLineParser, origin: Path, args: argparse.Namespace) -
             if scripted:
                 parser.error(f"argument --alternative: resample needs a model in the seat; {scripted[0]} plays {roster[scripted[0]]}")
     points = branch_points(turns, roles, alternatives, args.k)
-    branched = msgspec.structs.replace(grid, name=f"{grid.name}-branches", branch=points, branch_from=str(origin))
+    try:
+        seeds = finished_seeds(grid, [game_id for game_id, _ in finished])
+    except ValueError as exc:
+        parser.error(f"argument origin: {origin}: {exc}")
+    branched = msgspec.structs.replace(grid, name=f"{grid.name}-branches", branch=points, branch_from=str(origin), **seeds)
     try:
         branched.validate()
     except ValueError as exc:

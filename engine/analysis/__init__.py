@@ -51,8 +51,8 @@ _EXPORTS = {
     "ALPHA": ".power", "BASE_RATE": ".power", "POWER": ".power", "compared_rates": ".power",
     "independent_discordance": ".power", "paired_seeds": ".power", "unpaired_seeds": ".power",
     "Advantage": ".branches", "BranchReport": ".branches", "BranchRow": ".branches", "Mattered": ".branches",
-    "advantages": ".branches", "condition_of": ".branches", "leave_one_out": ".branches", "reached": ".branches",
-    "value_of_information": ".branches",
+    "advantages": ".branches", "condition_of": ".branches", "leave_one_out": ".branches", "message_kinds": ".branches",
+    "reached": ".branches", "value_of_information": ".branches",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -7,7 +7,10 @@ proportions (Newcombe's interval), each partial score as the mean change (Studen
 the branches). A branch whose point the original never reached (the game was over, or the seat did
 not act then) is the original game again: it is counted apart as unreached, not as "no change".
 The messages that mattered most are the branches whose results moved furthest from their
-original's, each named by its two game ids so a viewer can show them side by side.
+original's, each named by its two game ids so a viewer can show them side by side. Where the game
+reads its messages by kind (``Records.message_kinds``: what a message says of its sender's private
+information, say), the branches are grouped by the kind of the message they replace too, read from the original run's
+transcripts (``message_kinds``).
 
 Where a point has K branches (``resample``, ``noise``), each branch's leave-one-out advantage is its
 result minus the mean of the other K - 1 (``advantages``): the credit of that one message, in the
@@ -17,16 +20,22 @@ form a trainer takes per turn.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 import msgspec
 
+from puzzles import InvalidParameter, get_game
+
 from engine.analysis.paired import paired_difference_interval
+from engine.analysis.played import played_game
 from engine.analysis.stats import mean_interval
 from engine.plan.branching import BranchPoint
 from engine.records.record import GameRecord
+from engine.records.transcripts import TranscriptIndex, has_transcripts
 
 Interval = tuple[float, float, float]  # (estimate, low, high)
+Kinds = Mapping[tuple[str, int], Mapping[tuple[int, str], str]]  # (condition, seed) -> (turn, role) -> the message's kind
 
 
 class BranchRow(msgspec.Struct):
@@ -34,7 +43,7 @@ class BranchRow(msgspec.Struct):
 
     condition: str
     alternative: str
-    at: str  # "turn 3", or a seat
+    at: str  # "turn 3", a seat, or a kind of message
     branches: int  # branches whose point the original reached
     success: Interval  # change in the success rate, branch minus original
     scores: dict[str, Interval]  # mean change of the rounds played (``turns``) and of each numeric score
@@ -58,6 +67,7 @@ class BranchReport(msgspec.Struct):
     mattered: list[Mattered]
     unreached: int  # branches at a point the original never reached
     unpaired: int  # branches whose original is missing, or either ended in an error
+    by_kind: list[BranchRow] = []  # per kind of the message replaced, where the game reads kinds
 
 
 def condition_of(record: GameRecord) -> str:
@@ -98,11 +108,34 @@ class _Cell:
         )
 
 
-def value_of_information(branches: Iterable[GameRecord], originals: Iterable[GameRecord], *, top: int = 10) -> BranchReport:
-    """The branch run's records against the original run's."""
+def message_kinds(records: Iterable[GameRecord], run_path: Path) -> dict[tuple[str, int], dict[tuple[int, str], str]]:
+    """The kind of each message of a run's games that ended without error, as their game reads it
+    (``Records.message_kinds``), from the run's transcripts, by (condition, seed); nothing for a game
+    that reads no kinds, or a run without transcripts."""
+    if not has_transcripts(run_path):
+        return {}
+    index = TranscriptIndex(run_path)
+    index.refresh()
+    kinds = {}
+    for record in records:
+        try:
+            read = get_game(record.spec.game).records.message_kinds
+        except InvalidParameter:
+            read = None
+        transcript = index.get(record.game_id) if read is not None and record.outcome != "error" else None
+        if read is not None and transcript is not None and transcript.game_id == record.game_id:
+            kinds[(condition_of(record), record.spec.seed)] = dict(read(played_game(record, transcript, "")))
+    return kinds
+
+
+def value_of_information(branches: Iterable[GameRecord], originals: Iterable[GameRecord], *, top: int = 10,
+                         kinds: Kinds | None = None) -> BranchReport:
+    """The branch run's records against the original run's; ``kinds``: the originals' messages by
+    kind (``message_kinds``), to group the branches by the kind of the message they replace."""
     by_seed = {(condition_of(r), r.spec.seed): r for r in originals}
     turns: dict[tuple[str, str, int], _Cell] = defaultdict(_Cell)
     seats: dict[tuple[str, str, str], _Cell] = defaultdict(_Cell)
+    by_kind: dict[tuple[str, str, str], _Cell] = defaultdict(_Cell)
     mattered: list[Mattered] = []
     unreached = unpaired = 0
     for branch in branches:
@@ -119,6 +152,9 @@ def value_of_information(branches: Iterable[GameRecord], originals: Iterable[Gam
             continue
         turns[(condition, point.alternative, point.turn)].add(branch, original)
         seats[(condition, point.alternative, point.role)].add(branch, original)
+        kind = (kinds or {}).get((condition, branch.spec.seed), {}).get((point.turn, point.role))
+        if kind is not None:
+            by_kind[(condition, point.alternative, kind)].add(branch, original)
         before = _numeric(original)
         changes = [v - before[k] for k, v in _numeric(branch).items() if k in before]
         mattered.append(Mattered(
@@ -132,6 +168,7 @@ def value_of_information(branches: Iterable[GameRecord], originals: Iterable[Gam
         by_seat=[cell.row(c, a, seat) for (c, a, seat), cell in sorted(seats.items())],
         mattered=[m for m in mattered if m.success_change or m.score_change][:top],
         unreached=unreached, unpaired=unpaired,
+        by_kind=[cell.row(c, a, kind) for (c, a, kind), cell in sorted(by_kind.items())],
     )
 
 

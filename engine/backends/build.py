@@ -26,7 +26,7 @@ from engine.backends.settings import PROVIDERS, BackendSettings, split_name
 from engine.backends.tokens import Tokenizer
 from engine.backends.vllm import ServerLoad, metrics_url, poll_vllm, vllm_headroom
 from engine.backends.wire import GrammarForm
-from engine.backends.wrappers import PacedCalls, ReportedCalls
+from engine.backends.wrappers import OnePromptAtOnce, PacedCalls, ReportedCalls
 
 if TYPE_CHECKING:
     from engine.backends.batch import Batches
@@ -71,14 +71,17 @@ def served_schema_bounds(max_tokens: int) -> tuple[int, int]:
 
 def compose(provider: Backend, *, batched: Callable[[Backend], Backend] | None = None,
             cached: Callable[[Backend], Backend] | None = None,
-            after_call: Callable[[], Awaitable[None]] | None = None) -> Backend:
+            after_call: Callable[[], Awaitable[None]] | None = None, one_prompt_at_once: bool = False) -> Backend:
     """The backend a model's calls go through, from the inside out: the provider's call; batch mode
-    (a call becomes a request of a batch); the response cache (a hit makes no call, batched or not);
-    the usage report (around the cache: a hit is counted too); the run's pacing (any call, a hit
-    too, tells the run the game has called)."""
+    (a call becomes a request of a batch); calls of one prompt one after another, for a server that
+    caches prompt prefixes (``OnePromptAtOnce``); the response cache (a hit makes no call, batched or
+    not, and waits for none); the usage report (around the cache: a hit is counted too); the run's
+    pacing (any call, a hit too, tells the run the game has called)."""
     backend = provider
     if batched is not None:
         backend = batched(backend)
+    if one_prompt_at_once:
+        backend = OnePromptAtOnce(backend)
     if cached is not None:
         backend = cached(backend)
     if after_call is not None:
@@ -121,7 +124,15 @@ class Builder:
             batched = self._batched(name, provider)
         if self.settings.cache.mode != "off":
             cached = self._cached(name, provider)
-        return compose(provider, batched=batched, cached=cached, after_call=self.context.after_call), provider
+        return compose(provider, batched=batched, cached=cached, after_call=self.context.after_call,
+                       one_prompt_at_once=self.caches_prefixes(name)), provider
+
+    def caches_prefixes(self, name: str) -> bool:
+        """Whether the model's server is llama.cpp's (one the engine starts, or the ``llamacpp``
+        endpoint), which reuses a prompt it computed for a call after, not for one beside."""
+        if name in self.served:
+            return self.served[name].kind == "llamacpp"
+        return split_name(name)[0] == "llamacpp"
 
     def _limit(self, table: dict[str, float], provider: str, model: str) -> float | None:
         return table.get(f"{provider}:{model}", table.get(provider))

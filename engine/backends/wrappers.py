@@ -11,6 +11,7 @@ import anyio
 
 from engine.backends.admission import GAME_CALLED
 from engine.backends.base import Backend, Completion, Request
+from engine.backends.settings import History
 
 if TYPE_CHECKING:
     from engine.backends.limiter import Limiter
@@ -50,6 +51,39 @@ class PacedCalls(Wrapper):
         return await self.inner.complete(request)
 
 
+class OnePromptAtOnce(Wrapper):
+    """For a server that keeps the prompts it computed (llama.cpp's): a call whose prompt (system,
+    history, user) is that of a call in flight waits until that call ends, then goes, one after
+    another. The server computes the prompt once, and each call after reads it from its prefix cache,
+    where calls sent together would each compute it in a slot of its own: the branches of one game
+    ask the same prompts at once (the turns before their point, the point itself K times), as do the
+    samples of a best-of-n turn. Calls of other prompts are not held."""
+
+    def __init__(self, inner: Backend) -> None:
+        super().__init__(inner)
+        self._queues: dict[tuple[str, History, str], _Queue] = {}  # each prompt with calls in flight or waiting
+
+    async def complete(self, request: Request) -> Completion:
+        key = (request.system, request.history, request.user)
+        queue = self._queues.setdefault(key, _Queue())
+        queue.calls += 1
+        try:
+            async with queue.turn:  # anyio's lock is fair: the calls go in the order they came
+                return await self.inner.complete(request)
+        finally:
+            queue.calls -= 1
+            if not queue.calls:
+                del self._queues[key]
+
+
+class _Queue:
+    """The calls of one prompt: the lock each holds while it is in flight, and how many there are."""
+
+    def __init__(self) -> None:
+        self.turn = anyio.Lock()
+        self.calls = 0
+
+
 class ReportedCalls(Wrapper):
     """Awaits ``after_call`` as each call ends, answered or failed, before returning (a cluster
     worker's usage report: no reply reaches a game before the run's tally counts it); a cancelled
@@ -71,4 +105,4 @@ class ReportedCalls(Wrapper):
         return completion
 
 
-__all__ = ["PacedCalls", "ReportedCalls", "Wrapper"]
+__all__ = ["OnePromptAtOnce", "PacedCalls", "ReportedCalls", "Wrapper"]

@@ -12,10 +12,12 @@ A single run is a one-point grid. A grid is read from TOML, for instance::
     branch_from = "runs/first"     # a branch run: the run it plays again (engine.plan.branching)
     branch = [{turn = 2, role = "ROLE", alternative = "drop"}]   # one seat's message changed at a turn
     group = 8                      # rollouts: each condition played 8 times on each seed (members 0 to 7)
+    seed_indices = [0, 1, 3]       # a branch run of a run that stopped early: the seeds it finished
 
 Every list is one axis; the conditions are all their combinations. Keys that are not the grid's own
 are the game's parameters (checked against its ``Params``). Game ``c * seeds + i`` is condition
-``c`` on seed ``i``, and its seed depends only on the run seed and ``i`` (paired). A group's members
+``c`` on seed ``i``, and its seed depends only on the run seed and ``i`` (paired); with
+``seed_indices``, on seed ``seed_indices[i]`` (``seeds`` is then their number). A group's members
 are the innermost axis (``member``), so the K games of one seed follow each other in the play
 order and a group fills at once.
 """
@@ -62,6 +64,7 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
     leak_audit: bool = False
     group: int = 0  # K games of each condition on each seed (rollouts: ``Options.member``); 0: none
     branch_from: str = ""  # the run a branch run plays again, as given (its games pair with these by seed)
+    seed_indices: list[int] = []  # the seeds played, when not 0 .. seeds - 1 (their number is ``seeds``)
 
     def the_game(self, games: Mapping[str, Game] = GAMES) -> Game:
         return get_game(self.game, games)
@@ -136,6 +139,9 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
             raise InvalidParameter("group", f"group must be 0 (none) or more, got {self.group}")
         if self.group and self.branch:
             raise InvalidParameter("group", "a branch run plays no groups; give group or branch, not both")
+        if self.seed_indices and (len(self.seed_indices) != self.seeds or len(set(self.seed_indices)) != self.seeds
+                                  or min(self.seed_indices) < 0):
+            raise InvalidParameter("seed_indices", f"seed_indices must be {self.seeds} different numbers of 0 or more (seeds)")
         for field in ("agents", "history"):
             if not getattr(self, field):
                 raise InvalidParameter(field, f"{field} must list at least one value")
@@ -175,7 +181,11 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
         conditions = self.conditions(games)
         for index in indices:
             (params, agents, options), i = conditions[index // self.seeds], index % self.seeds
-            yield GameSpec(game_id=index, seed=game_seed(self.seed, i), params=params, agents=agents, options=options)
+            yield GameSpec(game_id=index, seed=self.seed_of(i), params=params, agents=agents, options=options)
+
+    def seed_of(self, i: int) -> int:
+        """The seed of the games on seed number ``i`` (game ``c * seeds + i`` of every condition ``c``)."""
+        return game_seed(self.seed, self.seed_indices[i] if self.seed_indices else i)
 
     def spec(self, index: int, games: Mapping[str, Game] = GAMES) -> GameSpec:
         return next(self.specs_for([index], games))

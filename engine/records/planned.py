@@ -17,7 +17,7 @@ import msgspec
 from puzzles import get_game
 
 from engine.plan.grid import Grid
-from engine.plan.spec import Options, game_seed
+from engine.plan.spec import Options
 from engine.records.upgrade import upgrade_spec
 
 
@@ -46,7 +46,7 @@ class PlanCheck:
 
     def __init__(self, plan: Grid) -> None:
         self.seeds = plan.seeds
-        self.seed = plan.seed
+        self.seed_of = plan.seed_of
         self.conditions = [
             (params, agents, options, msgspec.to_builtins(params), msgspec.to_builtins(options))
             for params, agents, options in plan.conditions()
@@ -62,7 +62,7 @@ class PlanCheck:
         if not 0 <= game_id < self.total:
             return game_id, None
         params, agents, options, params_fields, options_fields = self.conditions[game_id // self.seeds]
-        if spec.seed != game_seed(self.seed, game_id % self.seeds):
+        if spec.seed != self.seed_of(game_id % self.seeds):
             return game_id, "another seed"
         scores, metrics, upgrade = placed.scores, placed.metrics, True
         if spec.puzzle is not None:

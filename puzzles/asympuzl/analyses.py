@@ -12,7 +12,9 @@ single-agent check has no partner: its games count in the failure signatures onl
 
 from __future__ import annotations
 
+from ..analyses import PlayedGame
 from ..positions.analyses import PositionAnalysis
+from ..positions.reading import message_kinds as read_kinds
 from .params import AsymPuzlParams
 from .rules import Replace
 from .start import new_game
@@ -21,3 +23,8 @@ from .start import new_game
 def analyses() -> PositionAnalysis:
     """An empty analysis of AsymPuzl games (``Records.analyses``)."""
     return PositionAnalysis(AsymPuzlParams, new_game, Replace)
+
+
+def message_kinds(game: PlayedGame) -> dict[tuple[int, str], str]:
+    """Each message's kind (``Records.message_kinds``), as the strategy classes read messages."""
+    return read_kinds(game, AsymPuzlParams, new_game)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..base import Faces, Game, Records, ResultsFormat, Rules
 from ..positions.rules import POSITION_SCORE_WORDS, Format1, feedback_modes, position_sort_keys, position_upgrade
-from .analyses import analyses
+from .analyses import analyses, message_kinds
 from .params import AsymPuzlParams
 from .prompt import AsymPuzlPrompter
 from .replay import REPLAY
@@ -58,6 +58,7 @@ GAME = Game(
         instance=AsymPuzlGame.instance,
         analyses=analyses,
         rewards=REWARDS,
+        message_kinds=message_kinds,
     ),
     # Version 2: the prompt became a parameter (games recorded before were played with the guided
     # prompt) and actions per position count modifications, writes apart.

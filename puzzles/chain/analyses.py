@@ -12,7 +12,9 @@ counts).
 
 from __future__ import annotations
 
+from ..analyses import PlayedGame
 from ..positions.analyses import PositionAnalysis
+from ..positions.reading import message_kinds as read_kinds
 from .params import ChainParams
 from .rules import ChainReplace
 from .start import new_game
@@ -21,3 +23,8 @@ from .start import new_game
 def analyses() -> PositionAnalysis:
     """An empty analysis of chain games (``Records.analyses``)."""
     return PositionAnalysis(ChainParams, new_game, ChainReplace)
+
+
+def message_kinds(game: PlayedGame) -> dict[tuple[int, str], str]:
+    """Each message's kind (``Records.message_kinds``), as the strategy classes read messages."""
+    return read_kinds(game, ChainParams, new_game)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..base import Faces, Game, Records, ResultsFormat, Rules
 from ..positions.rules import POSITION_SCORE_WORDS, Format1, feedback_modes, position_sort_keys, position_upgrade
-from .analyses import analyses
+from .analyses import analyses, message_kinds
 from .params import ChainParams
 from .prompt import ChainPrompter
 from .replay import REPLAY
@@ -57,6 +57,7 @@ GAME = Game(
         instance=ChainGame.instance,
         analyses=analyses,
         rewards=REWARDS,
+        message_kinds=message_kinds,
     ),
     # Version 2: actions per position count modifications, writes apart.
     results_format=ResultsFormat(version=2, upgrade=position_upgrade(), format_1=Format1(("size",))),

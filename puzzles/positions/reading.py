@@ -26,6 +26,13 @@ IGNORES = "ignores"
 OTHER = "other"
 CLASSES = (ALL_AT_ONCE, PIECE_BY_PIECE, IGNORES, OTHER)
 
+SILENT = "silent"
+NO_FACTS = "no facts"
+ALL_FACTS = "all its facts"
+NEW_FACTS = "new facts"
+REPEATS = "repeats"
+MESSAGE_KINDS = (ALL_FACTS, NEW_FACTS, REPEATS, NO_FACTS, SILENT)
+
 MESSAGE_CHARS = 100_000
 """How much of a message is read (a model's message is far shorter; a huge one is cut, not read whole)."""
 
@@ -277,3 +284,32 @@ def read_game(game: PlayedGame, params_type: type, start: Start, action_type: An
             overcorrected=max(modified.get(role, [0]) or [0]) >= OVERCORRECTION,
         )
     return readings
+
+
+def message_kinds(game: PlayedGame, params_type: type, start: Start) -> dict[tuple[int, str], str]:
+    """Each message's kind, by (turn, role), as the strategy classes read messages: ``all its facts``
+    (it names every fact of its sender), ``new facts`` (some its sender had not named before),
+    ``repeats`` (only facts named before), ``no facts``, ``silent`` (no message). Nothing for a game
+    that cannot be started again."""
+    try:
+        facts = _Facts(start_state(game, params_type, start))
+    except Unreadable:
+        return {}
+    said: dict[str, set[int]] = {role: set() for role in facts.roles}
+    kinds = {}
+    for turn in game.turns:
+        if turn.role not in facts.own:
+            continue
+        if not isinstance(turn.message, str) or not turn.message.strip():
+            kinds[(turn.turn, turn.role)] = SILENT
+            continue
+        own = facts.mentioned(turn.message)[turn.role]
+        if own and len(own) == len(facts.own[turn.role]):
+            kind = ALL_FACTS
+        elif own - said[turn.role]:
+            kind = NEW_FACTS
+        else:
+            kind = REPEATS if own else NO_FACTS
+        said[turn.role] |= own
+        kinds[(turn.turn, turn.role)] = kind
+    return kinds

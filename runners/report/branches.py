@@ -1,17 +1,18 @@
-"""The report of a branch run: what each message was worth (``engine.analysis.branches``), in three
-tables: per alternative and turn, per alternative and seat, and the branches that moved the result
-most (each with the two game ids to open in the viewer side by side)."""
+"""The report of a branch run: what each message was worth (``engine.analysis.branches``), in up to
+four tables: per alternative and turn, per alternative and seat, per alternative and kind of the
+message replaced (where the game reads kinds and the run branched kept transcripts), and the
+branches that moved the result most (each with the two game ids to open in the viewer side by side)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from engine.analysis import BranchReport, BranchRow, value_of_information
+from engine.analysis import BranchReport, BranchRow, message_kinds, value_of_information
 from engine.records import GameRecord, RunDir, RunDirError
 
 from runners.report.cells import MEAN_INTERVAL, Table, frac, num, pct
 
-TABLE_NAMES = ("value_by_turn", "value_by_seat", "mattered")
+TABLE_NAMES = ("value_by_turn", "value_by_seat", "value_by_kind", "mattered")
 
 
 class BranchReportError(Exception):
@@ -89,13 +90,17 @@ def branch_tables(run_path: Path) -> tuple[list[Table], list[str]]:
     if origin is None:
         return [], []
     branches: list[GameRecord] = run.records()
-    report = value_of_information(branches, RunDir.open(origin).records())
+    originals = RunDir.open(origin).records()
+    report = value_of_information(branches, originals, kinds=message_kinds(originals, origin))
     keys = list(dict.fromkeys(k for row in report.by_turn for k in row.scores))
     tables = [
         _value_table("value_by_turn", "What each message was worth, by turn", report.by_turn, keys),
         _value_table("value_by_seat", "What each message was worth, by seat", report.by_seat, keys),
-        _mattered_table(report),
     ]
+    if report.by_kind:
+        tables.append(_value_table("value_by_kind", "What each message was worth, by the kind of message replaced",
+                                   report.by_kind, keys))
+    tables.append(_mattered_table(report))
     lines = [f"branches of {origin}: {report.unreached} at a point their game never reached (left out), "
              f"{report.unpaired} without a finished original or branch"]
     return tables, lines

@@ -237,3 +237,166 @@ def test_model_seats_replay_from_the_cache_and_resample_other_samples(tmp_path, 
         assert requests(url) > made  # the other samples were asked for
     points = [r["spec"]["options"]["branch"] for r in _records(resampled)]
     assert sorted(p["sample"] for p in points) == [0, 0, 0, 1, 1, 1]
+
+
+def test_a_run_stopped_early_is_branched_only_on_the_games_it_finished(tmp_path):
+    """A run stopped before its end (a cap, Ctrl-C: games in flight are not recorded) is branched on
+    the seeds it finished, each branch paired with its original; the branch run resumes as planned."""
+    from engine.analysis.branches import value_of_information
+
+    origin = tmp_path / "origin"
+    assert run_main(["--games", "6", "--limit", "4", "--out", str(origin), "--no-dashboard"]) == 0
+    lines = (origin / "results.jsonl").read_text().splitlines(keepends=True)
+    (origin / "results.jsonl").write_text("".join(line for line in lines if '"game_id":1,' not in line))
+    finished = {r["spec"]["seed"] for r in _records(origin)}
+    assert len(finished) == 3  # games 0, 2 and 3; 1 was in flight, 4 and 5 never started
+    branches = tmp_path / "branches"
+    assert branch_main([str(origin), "--turns", "1", "--out", str(branches), "--no-dashboard", "--limit", "3"]) == 0
+    assert branch_main(["--resume", str(branches), "--no-dashboard"]) == 0
+    played = _records(branches)
+    assert {r["spec"]["seed"] for r in played} == finished
+    assert len(played) == len(finished) * 2  # turn 1 of each of the two seats
+    assert RunDir.open(branches).config().seed_indices == [0, 2, 3]
+    report = value_of_information(RunDir.open(branches).records(), RunDir.open(origin).records())
+    assert report.unpaired == 0 and sum(row.branches for row in report.by_turn) + report.unreached == len(played)
+
+
+def test_a_run_that_finished_no_game_is_not_branched(tmp_path, capsys):
+    origin = tmp_path / "origin"
+    assert run_main(["--games", "2", "--out", str(origin), "--no-dashboard"]) == 0
+    (origin / "results.jsonl").write_text("")
+    with pytest.raises(SystemExit) as exit:
+        branch_main([str(origin), "--out", str(tmp_path / "b"), "--no-dashboard"])
+    assert exit.value.code == 2 and "no finished games" in capsys.readouterr().err
+
+
+def test_the_value_of_a_message_is_grouped_by_its_kind_as_the_game_reads_it(tmp_path):
+    """AsymPuzl reads each message by what it says of its sender's facts: one_piece's Alice names a
+    new shape on each of her first five turns and none after; ignore's Bob names all his pairs."""
+    from engine.analysis.branches import message_kinds
+    from runners.report.branches import branch_tables
+
+    origin, branches = _play(tmp_path, ["--agent", "alice=one_piece", "--agent", "bob=ignore"], ["drop"], "5-6")
+    originals = RunDir.open(origin).records()
+    kinds = message_kinds(originals, origin)
+    assert len(kinds) == 3
+    for found in kinds.values():
+        assert [found[(t, "alice")] for t in (1, 5, 6)] == ["new facts", "new facts", "no facts"]
+        assert {found[(t, "bob")] for t in range(1, 7)} == {"all its facts"}
+    report = value_of_information(RunDir.open(branches).records(), originals, kinds=kinds)
+    by_kind = {row.at: row.branches for row in report.by_kind}
+    assert by_kind == {"new facts": 3, "no facts": 3, "all its facts": 6}
+    assert sum(by_kind.values()) == sum(row.branches for row in report.by_turn)
+    tables, _ = branch_tables(branches)
+    assert [t.name for t in tables] == ["value_by_turn", "value_by_seat", "value_by_kind", "mattered"]
+    assert message_kinds(originals, tmp_path / "nowhere") == {}  # a run without transcripts: no kinds
+
+
+@pytest.mark.parametrize("game", ["asympuzl", "chain"])
+def test_each_kind_of_message_is_read(tmp_path, game):
+    """A message that names a fact again is a repeat, an empty one silent (the messages of a played
+    game changed by hand; the chain game reads them as AsymPuzl does)."""
+    from engine.analysis.played import played_game
+    from engine.records.transcripts import TranscriptIndex
+    from puzzles import get_game
+
+    origin = tmp_path / "origin"
+    assert run_main(["--game", game, "--agent", "alice=one_piece", "--games", "1", "--out", str(origin), "--no-dashboard", "--transcripts"]) == 0
+    (record,) = RunDir.open(origin).records()
+    index = TranscriptIndex(origin)
+    index.refresh()
+    played = played_game(record, index.get(record.game_id), "")
+    first = next(t for t in played.turns if t.role == "alice")
+    said = [msgspec.structs.replace(t, message=first.message if i else "") if t.role == "alice" and t.turn <= 2 else t
+            for i, t in enumerate(played.turns)]
+    kinds = get_game(game).records.message_kinds(msgspec.structs.replace(played, turns=tuple(said)))
+    assert kinds[(1, "alice")] == "silent" and kinds[(2, "alice")] == "new facts"
+    assert kinds[(3, "alice")] == "new facts"  # her next shape
+    again = [msgspec.structs.replace(t, message=first.message) if t.role == "alice" and t.turn == 2 else t for t in played.turns]
+    kinds = get_game(game).records.message_kinds(msgspec.structs.replace(played, turns=tuple(again)))
+    assert kinds[(1, "alice")] == "new facts" and kinds[(2, "alice")] == "repeats"
+
+
+CHAIN_CHANNELS = ["--game", "chain", "--agent", "alice=share_everything", "--agent", "bob=one_piece", "--agent", "carol=noisy",
+                  "--topology", "chain", "--noise", "0.05", "--drop", "0.2", "--max-message-tokens", "10"]
+
+
+@pytest.mark.slow
+def test_branches_of_three_agents_on_noisy_lossy_channels_change_only_what_follows_the_point(tmp_path):
+    """Chain game, three agents talking to their neighbours over channels that noise, drop and cut
+    messages: the original alternative is the recorded game byte for byte; a truncated message
+    leaves every turn before the point as recorded and is the first words of the recorded one."""
+    origin, branches = _play(tmp_path, CHAIN_CHANNELS, ["original", "truncate:3", "policy:ignore"], "1-3")
+    recorded = {t["spec"]["seed"]: t for t in transcript_lines(origin)}
+    originals = {r["spec"]["seed"]: r for r in _records(origin)}
+    by_id = {t["game_id"]: t for t in transcript_lines(branches)}
+    truncated = 0
+    for record in _records(branches):
+        point, seed = record["spec"]["options"]["branch"], record["spec"]["seed"]
+        mine, theirs = _without_branch(by_id[record["game_id"]]), _without_branch(recorded[seed])
+        if point["alternative"] == "original":
+            assert mine == theirs and _without_branch(record) == _without_branch(originals[seed])
+            continue
+        before = [t for t in theirs["turns"] if (t["turn"], ROLES.index(t["role"])) < (point["turn"], ROLES.index(point["role"]))]
+        assert mine["turns"][: len(before)] == before
+        at = [t for t in mine["turns"] if t["turn"] == point["turn"] and t["role"] == point["role"]]
+        was = [t for t in theirs["turns"] if t["turn"] == point["turn"] and t["role"] == point["role"]]
+        if at and point["alternative"] == "truncate:3":
+            assert at[0].get("message", "") == " ".join(was[0].get("message", "").split()[:3])
+            assert at[0]["actions"] == was[0]["actions"]
+            truncated += 1
+    assert truncated >= 3 * 3  # every game reached each seat's first turn
+
+
+ROLES = ("alice", "bob", "carol", "dave")
+
+
+@pytest.mark.slow
+def test_a_message_changed_on_a_simultaneous_turn_is_heard_from_the_next_round_on(tmp_path):
+    """Four agents acting at once over a noisy channel: the others' replies of the point's round are
+    those recorded (they had not heard the changed message yet); it is heard from the next round."""
+    setup = ["--game", "chain", *[x for r in ROLES for x in ("--agent", f"{r}=share_everything")],
+             "--turn-order", "simultaneous", "--noise", "0.05"]
+    origin, branches = _play(tmp_path, setup, ["drop"], "1-2")
+    recorded = {t["spec"]["seed"]: t for t in transcript_lines(origin)}
+    compared = 0
+    for transcript in transcript_lines(branches):
+        point = transcript["spec"]["options"]["branch"]
+        theirs = {(t["turn"], t["role"]): t for t in recorded[transcript["spec"]["seed"]]["turns"]}
+        for turn in transcript["turns"]:
+            if turn["turn"] < point["turn"] or (turn["turn"] == point["turn"] and turn["role"] != point["role"]):
+                was = theirs[(turn["turn"], turn["role"])]
+                assert (turn.get("message", ""), turn["actions"]) == (was.get("message", ""), was["actions"])
+                compared += turn["turn"] == point["turn"]
+            elif turn["turn"] == point["turn"]:
+                assert turn.get("message", "") == ""
+    assert compared == 3 * len(ROLES) * 2 * 3  # each point's round: the three other seats, in every game
+
+
+@pytest.mark.slow
+def test_a_branch_run_killed_with_sigkill_and_resumed_ends_byte_for_byte_as_one_never_killed(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    origin = tmp_path / "origin"
+    assert run_main(["--games", "40", "--agent", "alice=noisy", "--agent", "bob=noisy", "--noise", "0.05",
+                     "--out", str(origin), "--no-dashboard"]) == 0
+    flags = ["--alternative", "drop", "--alternative", "noise:0.3", "--k", "2", "--concurrency", "8", "--no-dashboard"]
+    whole = tmp_path / "whole"
+    assert branch_main([str(origin), *flags, "--out", str(whole)]) == 0
+    killed = tmp_path / "killed"
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen([sys.executable, "-m", "asymgames", "branch", str(origin), *flags, "--out", str(killed)], cwd=root,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    results = killed / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while not (results.exists() and results.read_bytes().count(b"\n") >= 50):
+        assert proc.poll() is None and time.monotonic() < deadline, "the branch run ended before it could be killed"
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert results.read_bytes().count(b"\n") < len(_records(whole))
+    assert branch_main(["--resume", str(killed), "--no-dashboard"]) == 0
+    assert results.read_bytes() == (whole / "results.jsonl").read_bytes()
