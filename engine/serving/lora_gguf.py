@@ -44,14 +44,15 @@ def misfit(lora: Path, model: Path) -> str | None:
     arch = adapter.fields["general.architecture"].contents(), base.fields["general.architecture"].contents()
     if arch[0] != arch[1]:
         return f"the adapter is for a {arch[0]} model, the model is a {arch[1]} one"
-    shapes = {t.name: [int(n) for n in t.shape] for t in base.tensors}
-    for tensor in adapter.tensors:
-        name, _, part = tensor.name.rpartition(".")
-        shape = [int(n) for n in tensor.shape]
-        target = shapes.get(name)
+    # A ReaderTensor is a named tuple: its name, its type, then its dimensions (innermost first).
+    sizes = {name: [int(n) for n in dims] for name, _, dims, *_ in base.tensors}
+    for lora_name, _, lora_dims, *_ in adapter.tensors:
+        name, _, part = lora_name.rpartition(".")
+        dims = [int(n) for n in lora_dims]
+        target = sizes.get(name)
         if target is None:
             return f"the adapter changes {name}, which the model does not have (a model of another size)"
-        size, expected = (shape[0], target[0]) if part == "lora_a" else (shape[-1], target[-1])
+        size, expected = (dims[0], target[0]) if part == "lora_a" else (dims[-1], target[-1])
         if size != expected:
             which = "input" if part == "lora_a" else "output"
             return f"the adapter's {name} has {size} {which} features, the model's {expected} (another base model)"
