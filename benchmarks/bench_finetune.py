@@ -110,20 +110,28 @@ def main() -> None:
             part = ",".join(f"{k}={v}" for k, v in params.items())
             print(f"\n{game} ({part}, at most {args.max_turns} turns, replies of at most {args.max_tokens} tokens)")
             data, adapter = work / f"{game}-data", work / f"{game}-adapter"
-            built = asymgames("dataset", "--game", game, "--part", f"{part}:{args.train_games}", "--holdout", str(args.eval),
-                              "--max-turns", str(args.max_turns), "--out", str(data))
-            samples = len((data / "train.jsonl").read_text().splitlines())
-            print(f"  dataset: {samples} samples, {built:.0f} s")
-            trained = asymgames("train", str(data), "--model", str(args.model), "--out", str(adapter), "--steps", str(args.steps),
-                                "--batch", str(args.batch), "--per-device", str(args.batch), "--lr", str(args.lr),
-                                "--rank", str(args.rank), "--alpha", str(args.rank), "--max-length", str(args.max_length))
-            print(f"  training: {args.steps} steps, {trained:.0f} s")
+            if adapter.is_dir():  # made by an earlier run into the same --keep folder: only the games are played
+                print(f"  the dataset and adapter of an earlier run: {data}, {adapter}")
+            else:
+                train(game, part, data, adapter, args)
             for model in ("llamacpp:smollm2", f"llamacpp:smollm2+{adapter}"):
                 run = work / f"{game}-{'tuned' if '+' in model else 'base'}"
                 seconds = asymgames("run", "--game", game, *flags, "--seed", "0", "--games", str(args.eval), "--max-turns", str(args.max_turns),
                                     "--model", model, "--max-tokens", str(args.max_tokens), "--serve-slots", str(args.slots),
                                     "--concurrency", str(args.slots), "--no-dashboard", "--out", str(run))
                 report("tuned" if "+" in model else "base", records(run), seconds)
+
+
+def train(game: str, part: str, data: Path, adapter: Path, args: argparse.Namespace) -> None:
+    """The dataset of ``game`` and the adapter trained on it, each stage timed."""
+    built = asymgames("dataset", "--game", game, "--part", f"{part}:{args.train_games}", "--holdout", str(args.eval),
+                      "--max-turns", str(args.max_turns), "--out", str(data))
+    samples = len((data / "train.jsonl").read_text().splitlines())
+    print(f"  dataset: {samples} samples, {built:.0f} s")
+    trained = asymgames("train", str(data), "--model", str(args.model), "--out", str(adapter), "--steps", str(args.steps),
+                        "--batch", str(args.batch), "--per-device", str(args.batch), "--lr", str(args.lr),
+                        "--rank", str(args.rank), "--alpha", str(args.rank), "--max-length", str(args.max_length))
+    print(f"  training: {args.steps} steps, {trained:.0f} s")
 
 
 if __name__ == "__main__":
