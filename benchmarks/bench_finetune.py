@@ -110,7 +110,7 @@ def main() -> None:
             part = ",".join(f"{k}={v}" for k, v in params.items())
             print(f"\n{game} ({part}, at most {args.max_turns} turns, replies of at most {args.max_tokens} tokens)")
             data, adapter = work / f"{game}-data", work / f"{game}-adapter"
-            if adapter.is_dir():  # made by an earlier run into the same --keep folder: only the games are played
+            if (adapter / "adapter_config.json").is_file():  # made by an earlier run into the same --keep folder: only the games are played
                 print(f"  the dataset and adapter of an earlier run: {data}, {adapter}")
             else:
                 train(game, part, data, adapter, args)
