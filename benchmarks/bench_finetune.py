@@ -96,6 +96,8 @@ def main() -> None:
     p.add_argument("--max-turns", type=int, default=4)
     p.add_argument("--max-tokens", type=int, default=128, help="a reply's token limit when the models play")
     p.add_argument("--slots", type=int, default=4, help="the server's parallel sequences")
+    p.add_argument("--request-timeout", type=float, default=3600.0,
+                   help="seconds a call may take (a loaded CPU takes minutes for 8 replies at once; the run's default of 120 loses them)")
     p.add_argument("--model", type=Path, default=HF_MODEL, help="the Hugging Face folder the adapter is trained on")
     p.add_argument("--keep", type=Path, help="keep the datasets, adapters and runs here (default: a temporary folder)")
     args = p.parse_args()
@@ -118,7 +120,8 @@ def main() -> None:
                 run = work / f"{game}-{'tuned' if '+' in model else 'base'}"
                 seconds = asymgames("run", "--game", game, *flags, "--seed", "0", "--games", str(args.eval), "--max-turns", str(args.max_turns),
                                     "--model", model, "--max-tokens", str(args.max_tokens), "--serve-slots", str(args.slots),
-                                    "--concurrency", str(args.slots), "--no-dashboard", "--out", str(run))
+                                    "--concurrency", str(args.slots), "--request-timeout", str(args.request_timeout),
+                                    "--no-dashboard", "--out", str(run))
                 report("tuned" if "+" in model else "base", records(run), seconds)
 
 
