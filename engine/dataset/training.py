@@ -2,7 +2,8 @@
 ``train`` extra: ``pip install -e '.[train]'``; torch's CPU build where there is no GPU). The
 defaults are the Einstein paper's (App. D.1): rank 32, a global batch of 128, learning rate 2e-4 on
 a cosine schedule, one epoch. Any Hugging Face model folder with a chat template trains; the
-samples are the dataset's ``train.jsonl`` (or ``traced.jsonl``) as they are.
+samples are the dataset's ``train.jsonl`` (or ``traced.jsonl``), each the chat before the
+assistant's reply as the prompt and the reply as the completion: the loss is on the reply only.
 """
 
 from __future__ import annotations
@@ -58,10 +59,12 @@ def load_model(model_dir: Path) -> tuple[Any, Any]:
 
 
 def samples_of(folder: Path, name: str = TRAIN, limit: int | None = None) -> Any:
-    """The dataset's samples as a Hugging Face ``Dataset`` of ``messages`` (checked as ``read_dataset`` checks)."""
+    """The dataset's samples (checked as ``read_dataset`` checks) as a Hugging Face ``Dataset`` in TRL's
+    conversational prompt-completion form: ``prompt`` the messages before the assistant's reply,
+    ``completion`` the reply, so that the loss is on the reply's tokens only."""
     datasets, _, _, _ = _libraries()
     _, samples, _ = read_dataset(folder, name)
-    rows = [{"messages": s.messages} for s in samples[:limit]]
+    rows = [{"prompt": s.messages[:-1], "completion": s.messages[-1:]} for s in samples[:limit]]
     return datasets.Dataset.from_list(rows)
 
 
@@ -78,7 +81,8 @@ def trainer_for(model_dir: Path, folder: Path, out: Path, settings: LoraSettings
         output_dir=str(out), per_device_train_batch_size=settings.per_device, per_device_eval_batch_size=settings.per_device,
         gradient_accumulation_steps=accumulation, learning_rate=settings.learning_rate,
         lr_scheduler_type=settings.schedule, num_train_epochs=settings.epochs, max_steps=settings.steps or -1,
-        max_length=settings.max_length, seed=settings.seed, logging_steps=1, save_strategy="no", report_to=[],
+        max_length=settings.max_length, completion_only_loss=True, seed=settings.seed, logging_steps=1,
+        save_strategy="no", report_to=[],
         use_cpu=not _has_gpu(),
     )
     lora = peft.LoraConfig(r=settings.rank, lora_alpha=settings.alpha, target_modules="all-linear", task_type="CAUSAL_LM")

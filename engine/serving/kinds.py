@@ -3,7 +3,9 @@
 - ``llamacpp:PATH.gguf``: llama.cpp's own ``llama-server`` on that GGUF file, with ``slots`` parallel
   sequences of ``context`` tokens each (``--parallel``, ``-c``), its Prometheus ``/metrics`` on.
   The binary is ``$LLAMA_SERVER``, else the one ``asymgames setup-llamacpp`` built
-  (``engine.serving.install``), else ``llama-server`` on the PATH.
+  (``engine.serving.install``), else ``llama-server`` on the PATH. ``llamacpp:MODEL+ADAPTER``
+  (``llamacpp:smollm2+adapters/x``): the same with a LoRA adapter applied to every reply (``--lora``;
+  a PEFT folder converted to GGUF and checked against the model first, ``engine.serving.lora``).
 - ``vllm:MODEL`` when no vLLM URL is given (``--vllm-url``, ``VLLM_BASE_URL``): ``vllm serve MODEL``
   with ``--max-num-seqs`` slots of ``--max-model-len`` tokens each and cached prompt tokens reported
   (``--enable-prompt-tokens-details``). ``vllm:smollm2`` is the folder ``asymgames setup-vllm`` made
@@ -30,6 +32,7 @@ from functools import cache
 from pathlib import Path
 
 from engine.serving.install import BUNDLED, built_server, bundled_model
+from engine.serving.lora import gguf_lora, lora_file, split_adapter
 from engine.serving.process import ServeError
 from engine.serving.vllm_install import vllm_model_folder, installed_vllm, vllm_installed
 
@@ -46,13 +49,17 @@ class ServedModel:
     kind: str  # "llamacpp" or "vllm"
     model: str  # the GGUF path, or vLLM's model (a name or a folder)
     served_as: str = ""  # the model's name on the server, when not ``model`` (vLLM's --served-model-name)
+    adapter: str = ""  # a LoRA adapter applied to every reply (llama.cpp): a PEFT folder or a GGUF LoRA file
 
     @property
     def label(self) -> str:
-        return f"{self.kind} server for {self.served_as or self.model}"
+        return f"{self.kind} server for {self.served_as or self.model}" + (f" with the adapter {self.adapter}" if self.adapter else "")
 
     def check(self) -> None:
         """ServeError with a one-line reason if the server cannot be started."""
+        if self.kind == "vllm" and self.adapter:
+            raise ServeError(f"a LoRA adapter is served by llama.cpp here (llamacpp:MODEL+ADAPTER); for vLLM, start a server "
+                             f"with --enable-lora --lora-modules NAME={self.adapter} and name it vllm:NAME with --vllm-url")
         find_executable(self.kind)
         if self.kind == "vllm" and self.served_as and not Path(self.model).is_dir():
             raise ServeError(f"no model folder {self.model} for vllm:{self.served_as} ({VLLM_SETUP_HINT})")
@@ -68,11 +75,14 @@ class ServedModel:
                 raise ServeError(f"cannot read {self.model}: {exc.strerror or exc}") from None
             if head != GGUF_MAGIC:
                 raise ServeError(f"{self.model} is not a GGUF file (it does not start with 'GGUF')")
+            if self.adapter:
+                gguf_lora(self.adapter, path)
 
     def command(self, port: int, slots: int, context: int) -> list[str]:
         binary = find_executable(self.kind)
         if self.kind == "llamacpp":
-            return [str(binary), "-m", str(Path(self.model).expanduser()), "--host", "127.0.0.1", "--port", str(port),
+            lora = ["--lora", str(lora_file(self.adapter))] if self.adapter else []
+            return [str(binary), "-m", str(Path(self.model).expanduser()), *lora, "--host", "127.0.0.1", "--port", str(port),
                     "--parallel", str(slots), "-c", str(slots * context), "--metrics"]
         command = [str(binary), "serve", self.model, "--host", "127.0.0.1", "--port", str(port), "--max-num-seqs", str(slots),
                    "--max-model-len", str(context), "--enable-prompt-tokens-details"]
@@ -185,17 +195,20 @@ def served_model(provider: str, model: str, explicit_url: bool) -> ServedModel |
     the provider's address (a flag, its environment variable): then only a GGUF path is served.
 
     - ``llamacpp:PATH.gguf``: that file; ``llamacpp:smollm2`` (a model ``setup-llamacpp`` fetched):
-      its file, unless the run names a llama.cpp server of its own;
+      its file, unless the run names a llama.cpp server of its own; either ``+ADAPTER``: with that
+      LoRA adapter;
     - ``vllm:MODEL`` with no vLLM server named; ``vllm:smollm2``: the folder setup-vllm made."""
     if provider == "llamacpp":
-        if model.lower().endswith(".gguf"):
-            return ServedModel("llamacpp", model)
-        bundled = bundled_model(model)
+        base, adapter = split_adapter(model)
+        if base.lower().endswith(".gguf"):
+            return ServedModel("llamacpp", base, adapter=adapter)
+        bundled = bundled_model(base)
         if bundled is not None and not explicit_url:
-            return ServedModel("llamacpp", str(bundled))
+            return ServedModel("llamacpp", str(bundled), adapter=adapter)
     if provider == "vllm" and not explicit_url:
-        folder = vllm_model_folder(model)
+        base, adapter = split_adapter(model)
+        folder = vllm_model_folder(base)
         if folder is not None:
-            return ServedModel("vllm", str(folder), served_as=model)
-        return ServedModel("vllm", model)
+            return ServedModel("vllm", str(folder), served_as=base, adapter=adapter)
+        return ServedModel("vllm", base, adapter=adapter)
     return None

@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from engine.dataset import DatasetError, DatasetPlan, LoraSettings, Part, build, load_model, trainer_for, write_dataset
+from engine.dataset import DatasetError, DatasetPlan, LoraSettings, Part, build, load_model, samples_of, trainer_for, write_dataset
 from puzzles import get_game
 
 pytestmark = pytest.mark.real_model
@@ -47,6 +47,21 @@ def test_a_few_lora_steps_on_a_tiny_slice_lower_its_loss(model_dir, dataset, tmp
     trainer.save_model(str(tmp_path / "adapter"))
     config = json.loads((tmp_path / "adapter" / "adapter_config.json").read_text())
     assert config["r"] == settings.rank and (tmp_path / "adapter" / "adapter_model.safetensors").is_file()
+
+
+def test_the_loss_is_on_the_assistants_reply_only(model_dir, dataset, tmp_path):
+    settings = LoraSettings(batch=1, per_device=1, steps=1, limit=2, max_length=4096)
+    trainer = trainer_for(model_dir, dataset, tmp_path / "adapter", settings)
+    sample = samples_of(dataset, limit=2)[1]
+    batch = trainer.data_collator([trainer.train_dataset[1]])
+    ids, labels = batch["input_ids"][0].tolist(), batch["labels"][0].tolist()
+    learned = [i for i, label in zip(ids, labels) if label != -100]
+    assert labels == [label if label == -100 else i for i, label in zip(ids, labels)]  # a label is its token or -100
+    tokenizer = trainer.processing_class
+    reply = sample["completion"][0]["content"]
+    text = tokenizer.decode(learned)
+    assert text.startswith(reply) and len(text) < len(reply) + 20  # the reply and the turn's end, nothing of the prompt
+    assert labels[: len(ids) - len(learned)] == [-100] * (len(ids) - len(learned))  # every prompt token, system to last user turn
 
 
 def test_a_model_folder_without_a_chat_template_is_refused(model_dir, tmp_path):

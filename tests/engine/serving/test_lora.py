@@ -1,0 +1,75 @@
+"""A LoRA adapter named with its model (``llamacpp:MODEL+ADAPTER``): the name, the server's command line,
+and the one-line refusals of an adapter folder that is missing or damaged, which need no model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.serving import ServeError, ServedModel, served_model
+from engine.serving.lora import ADAPTER_GGUF, gguf_lora, llama_cpp_source, split_adapter
+
+
+def test_a_model_name_with_an_adapter_is_served_with_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("ASYMGAMES_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("LLAMA_SERVER", str(tmp_path / "llama-server"))
+    (tmp_path / "llama-server").write_text("")
+    assert split_adapter("smollm2+adapters/x") == ("smollm2", "adapters/x")
+    assert split_adapter("smollm2") == ("smollm2", "")
+    bundled = served_model("llamacpp", "smollm2+adapters/x", explicit_url=False)
+    assert bundled == ServedModel("llamacpp", str(tmp_path / "home" / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"), adapter="adapters/x")
+    command = bundled.command(port=9000, slots=2, context=1024)
+    assert command[command.index("--lora") + 1] == str(Path("adapters/x") / ADAPTER_GGUF)
+    given = served_model("llamacpp", "/m/model.gguf+/a/lora.gguf", explicit_url=True)
+    assert given is not None and given.adapter == "/a/lora.gguf"
+    assert given.command(9000, 2, 1024)[given.command(9000, 2, 1024).index("--lora") + 1] == "/a/lora.gguf"
+    assert "--lora" not in ServedModel("llamacpp", "/m/model.gguf").command(9000, 2, 1024)
+    assert "with the adapter adapters/x" in bundled.label
+
+
+def _adapter(folder: Path, config: object = None) -> Path:
+    folder.mkdir()
+    (folder / "adapter_config.json").write_text(json.dumps(config or {"peft_type": "LORA", "base_model_name_or_path": str(folder)}))
+    (folder / "adapter_model.safetensors").write_bytes(b"\0" * 8)
+    return folder
+
+
+def test_a_missing_or_damaged_adapter_is_refused_in_one_line(tmp_path):
+    model = tmp_path / "model.gguf"
+    with pytest.raises(ServeError, match=r"^no adapter folder .*nowhere \(a folder asymgames train wrote"):
+        gguf_lora(str(tmp_path / "nowhere"), model)
+    with pytest.raises(ServeError, match=r"^no adapter file "):
+        gguf_lora(str(tmp_path / "nowhere.gguf"), model)
+    unfinished = _adapter(tmp_path / "unfinished")
+    (unfinished / "adapter_model.safetensors").unlink()
+    with pytest.raises(ServeError, match=r"is not a whole LoRA adapter: it has no adapter_model.safetensors$"):
+        gguf_lora(str(unfinished), model)
+    damaged = _adapter(tmp_path / "damaged")
+    (damaged / "adapter_config.json").write_text('{"peft_type": "LO')
+    with pytest.raises(ServeError, match=r"adapter_config.json is damaged: "):
+        gguf_lora(str(damaged), model)
+    other = _adapter(tmp_path / "other", {"peft_type": "PREFIX_TUNING"})
+    with pytest.raises(ServeError, match=r"does not describe a LoRA adapter"):
+        gguf_lora(str(other), model)
+    away = _adapter(tmp_path / "away", {"peft_type": "LORA", "base_model_name_or_path": "HuggingFaceTB/SmolLM2-135M-Instruct"})
+    with pytest.raises(ServeError, match=r"its base model 'HuggingFaceTB/SmolLM2-135M-Instruct' .* is not a Hugging Face model folder on this machine"):
+        gguf_lora(str(away), model)
+
+
+def test_a_file_that_is_no_gguf_lora_is_refused_in_one_line(tmp_path):
+    if not (llama_cpp_source() / "gguf-py").is_dir():
+        pytest.skip(f"no llama.cpp source at {llama_cpp_source()} (asymgames setup-llamacpp)")
+    fake = tmp_path / "lora.gguf"
+    fake.write_bytes(b"GGUF" + b"\x03\0\0\0" + b"\xff" * 40)  # a header cut short
+    with pytest.raises(ServeError, match=r"^the adapter .*lora.gguf does not fit model.gguf: cannot read lora.gguf as GGUF") as caught:
+        gguf_lora(str(fake), tmp_path / "model.gguf")
+    assert "\n" not in str(caught.value)
+
+
+def test_an_adapter_on_a_vllm_model_the_engine_serves_is_refused_in_one_line():
+    served = served_model("vllm", "smollm2+adapters/x", explicit_url=False)
+    assert served is not None and served.adapter == "adapters/x"
+    with pytest.raises(ServeError, match=r"^a LoRA adapter is served by llama.cpp here .*--lora-modules NAME=adapters/x"):
+        served.check()

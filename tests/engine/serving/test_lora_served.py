@@ -1,0 +1,111 @@
+"""A LoRA adapter served by the llama.cpp server the engine starts (``llamacpp:smollm2+ADAPTER``): a PEFT
+adapter of SmolLM2-135M is converted to GGUF, loaded by the server (``--lora``) and plays a game; an
+adapter of another base model is refused in one line before any server starts.
+
+Marked ``real_model``: it needs the server and the model ``asymgames setup-llamacpp`` fetches (and its
+llama.cpp source, whose converter it runs), the Hugging Face folder of SmolLM2-135M
+(``$ASYMGAMES_HF_MODEL``, else ``~/.cache/asymgames/smollm2-hf``) and the train extra (torch, PEFT);
+skipped without them."""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.request
+from pathlib import Path
+
+import anyio
+import pytest
+
+from engine.serving import ServeError, Servers, find_executable, served_model
+from engine.serving.install import bundled_model
+from engine.serving.lora import ADAPTER_GGUF, llama_cpp_source
+from runners.concurrent import main as run_main
+
+pytestmark = pytest.mark.real_model
+
+HF_MODEL = Path(os.environ.get("ASYMGAMES_HF_MODEL") or Path.home() / ".cache" / "asymgames" / "smollm2-hf")
+
+
+@pytest.fixture(scope="module")
+def peft():
+    for name in ("torch", "transformers", "safetensors"):
+        pytest.importorskip(name, reason="the train extra is not installed (pip install -e '.[train]')")
+    try:
+        find_executable("llamacpp")
+    except ServeError as exc:
+        pytest.skip(str(exc))
+    model = bundled_model("smollm2")
+    if model is None or not model.is_file():
+        pytest.skip(f"no model at {model}: asymgames setup-llamacpp --model-only")
+    if not (llama_cpp_source() / "convert_lora_to_gguf.py").is_file():
+        pytest.skip(f"no llama.cpp source at {llama_cpp_source()} (asymgames setup-llamacpp)")
+    if not (HF_MODEL / "config.json").is_file():
+        pytest.skip(f"no Hugging Face model folder at {HF_MODEL} (set ASYMGAMES_HF_MODEL)")
+    return pytest.importorskip("peft", reason="the train extra is not installed (pip install -e '.[train]')")
+
+
+def make_adapter(peft, base, out: Path, rank: int = 4) -> Path:
+    """A LoRA adapter of ``base`` (a model folder or a model) as PEFT writes it, untrained: B is zero,
+    so the tuned model answers as its base."""
+    import transformers
+
+    model = base if not isinstance(base, Path) else transformers.AutoModelForCausalLM.from_pretrained(str(base), dtype="float32")
+    config = peft.LoraConfig(r=rank, lora_alpha=2 * rank, target_modules="all-linear", task_type="CAUSAL_LM")
+    peft.get_peft_model(model, config).save_pretrained(str(out))
+    return out
+
+
+@pytest.fixture(scope="module")
+def adapter(peft, tmp_path_factory):
+    return make_adapter(peft, HF_MODEL, tmp_path_factory.mktemp("lora") / "adapter")
+
+
+def test_the_server_loads_the_converted_adapter(adapter, tmp_path):
+    served = served_model("llamacpp", f"smollm2+{adapter}", explicit_url=False)
+    assert served is not None
+    served.check()  # converts
+    made = adapter / ADAPTER_GGUF
+    assert made.read_bytes()[:4] == b"GGUF"
+    before = made.stat().st_mtime_ns
+    served.check()  # the converted file is reused
+    assert made.stat().st_mtime_ns == before
+
+    async def listed() -> list[dict]:
+        async with Servers({"tuned": served}, tmp_path, slots=1, context=1024) as urls:
+            root = urls["tuned"].removesuffix("/v1")
+            with urllib.request.urlopen(root + "/lora-adapters", timeout=30) as response:
+                return json.loads(response.read())
+
+    loaded = anyio.run(listed)
+    assert [(Path(a["path"]), a["scale"]) for a in loaded] == [(made, 1.0)]
+
+
+def test_a_tuned_model_plays_a_game(adapter, tmp_path):
+    name = f"llamacpp:smollm2+{adapter}"
+    code = run_main(["--game", "asympuzl", "--games", "1", "--size", "3", "--max-turns", "1", "--max-tokens", "16",
+                     "--agent", f"alice={name}", "--agent", "bob=share_everything", "--serve-slots", "1", "--no-dashboard",
+                     "--out", str(tmp_path / "run")])
+    assert code == 0
+    record = json.loads((tmp_path / "run" / "results.jsonl").read_text().splitlines()[0])
+    assert record["outcome"] in ("success", "failure")
+    assert record["usage"]["alice"]["calls"] > 0 and "bob" not in record["usage"]  # the tuned model played alice
+
+
+def test_an_adapter_of_another_base_model_is_refused(peft, tmp_path):
+    import transformers
+
+    config = transformers.LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                                      num_key_value_heads=2, vocab_size=49152)
+    small = transformers.LlamaForCausalLM(config)
+    small.save_pretrained(str(tmp_path / "small"))
+    small.name_or_path = str(tmp_path / "small")
+    other = make_adapter(peft, small, tmp_path / "other")
+    assert json.loads((other / "adapter_config.json").read_text())["base_model_name_or_path"] == str(tmp_path / "small")
+    served = served_model("llamacpp", f"smollm2+{other}", explicit_url=False)
+    assert served is not None
+    with pytest.raises(ServeError, match=r"^the adapter .*other does not fit SmolLM2-135M-Instruct.Q4_1.gguf: "
+                                         r"the adapter's blk\.0\.\w+\.weight has (64|128) (input|output) features, "
+                                         r"the model's (576|1536) \(another base model\)$") as caught:
+        served.check()
+    assert "\n" not in str(caught.value)
