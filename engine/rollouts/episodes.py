@@ -172,6 +172,7 @@ class Episode:
             host.recorded(self.spec, record)
             self.record = record
         finally:
+            host.running.discard(self)
             self.backend.send.close()
             self.ended.set()
 
@@ -261,7 +262,8 @@ class EpisodeHost:
         rewards_of(self.game)
         run = session.run
         self.next_id = max((r.game_id for r in run.iter_records()), default=-1) + 1
-        self.episodes: dict[str, Episode] = {}
+        self.episodes: dict[str, Episode] = {}  # those a client named
+        self.running: set[Episode] = set()  # every episode whose game is going on
         self.started = 0
         self._tg: TaskGroup | None = None
         self.writer: Any = None
@@ -276,12 +278,14 @@ class EpisodeHost:
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
+                reaping = anyio.CancelScope()
                 if self.idle is not None:
-                    tg.start_soon(self._reap)
+                    tg.start_soon(self._reap, reaping)
                 try:
                     yield self
                 finally:
-                    for episode in list(self.episodes.values()):
+                    reaping.cancel()
+                    for episode in list(self.running):
                         episode.leave()
                     self._tg = None
         finally:
@@ -303,6 +307,7 @@ class EpisodeHost:
         if episode_id is not None:
             self.episodes[episode_id] = episode
         self.started += 1
+        self.running.add(episode)
         episode.start(self._tg)
         return episode, await episode.shown()
 
@@ -321,8 +326,12 @@ class EpisodeHost:
             if episode.spec.game_id == spec.game_id:
                 del self.episodes[name]
 
-    async def _reap(self) -> None:
-        """End the named episodes that waited ``idle`` seconds without a step."""
+    async def _reap(self, scope: anyio.CancelScope) -> None:
+        """End the named episodes that waited ``idle`` seconds without a step (until ``scope`` is cancelled)."""
+        with scope:
+            await self._reaping()
+
+    async def _reaping(self) -> None:
         assert self.idle is not None
         seen: dict[str, tuple[int, float]] = {}
         while True:
