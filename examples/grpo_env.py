@@ -2,9 +2,10 @@
 
 Each training prompt is the seat's first prompt in the game of one seed, as the server gives it
 (the chat messages a model in the seat is sent). TRL samples a group of replies to it; the reward
-function plays each reply as the seat's turn in an episode of the same seed (WebSocket, OpenEnv's
-protocol) and returns the turn's reward, the change of the seat's progress the game measures; TRL
-computes the group's advantages and updates the model. The loss and the rewards are logged, one
+functions play each reply once as the seat's turn in an episode of the same seed (WebSocket, OpenEnv's
+protocol) and return the turn's reward, the change of the seat's progress the game measures, and
+whether the game could read the reply; TRL sums them, computes the group's advantages and updates
+the model. The loss and the rewards are logged, one
 JSON line per logging step.
 
 Start the server (the openenv extra), then train (the train extra; a CPU is enough for a few steps
@@ -48,16 +49,32 @@ async def first_prompts(url: str, seeds: list[int]) -> list[list[dict[str, str]]
     return [s["observation"]["messages"] for s in shown]
 
 
-def game_reward(url: str):
-    """A TRL reward function: each completion played as the seat's first turn on its row's seed."""
+class Played:
+    """Each completion played once as the seat's first turn on its row's seed; two TRL reward
+    functions read the step: ``game_reward`` (the turn's reward, the game's) and ``readable`` (1 when
+    the game could read the reply, a format reward)."""
 
-    async def game_reward(completions: list[Any], seed: list[int], **_: Any) -> list[float]:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.seen: dict[tuple[int, str], dict[str, Any]] = {}
+
+    async def steps(self, completions: list[Any], seed: list[int]) -> list[dict[str, Any]]:
         texts = [c[-1]["content"] if isinstance(c, list) else str(c) for c in completions]
+        keys = list(zip(seed, texts))
+        new = [key for key in dict.fromkeys(keys) if key not in self.seen]
         async with aiohttp.ClientSession() as client:
-            shown = await asyncio.gather(*(_episode(client, url, s, text) for s, text in zip(seed, texts)))
-        return [float(s["reward"] or 0.0) for s in shown]
+            shown = await asyncio.gather(*(_episode(client, self.url, s, text) for s, text in new))
+        self.seen.update(zip(new, shown))
+        return [self.seen[key] for key in keys]
 
-    return game_reward
+    def functions(self) -> list[Any]:
+        async def game_reward(completions: list[Any], seed: list[int], **_: Any) -> list[float]:
+            return [float(s["reward"] or 0.0) for s in await self.steps(completions, seed)]
+
+        async def readable(completions: list[Any], seed: list[int], **_: Any) -> list[float]:
+            return [0.0 if s["observation"]["format_error"] else 1.0 for s in await self.steps(completions, seed)]
+
+        return [game_reward, readable]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     tokenizer = AutoTokenizer.from_pretrained(args.model, padding_side="left")
     model = AutoModelForCausalLM.from_pretrained(args.model)
     trainer = GRPOTrainer(
-        model=model, reward_funcs=game_reward(args.url), args=config, train_dataset=dataset, processing_class=tokenizer,
+        model=model, reward_funcs=Played(args.url).functions(), args=config, train_dataset=dataset, processing_class=tokenizer,
         peft_config=LoraConfig(r=8, lora_alpha=16, target_modules="all-linear", task_type="CAUSAL_LM"),
         callbacks=[PrintLogs()],
     )

@@ -58,7 +58,7 @@ class EpisodeError(ValueError):
 class Shown(msgspec.Struct, frozen=True):
     """What the client is shown after a reset or a step: the seat's next prompt (``messages``, empty
     once ``done``), the reward of the seat's turn just played (None after a reset) and its progress
-    as a share; once done, the game's ``outcome``, the seat's named ``rewards`` and any ``error``."""
+    as a share, and why the game could not read that turn's reply (``format_error``); once done, the game's ``outcome``, the seat's named ``rewards`` and any ``error``."""
 
     episode_id: str
     game_id: int
@@ -68,6 +68,7 @@ class Shown(msgspec.Struct, frozen=True):
     messages: list[ChatMessage]
     reward: float | None = None
     progress: float = 0.0
+    format_error: str | None = None
     done: bool = False
     outcome: str | None = None
     rewards: dict[str, float] = {}
@@ -160,6 +161,7 @@ class Episode:
         state = self.game.rules.new(spec.params, spec.seed, tuple(spec.agents), spec.max_turns)
         self._before = self._after = float(state.progress(self.role))
         self._acted = False
+        self._format_error: str | None = None
 
     def start(self, tg: TaskGroup) -> None:
         tg.start_soon(self._play)
@@ -184,7 +186,7 @@ class Episode:
             if message.role == self.role:
                 self._turn = message.turn
         elif isinstance(message, Act) and message.role == self.role:
-            self._acted = True
+            self._acted, self._format_error = True, message.format_error
 
     @property
     def done(self) -> bool:
@@ -240,7 +242,8 @@ class Episode:
 
     def _show(self, messages: list[ChatMessage], reward: float | None, progress: float, **end: Any) -> Shown:
         return Shown(episode_id=self.episode_id, game_id=self.spec.game_id, seed=self.spec.seed, role=self.role,
-                     turn=self._turn, messages=messages, reward=reward, progress=progress, **end)
+                     turn=self._turn, messages=messages, reward=reward, progress=progress,
+                     format_error=None if reward is None else self._format_error, **end)
 
 
 class EpisodeHost:

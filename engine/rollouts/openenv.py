@@ -42,6 +42,7 @@ class SeatPrompt(Observation):
     turn: int = 0
     messages: list[dict[str, str]] = Field(default_factory=list)
     progress: float = 0.0
+    format_error: str | None = None
     outcome: str | None = None
     rewards: dict[str, float] = Field(default_factory=dict)
     error: str | None = None
@@ -60,7 +61,7 @@ def observation(shown: Shown) -> SeatPrompt:
     return SeatPrompt(
         episode_id=shown.episode_id, game_id=shown.game_id, seed=shown.seed, role=shown.role, turn=shown.turn,
         messages=[{"role": m.role, "content": m.content} for m in shown.messages], reward=shown.reward,
-        progress=shown.progress, done=shown.done, outcome=shown.outcome, rewards=shown.rewards, error=shown.error,
+        progress=shown.progress, format_error=shown.format_error, done=shown.done, outcome=shown.outcome, rewards=shown.rewards, error=shown.error,
     )
 
 

@@ -100,6 +100,7 @@ def test_an_episode_is_the_rollouts_game_for_the_same_seed_and_replies(rolled, t
         prompts = [o["observation"]["messages"] for o in shown[:-1]]
         assert prompts == [[{"role": m.role, "content": m.content} for m in s.messages] for s in trajectory.steps]
         assert [o["reward"] for o in shown[1:]] == pytest.approx([s.reward for s in trajectory.steps])
+        assert [o["observation"]["format_error"] for o in shown[1:]] == [s.format_error for s in trajectory.steps]
         end = shown[-1]
         assert end["done"] and end["observation"]["outcome"] == trajectory.outcome
         assert end["observation"]["rewards"] == pytest.approx(trajectory.rewards) and trajectory.rewards
@@ -152,7 +153,7 @@ def test_hostile_replies_use_up_the_turn_and_the_game_goes_on(tmp_path):
             return await play(client, url, 7, HOSTILE)
 
     shown = anyio.run(main)
-    assert all(o["reward"] == 0.0 for o in shown[1:])
+    assert all(o["reward"] == 0.0 and o["observation"]["format_error"] for o in shown[1:])
     assert shown[-1]["observation"]["messages"] and not shown[-1]["done"]  # a fifth turn waits
     assert shown[-1]["observation"]["turn"] == len(HOSTILE) + 1
 
