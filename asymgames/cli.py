@@ -73,7 +73,7 @@ examples:
   asymgames study examples/studies/tsp.toml                      a study: one link for many people
   asymgames dataset --game einstein --demonstrations 5 --out data/einstein   training data
   asymgames rollouts --game einstein --group 8 --games 100    rollouts for RL trainers: groups as JSONL
-  asymgames serve-env --game chain --seat alice --port 8010    one seat as an OpenEnv environment for a trainer
+  asymgames serve-env --game NAME --seat ROLE --port 8010     one seat as an OpenEnv environment for a trainer
   asymgames fake-llm --port 8000                               the local model server
   asymgames setup-llamacpp                                     llama.cpp's server and a small model, then:
   asymgames run --model llamacpp:smollm2 --games 4 --structured   a real model, served by the engine

@@ -1,7 +1,7 @@
 """Serve one seat of a game as an OpenEnv environment for a trainer: the trainer's model plays the
 seat, turn by turn over HTTP or a WebSocket, the engine plays the other seats (the openenv extra).
 
-    python -m runners.serve_env --game chain --seat alice --agent bob=noisy --agent carol=noisy --port 8010
+    python -m runners.serve_env --game NAME --seat ROLE --agent OTHER=POLICY --port 8010
 
 Each episode is one game, recorded in the run directory (``--out``) with its full transcript, as a
 run records its games (``engine.rollouts.EpisodeHost``); the protocol is OpenEnv's

@@ -17,9 +17,11 @@ from engine.rollouts.rewards import NoRewards, seat_rewards, turn_rewards
 from engine.rollouts.trajectory import ChatMessage, Group, Trajectory, TurnStep, TurnTokens, decode_group, encode_group
 
 __all__ = [
-    "CLIENT", "ClientLeft", "Episode", "EpisodeError", "EpisodeHost", "Shown", "make_app", "GROUPS_FILE", "SETTINGS_FILE", "Assembler", "ChatMessage", "Group", "GroupFile", "GroupIds", "GroupStream", "MissingTokens", "NoRewards", "Settings", "Trajectory", "TurnStep",
+    "CLIENT", "ClientLeft", "Episode", "EpisodeError", "EpisodeHost", "Shown", "GROUPS_FILE", "SETTINGS_FILE", "Assembler", "ChatMessage", "Group", "GroupFile", "GroupIds", "GroupStream", "MissingTokens", "NoRewards", "Settings", "Trajectory", "TurnStep",
     "TurnTokens", "branch_groups", "decode_group", "encode_group", "groups_in", "make_group", "play_groups", "rollouts",
     "run_groups", "save_settings", "saved_settings", "seat_rewards", "trajectories", "turn_rewards",
 ]
 
+# ``make_app`` (the OpenEnv server) is loaded when first asked for, and left out of ``__all__``: it
+# needs the openenv extra, which not every install has.
 __getattr__, __dir__ = lazy_exports(__name__, {"make_app": ".openenv"})
