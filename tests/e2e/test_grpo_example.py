@@ -46,7 +46,7 @@ def test_two_grpo_steps_log_a_loss_and_a_reward(tmp_path):
         server.terminate()
         server.wait(timeout=30)
     assert done.returncode == 0, done.stderr[-3000:]
-    logs = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    logs = [json.loads(line) for line in done.stdout.splitlines() if line.startswith('{"step"')]  # the example's own lines
     steps = [log for log in logs if "loss" in log]
     assert [log["step"] for log in steps] == [1, 2]
     assert all(isinstance(log["loss"], float) and isinstance(log["reward"], float) for log in steps)
