@@ -34,6 +34,7 @@ COMMANDS = {
     "sweep": ("runners.sweep", "main", "run every condition of a grid file (python -m runners.sweep)"),
     "branch": ("runners.branch", "main", "play a run's games again with one message changed at a time (python -m runners.branch)"),
     "rollouts": ("runners.rollouts", "main", "rollouts for training: K games of each seed, every seat's trajectory, rewards and advantages as JSONL (python -m runners.rollouts)"),
+    "serve-env": ("runners.serve_env", "main", "serve one seat of a game as an OpenEnv environment for a trainer, the engine playing the others (python -m runners.serve_env)"),
     "report": ("runners.report.cli", "main", "tables, plots and an HTML page from a run (python -m runners.report)"),
     "play": ("runners.play", "main", "a person plays a seat in the browser (python -m runners.play)"),
     "study": ("runners.study.cli", "main", "serve a study to many people at once: waiting room, balanced conditions (python -m runners.study)"),
@@ -72,6 +73,7 @@ examples:
   asymgames study examples/studies/tsp.toml                      a study: one link for many people
   asymgames dataset --game einstein --demonstrations 5 --out data/einstein   training data
   asymgames rollouts --game einstein --group 8 --games 100    rollouts for RL trainers: groups as JSONL
+  asymgames serve-env --game NAME --seat ROLE --port 8010     one seat as an OpenEnv environment for a trainer
   asymgames fake-llm --port 8000                               the local model server
   asymgames setup-llamacpp                                     llama.cpp's server and a small model, then:
   asymgames run --model llamacpp:smollm2 --games 4 --structured   a real model, served by the engine
