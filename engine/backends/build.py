@@ -183,12 +183,15 @@ class Builder:
             from engine.backends.lean import LeanBackend
 
             return LeanBackend(*parts, provider=provider, form=form, stream=settings.stream,
-                               grammar_form="vllm" if kind == "vllm" else None)
+                               grammar_form="vllm" if kind == "vllm" else None, token_form=settings.token_form(provider))
         from engine.backends.sdk import AnthropicBackend, OpenAIBackend, VLLMBackend, import_sdk
 
         sdk_backend = {"openai": OpenAIBackend, "anthropic": AnthropicBackend, "vllm": VLLMBackend}[form]
         client, _, *rest = parts
-        return sdk_backend(client, import_sdk(kind), *rest, provider=provider, stream=settings.stream)
+        if sdk_backend is AnthropicBackend:
+            return sdk_backend(client, import_sdk(kind), *rest, provider=provider, stream=settings.stream)
+        return sdk_backend(client, import_sdk(kind), *rest, provider=provider, stream=settings.stream,
+                           token_form=settings.token_form(provider))
 
     def _limiter(self, name: str, provider: str, model: str) -> Limiter:
         """The limiter of a provider's model: its own limit, the provider's shared one, or the cluster's."""
@@ -233,7 +236,7 @@ class Builder:
         bound = served_schema_bounds(settings.options.max_tokens) if self.served[name].kind == "llamacpp" else None
         grammar_form: GrammarForm = "llamacpp" if self.served[name].kind == "llamacpp" else "vllm"
         return LeanBackend(*parts, provider=split_name(name)[0], form="vllm", stream=settings.stream, bound_schema=bound,
-                           grammar_form=grammar_form)
+                           grammar_form=grammar_form, token_form=grammar_form)
 
     def _replicated(self, name: str, model: str, limiter: Limiter, urls: list[str]) -> ProviderBackend:
         from engine.backends.replicas import ReplicaSet, ReplicatedBackend
@@ -247,7 +250,8 @@ class Builder:
         if task_group is not None:
             replicas.watch(task_group)
         parts = (model, limiter, settings.options, self.tokenizer, self.prices, self.secrets)
-        return ReplicatedBackend(replicas, None, *parts, provider="vllm", form="vllm", stream=settings.stream, grammar_form="vllm")
+        return ReplicatedBackend(replicas, None, *parts, provider="vllm", form="vllm", stream=settings.stream, grammar_form="vllm",
+                                 token_form="vllm")
 
     def _watch(self, name: str, url: str | None, limiter: Limiter, slots: int) -> None:
         """Read the server's /metrics while the hub is open, steering ``limiter``'s cap by its load."""

@@ -9,7 +9,9 @@ the properties in that order), the sampling settings (temperature, top_p, max to
 output, the seed of the call) and the number of the sample in a best-of-n turn. The engine sends no
 tools and no stop sequences; a backend that comes to send them must add them here. The stored key is
 the SHA-256 of one JSON encoding of these; neither API keys (never part of it) nor prompts are stored,
-only the key's digest and the reply (its text and token counts).
+only the key's digest and the reply (its text and token counts, and its token ids and
+log-probabilities where the call asked for them: ``TokensEntry``). A call that asks for its tokens is
+not answered by an entry kept without them: it is a miss, and its reply replaces the entry.
 
 **Which calls.** Only calls whose reply the request fixes (temperature 0, or a seed, on an API that
 takes them) unless the run asks for sampled ones too (``CacheSettings.sampled``): a sampled call
@@ -53,7 +55,7 @@ from urllib.parse import urlsplit, urlunsplit
 import anyio
 import msgspec
 
-from bus import Usage
+from bus import Tokens, Usage
 
 from engine.backends.base import Backend, Completion, FinishReason, Request
 from engine.backends.settings import CacheSettings, ModelOptions
@@ -82,7 +84,15 @@ class Entry(msgspec.Struct, array_like=True, frozen=True):
     finish: FinishReason = "stop"
 
 
-_decode_entry = msgspec.json.Decoder(Entry).decode
+class TokensEntry(Entry, array_like=True, frozen=True):
+    """An entry of a call that asked for its tokens: the reply's token ids and log-probabilities
+    too. Every entry is read as one (``tokens`` None: kept without them); an entry without tokens is
+    written as an ``Entry``, as it always was."""
+
+    tokens: Tokens | None = None
+
+
+_decode_entry = msgspec.json.Decoder(TokensEntry).decode
 
 
 def cache_root() -> Path:
@@ -171,7 +181,7 @@ class ResponseStore:
         if hard or (isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)):
             self.broken = True
 
-    def get(self, key: bytes) -> Entry | None:
+    def get(self, key: bytes) -> TokensEntry | None:
         """The entry of ``key``, or None: none kept, expired, damaged, or the file unusable."""
         if not self._opened:
             self._open()
@@ -296,10 +306,11 @@ class CachedCalls(Wrapper):
 
     def key(self, request: Request) -> bytes:
         """The digest the call is kept under: the model's fixed part, then this call's."""
-        system, user, schema, history, sample, grammar = request
+        system, user, schema, history, sample, grammar = request[:6]
         seed = None if self.seed is None else self.seed + sample
         digest = self._prefix.copy()
-        # The grammar only where one is sent: the keys of every other call stay what they were.
+        # The grammar only where one is sent: the keys of every other call stay what they were. Whether
+        # the call asks for its tokens is no part of the key: it changes what is kept, not the reply.
         digest.update(_encode((system, history, user, schema, seed, sample, *(() if grammar is None else (grammar,)))))
         return digest.digest()
 
@@ -309,17 +320,20 @@ class CachedCalls(Wrapper):
         key = self.key(request)
         started = time.monotonic()
         entry = await anyio.to_thread.run_sync(self.store.get, key)
+        if entry is not None and request.tokens and entry.tokens is None:
+            entry = None  # kept without its tokens: the call is made again, and its reply kept with them
         if entry is not None:
             self.stats.cache_hits += 1
             cut = int(entry.finish == "length")
             self.stats.cut += cut
             usage = Usage(model=self.name, attempts=0, latency=round(time.monotonic() - started, 4), cost_usd=0.0,
                           cache_hits=1, cut=cut)
-            return Completion(entry.text, usage, entry.finish)
+            return Completion(entry.text, usage, entry.finish, entry.tokens if request.tokens else None)
         completion = await self.inner.complete(request)
         if self.store.writable:
             usage = completion.usage
-            kept = Entry(completion.text, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens, completion.finish)
+            counts = (completion.text, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens, completion.finish)
+            kept = Entry(*counts) if completion.tokens is None else TokensEntry(*counts, tokens=completion.tokens)
             await anyio.to_thread.run_sync(self.store.put, key, kept)
         return completion
 
@@ -335,4 +349,4 @@ def model_key(kind: str, server: str, provider: str, model: str, options: ModelO
     }
 
 
-__all__ = ["CachedCalls", "Entry", "model_key", "ResponseStore", "cache_file", "cache_root", "prune", "sampled", "server_identity", "store_figures"]
+__all__ = ["CachedCalls", "Entry", "TokensEntry", "model_key", "ResponseStore", "cache_file", "cache_root", "prune", "sampled", "server_identity", "store_figures"]

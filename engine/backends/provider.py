@@ -17,7 +17,7 @@ import anyio
 
 from bus import Usage
 
-from engine.backends.base import Completion, Failure, InfraError, Request, RequestError, Secrets, StatusError
+from engine.backends.base import Completion, Failure, InfraError, Request, RequestError, Secrets, StatusError, TokensMissing
 from engine.backends.limiter import Limiter, LimiterStats, retry_after
 from engine.backends.prices import PriceTable
 from engine.backends.settings import History, ModelOptions
@@ -71,7 +71,20 @@ def completion(name: str, reply: Reply, cost: float | None, *, attempts: int, la
         attempts=attempts, latency=round(latency, 4), waited=round(waited, 4), cost_usd=cost, batched=batched,
         cut=int(reply.finish == "length"),
     )
-    return Completion(reply.text, usage, reply.finish)
+    return Completion(reply.text, usage, reply.finish, reply.tokens)
+
+
+def missing_tokens(reply: Reply) -> list[str]:
+    """What of a call's tokens the reply lacks: the prompt's token ids, the completion's, their
+    log-probabilities (or a count of log-probabilities that is not one per completion token)."""
+    tokens = reply.tokens
+    if tokens is None:
+        return ["prompt token ids", "completion token ids", "logprobs"]
+    missing = [what for what, there in (("prompt token ids", tokens.prompt_ids), ("completion token ids", tokens.completion_ids),
+                                        ("logprobs", tokens.logprobs)) if there is None]
+    if not missing and len(tokens.logprobs or ()) != len(tokens.completion_ids or ()):
+        missing.append(f"one logprob per completion token ({len(tokens.logprobs or ())} for {len(tokens.completion_ids or ())})")
+    return missing
 
 
 class ProviderBackend:
@@ -182,6 +195,12 @@ class ProviderBackend:
                         self.learn_density(chars, reply.prompt)
                     cost = self.prices.cost(self.provider, self.model, reply.prompt, reply.cached, reply.written, reply.completion)
                     count_answer(stats, reply, latency, cost)
+                    if request.tokens:
+                        missing = missing_tokens(reply)
+                        if missing:
+                            stats.failed += 1
+                            raise TokensMissing(f"{self.name}: the server's reply has no {', no '.join(missing)} (asked for "
+                                                "with --tokens); play the model on a vLLM or llama.cpp server, or without --tokens")
                     return completion(self.name, reply, cost, attempts=attempt, latency=latency, waited=waited)
             if not failure.retryable or attempt == options.max_attempts:
                 break
