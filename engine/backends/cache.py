@@ -10,7 +10,7 @@ output, the seed of the call) and the number of the sample in a best-of-n turn. 
 tools and no stop sequences; a backend that comes to send them must add them here. The stored key is
 the SHA-256 of one JSON encoding of these; neither API keys (never part of it) nor prompts are stored,
 only the key's digest and the reply (its text and token counts, and its token ids and
-log-probabilities where the call asked for them: ``TokensEntry``). A call that asks for its tokens is
+log-probabilities where the call asked for them: ``Entry.tokens``). A call that asks for its tokens is
 not answered by an entry kept without them: it is a miss, and its reply replaces the entry.
 
 **Which calls.** Only calls whose reply the request fixes (temperature 0, or a seed, on an API that
@@ -74,8 +74,21 @@ _encode = msgspec.json.Encoder().encode
 
 
 class Entry(msgspec.Struct, array_like=True, frozen=True):
-    """What the cache keeps of a reply: its text, the tokens the provider counted for it and why the
-    server stopped (an entry kept before finish reasons were kept reads as a whole reply)."""
+    """What the cache keeps of a reply: its text, the tokens the provider counted for it, why the
+    server stopped (an entry kept before finish reasons were kept reads as a whole reply) and, kept
+    for a call that asked for them, its token ids and log-probabilities (``tokens``; None: kept
+    without them). An entry without them is written as it always was (``_Counted``)."""
+
+    text: str
+    prompt_tokens: int
+    cached_tokens: int
+    completion_tokens: int
+    finish: FinishReason = "stop"
+    tokens: Tokens | None = None
+
+
+class _Counted(msgspec.Struct, array_like=True, frozen=True):
+    """An entry without tokens as it is written: ``Entry`` less its last field."""
 
     text: str
     prompt_tokens: int
@@ -84,15 +97,7 @@ class Entry(msgspec.Struct, array_like=True, frozen=True):
     finish: FinishReason = "stop"
 
 
-class TokensEntry(Entry, array_like=True, frozen=True):
-    """An entry of a call that asked for its tokens: the reply's token ids and log-probabilities
-    too. Every entry is read as one (``tokens`` None: kept without them); an entry without tokens is
-    written as an ``Entry``, as it always was."""
-
-    tokens: Tokens | None = None
-
-
-_decode_entry = msgspec.json.Decoder(TokensEntry).decode
+_decode_entry = msgspec.json.Decoder(Entry).decode
 
 
 def cache_root() -> Path:
@@ -181,7 +186,7 @@ class ResponseStore:
         if hard or (isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)):
             self.broken = True
 
-    def get(self, key: bytes) -> TokensEntry | None:
+    def get(self, key: bytes) -> Entry | None:
         """The entry of ``key``, or None: none kept, expired, damaged, or the file unusable."""
         if not self._opened:
             self._open()
@@ -214,7 +219,7 @@ class ResponseStore:
             self._open()
         if self.broken or self._writer is None:
             return
-        value = _encode(entry)
+        value = _encode(entry if entry.tokens is not None else _Counted(*msgspec.structs.astuple(entry)[:5]))
         try:
             with self._write_lock:
                 self._writer.execute(
@@ -333,7 +338,7 @@ class CachedCalls(Wrapper):
         if self.store.writable:
             usage = completion.usage
             counts = (completion.text, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens, completion.finish)
-            kept = Entry(*counts) if completion.tokens is None else TokensEntry(*counts, tokens=completion.tokens)
+            kept = Entry(*counts, tokens=completion.tokens)
             await anyio.to_thread.run_sync(self.store.put, key, kept)
         return completion
 
@@ -349,4 +354,4 @@ def model_key(kind: str, server: str, provider: str, model: str, options: ModelO
     }
 
 
-__all__ = ["CachedCalls", "Entry", "TokensEntry", "model_key", "ResponseStore", "cache_file", "cache_root", "prune", "sampled", "server_identity", "store_figures"]
+__all__ = ["CachedCalls", "Entry", "model_key", "ResponseStore", "cache_file", "cache_root", "prune", "sampled", "server_identity", "store_figures"]
