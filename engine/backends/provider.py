@@ -76,14 +76,20 @@ def completion(name: str, reply: Reply, cost: float | None, *, attempts: int, la
 
 def missing_tokens(reply: Reply) -> list[str]:
     """What of a call's tokens the reply lacks: the prompt's token ids, the completion's, their
-    log-probabilities (or a count of log-probabilities that is not one per completion token)."""
+    log-probabilities; or, all there, an id for each completion token the server counted and a
+    log-probability for each id."""
     tokens = reply.tokens
     if tokens is None:
         return ["prompt token ids", "completion token ids", "logprobs"]
     missing = [what for what, there in (("prompt token ids", tokens.prompt_ids), ("completion token ids", tokens.completion_ids),
                                         ("logprobs", tokens.logprobs)) if there is None]
-    if not missing and len(tokens.logprobs or ()) != len(tokens.completion_ids or ()):
-        missing.append(f"one logprob per completion token ({len(tokens.logprobs or ())} for {len(tokens.completion_ids or ())})")
+    if missing:
+        return missing
+    ids, logprobs = tokens.completion_ids or (), tokens.logprobs or ()
+    if len(ids) != reply.completion:
+        missing.append(f"id of every completion token it counted ({len(ids)} ids for {reply.completion} tokens)")
+    elif len(logprobs) != len(ids):
+        missing.append(f"logprob of every completion token ({len(logprobs)} for {len(ids)} tokens)")
     return missing
 
 

@@ -231,6 +231,9 @@ class PolicyFactory:
                 raise ValueError(f"--tokens needs each call's token ids and log-probabilities, which {name}'s server does not "
                                  "return (vLLM's and llama.cpp's do: vllm:MODEL, llamacpp:MODEL, an endpoint with tokens = "
                                  "\"vllm\" or \"llamacpp\" on the lean client); play it without --tokens")
+            if self.hub.settings.options.tokens and self.hub.settings.stream and self.hub.token_form(name) == "llamacpp":
+                raise ValueError(f"--tokens with --stream: {name}'s server (llama.cpp's) leaves the end-of-turn token out of a "
+                                 "streamed reply's tokens; play --tokens without --stream")
             return
         if is_human(name):
             return
