@@ -65,10 +65,6 @@ def logprob(token: int, place: int) -> float:
     return -((token * 31 + place * 17) % 4000) / 1000.0
 
 
-def _piece_bytes(piece: str) -> list[int]:
-    return [] if piece in SPECIAL else list(piece.encode("utf-8", "surrogatepass"))
-
-
 class Sampled:
     """A reply's tokens as the fake sampled them: the prompt's ids, the completion's (its text's,
     then the end-of-turn token unless the reply was cut) and their texts."""
@@ -81,12 +77,12 @@ class Sampled:
     def entry(self, place: int, form: TokenForm) -> dict[str, Any]:
         """The ``logprobs.content`` entry of the token at ``place``, in the server's form."""
         token, piece = self.ids[place], self.texts[place]
-        shown = "" if piece in SPECIAL else piece
         value = logprob(token, place)
-        if form == "llamacpp":
-            top = {"id": token, "token": shown, "bytes": _piece_bytes(piece), "logprob": value}
+        if form == "llamacpp":  # a special token as empty text
+            shown = "" if piece in SPECIAL else piece
+            top = {"id": token, "token": shown, "bytes": list(shown.encode("utf-8", "surrogatepass")), "logprob": value}
             return {**top, "top_logprobs": [top]}
-        return {"token": shown, "logprob": value, "bytes": _piece_bytes(piece), "top_logprobs": []}
+        return {"token": piece, "logprob": value, "bytes": list(piece.encode("utf-8", "surrogatepass")), "top_logprobs": []}
 
 
 def asked(body: dict, form: TokenForm) -> tuple[bool, bool]:

@@ -13,7 +13,6 @@ import json
 import os
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 
 import anyio
 import pytest
