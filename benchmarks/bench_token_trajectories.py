@@ -7,7 +7,7 @@ turn's trajectory checked against the server's own tokenizer. Prints figures; as
 
 Games of each game named (``--game``, default AsymPuzl of size 3 and TSP on generated boards of 4
 rooms, whose agents keep their chat) are played, ``--slots`` at once, until ``--turns`` model turns
-are checked. For each seat of each game its turns become one trajectory (``seat_trajectory``, the
+are checked (or ``--minutes`` pass). For each seat of each game its turns become one trajectory (``seat_trajectory``, the
 chat's turns joined where each prompt begins with the sequence so far); for each turn the ids the
 trajectory gives as the turn's prompt (its sequence up to the turn's completion) are compared with
 the server's ``/tokenize`` (with special tokens, as its chat endpoint tokenizes) of its
@@ -141,7 +141,7 @@ async def main_async(args) -> None:
                         if line is not None:
                             await checker.check(_decode(line))
                             checker.counts["games"] += 1
-                    if checker.counts["turns"] >= args.turns:
+                    if checker.counts["turns"] >= args.turns or time.monotonic() - started > args.minutes * 60:
                         done.set()
                         return
                     c = checker.counts
@@ -169,6 +169,7 @@ async def main_async(args) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=1000, help="model turns to check (default 1000)")
+    parser.add_argument("--minutes", type=float, default=float("inf"), help="stop after this long, with the turns checked by then")
     parser.add_argument("--game", action="append", choices=sorted(GAMES), help="games to play (default asympuzl and tsp)")
     parser.add_argument("--slots", type=int, default=2)
     parser.add_argument("--context", type=int, default=4096, help="tokens of context per slot")
