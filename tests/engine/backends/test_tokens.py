@@ -7,6 +7,7 @@ always wrote."""
 
 from __future__ import annotations
 
+import argparse
 import json
 
 import aiohttp
@@ -22,6 +23,7 @@ from engine.backends.wire import openai_stream
 from engine.records.transcribe import TranscriptMaker
 from puzzles import GAMES
 from runners.fake_llm.tokens import END, render, tokenize
+from runners.flags.models import add_model_arguments, settings_from_args
 
 from tests.engine.backends.helpers import FAST, KEYS, fake_server, settings_for, without_models
 
@@ -202,3 +204,13 @@ async def test_the_cache_answers_a_call_that_asks_for_tokens_only_from_an_entry_
     assert all(t["usage"]["cache_hits"] == 1 for t in hit_turns)
     assert [t["tokens"] for t in hit_turns] == [t["tokens"] for t in turns]
     assert all("tokens" not in t for t in model_turns(without))
+
+
+def test_the_flag_asks_for_tokens_and_a_resume_keeps_the_run_s_choice():
+    parser = argparse.ArgumentParser(exit_on_error=False)
+    add_model_arguments(parser)
+    asked = settings_from_args(parser.parse_args(["--tokens"]))
+    assert asked.options.tokens and not settings_from_args(parser.parse_args([])).options.tokens
+    assert settings_from_args(parser.parse_args([]), asked).options.tokens  # a resume plays on with tokens
+    with pytest.raises(ValueError, match="argument --tokens: the run being resumed was played with tokens False"):
+        settings_from_args(parser.parse_args(["--tokens"]), BackendSettings())
