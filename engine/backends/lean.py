@@ -24,9 +24,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import aiohttp
-from yarl import URL
-
 import msgspec
+from yarl import URL
 
 from bus import Tokens
 
