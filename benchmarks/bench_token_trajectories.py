@@ -119,8 +119,8 @@ async def main_async(args) -> None:
                 if record.error:
                     checker.counts["games_in_error"] += 1
 
-            async def play(game: str, seed: int) -> None:
-                plan = Grid(game=game, seeds=100_000, seed=seed, agents=[[NAME, NAME]], params=PARAMS.get(game, {}),
+            async def play(game: str, seed: int, first: int) -> None:
+                plan = Grid(game=game, seeds=first + 100_000, seed=seed, agents=[[NAME, NAME]], params=PARAMS.get(game, {}),
                             max_turns=[args.max_turns])
                 with anyio.CancelScope() as scope:
                     async def stop_when_done() -> None:
@@ -129,7 +129,8 @@ async def main_async(args) -> None:
 
                     async with anyio.create_task_group() as group:
                         group.start_soon(stop_when_done)
-                        await run_games(plan.specs_for(range(plan.total)), factory=factory, concurrency=args.slots,
+                        # each game's ids its own (from ``first`` on): the transcripts are kept by game id
+                        await run_games(plan.specs_for(range(first, plan.total)), factory=factory, concurrency=args.slots,
                                         on_record=on_record, observers=[maker])
                         group.cancel_scope.cancel()
 
@@ -152,7 +153,7 @@ async def main_async(args) -> None:
             async with anyio.create_task_group() as group:
                 group.start_soon(check_finished)
                 for number, game in enumerate(args.game):
-                    group.start_soon(play, game, args.seed + number)
+                    group.start_soon(play, game, args.seed + number, number * 100_000)
     counts = checker.counts
     wall = time.monotonic() - started
     print(file=sys.stderr)
