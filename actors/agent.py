@@ -118,7 +118,7 @@ class AgentActor(Actor):
     def _about_the_call(self, context: TurnContext, answer: Answer, usage: Usage | None, message: str = "") -> dict[str, Any]:
         if isinstance(usage, Usage) and answer.count_tokens is not None and message:
             usage = msgspec.structs.replace(usage, message_tokens=answer.count_tokens(message))
-        return {"usage": usage, "prompt": answer.prompt, "context": context, "human": answer.human}
+        return {"usage": usage, "prompt": answer.prompt, "context": context, "human": answer.human, "tokens": answer.tokens}
 
     def _recipients(self, reply: Reply, partners: tuple[str, ...]) -> tuple[str, ...]:
         if not self.directed:

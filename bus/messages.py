@@ -50,6 +50,16 @@ class Usage(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
         return Usage(model=usages[-1].model, cost_usd=cost, **counts, **times)
 
 
+class Tokens(msgspec.Struct, frozen=True, gc=False):
+    """A model call's tokens as the server gave them: the prompt's token ids as the server consumed
+    them, the ids of the tokens it sampled (the end-of-turn token too, where it sampled one) and the
+    log-probability of each. None where the server did not return them."""
+
+    prompt_ids: tuple[int, ...] | None = None
+    completion_ids: tuple[int, ...] | None = None
+    logprobs: tuple[float, ...] | None = None
+
+
 # What of a call adds up over calls (``Usage.total``; per agent and game, the records' ``UsageTotals``):
 # the whole counts, and the times in seconds rounded to 0.1 ms; the cost adds up to 1e-8 $, unknown
 # once any call's is. Derived from the fields above: a count added to ``Usage`` is summed everywhere.
@@ -137,6 +147,7 @@ class Act(Message, tag="act", frozen=True):
     candidates: tuple[Candidate, ...] = ()  # on a best-of-n turn: every sampled reply, as read
     chosen: int | None = None  # which of them was played
     human: HumanTurn | None = None  # a person played the turn: how long it took
+    tokens: Tokens | None = None  # the call's token ids and log-probabilities, where the run asked for them
 
 
 class Candidates(Message, tag="candidates", frozen=True):

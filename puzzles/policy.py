@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import msgspec
 
-from bus.messages import HumanTurn, Usage
+from bus.messages import HumanTurn, Tokens, Usage
 
 if TYPE_CHECKING:
     from .turn import TurnContext
@@ -36,6 +36,9 @@ class Answer(msgspec.Struct, frozen=True):
     - ``count_tokens``: how the message the reply sends is counted into ``usage.message_tokens``
       (the run's one tokenizer; the model policy gives it); None: not counted.
     - ``cut``: the server cut the reply at the run's token limit before the model ended it.
+    - ``tokens``: the call's token ids and log-probabilities, where the run asked for them
+      (``--tokens``): the prompt's ids as the server consumed them, the reply's, and each sampled
+      token's log-probability; the agent carries them to the turn's record.
     """
 
     text: str
@@ -45,6 +48,7 @@ class Answer(msgspec.Struct, frozen=True):
     seconds: float | None = None
     count_tokens: Callable[[str], int] | None = None
     cut: bool = False
+    tokens: Tokens | None = None
 
 
 class Policy(Protocol):

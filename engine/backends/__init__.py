@@ -13,7 +13,7 @@ from engine.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from engine.backends.base import (
-        Backend, Completion, FinishReason, InfraError, Request, RequestError, Secrets, Tokens, finish_reason,
+        Backend, Completion, FinishReason, InfraError, Request, RequestError, Secrets, Tokens, TokensMissing, finish_reason,
     )
     from engine.backends.batch import parse_custom_id
     from engine.backends.build import HubContext, served_schema_bounds
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         CacheSettings, History, ModelOptions, chat_turns, split_name,
     )
     from engine.backends.tokens import Tokenizer, estimate_tokens
+    from engine.backends.trajectory import Boundary, Mismatch, TokenSequence, Trajectory, seat_trajectory, turn_prompt_ids
     from engine.backends.vllm import ServerLoad, read_vllm_metrics
 
 _EXPORTS = {
@@ -42,15 +43,17 @@ _EXPORTS = {
     "GAME_HEADER": ".settings", "PROVIDERS": ".settings", "BackendSettings": ".settings", "BatchSettings": ".settings",
     "CacheSettings": ".settings", "History": ".settings", "ModelOptions": ".settings", "chat_turns": ".settings", "split_name": ".settings",
     "Tokenizer": ".tokens", "estimate_tokens": ".tokens", "read_vllm_metrics": ".vllm",
+    "Boundary": ".trajectory", "Mismatch": ".trajectory", "TokenSequence": ".trajectory", "Trajectory": ".trajectory",
+    "seat_trajectory": ".trajectory", "turn_prompt_ids": ".trajectory", "TokensMissing": ".base",
     "ServerLoad": ".vllm",
 }
 
 __all__ = [
     "CACHE_MODES", "CALL_GAME", "CALL_HEADER", "CLIENTS", "COUNTERS", "ENDPOINT_NAME", "GAME_HEADER", "PROVIDERS",
-    "Backend", "BackendSettings", "BatchSettings", "Bucket", "CacheSettings", "Completion", "FinishReason", "History",
-    "HubContext", "InfraError", "Limiter", "ModelHub", "ModelOptions", "ProviderBackend", "Request", "RequestError",
-    "Secrets", "ServerLoad", "Tokenizer", "Tokens", "cache_file", "chat_turns", "endpoint_entry", "estimate_tokens", "finish_reason", "known",
+    "Backend", "BackendSettings", "BatchSettings", "Boundary", "Bucket", "CacheSettings", "Completion", "FinishReason", "History",
+    "HubContext", "InfraError", "Limiter", "Mismatch", "ModelHub", "ModelOptions", "ProviderBackend", "Request", "RequestError",
+    "Secrets", "ServerLoad", "TokenSequence", "Tokenizer", "Tokens", "TokensMissing", "Trajectory", "cache_file", "chat_turns", "endpoint_entry", "estimate_tokens", "finish_reason", "known",
     "parse_custom_id", "price_entry", "price_numbers", "prune", "read_endpoints", "read_price_file", "read_vllm_metrics",
-    "served_schema_bounds", "split_name", "store_figures",
+    "seat_trajectory", "served_schema_bounds", "split_name", "store_figures", "turn_prompt_ids",
 ]
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
-from bus import Usage
+from bus import Tokens, Usage
 
 from engine.backends.settings import History
 
@@ -47,21 +47,14 @@ def finish_reason(said: str | None) -> FinishReason:
     return _FINISH.get(said, "stop")
 
 
-class Tokens(NamedTuple):
-    """The token ids of a call and the log-probability of each sampled token, where the server
-    returns them (None where it does not)."""
-
-    prompt_ids: tuple[int, ...] | None = None
-    completion_ids: tuple[int, ...] | None = None
-    logprobs: tuple[float, ...] | None = None
-
-
 class Request(NamedTuple):
     """One model call: ``system``, then the earlier turns of a chat (``history``, pairs of user prompt
     and the model's reply), then ``user``; the reply ``schema`` for structured output; ``sample``
     numbers the calls of a best-of-n turn (where the run fixes a seed, sample i is sent seed + i so
     that the samples differ); ``grammar``, for structured output of a reply that is not JSON, the
-    reply as a GBNF grammar (``puzzles.base.ReplyGrammar``)."""
+    reply as a GBNF grammar (``puzzles.base.ReplyGrammar``); ``tokens``: bring back the call's token
+    ids and log-probabilities (``Completion.tokens``), from a server that returns them
+    (``TokensMissing`` where it does not)."""
 
     system: str
     user: str
@@ -69,6 +62,7 @@ class Request(NamedTuple):
     history: History = ()
     sample: int = 0
     grammar: str | None = None
+    tokens: bool = False
 
 
 class Completion(NamedTuple):
@@ -110,6 +104,14 @@ class RequestError(InfraError):
     kind = "request_error"
 
 
+class TokensMissing(RequestError):
+    """A call asked for its tokens and the server's reply lacks them (the prompt's token ids, the
+    completion's, or the log-probabilities): the server does not return them, so playing the game
+    again would fail the same way."""
+
+    kind = "request_error"
+
+
 class StatusError(Exception):
     """The server answered with an HTTP error: its status, the message of its error body, its headers."""
 
@@ -147,5 +149,5 @@ class Secrets:
 
 __all__ = [
     "Backend", "Completion", "Failure", "FinishReason", "InfraError", "Request", "RequestError", "Secrets",
-    "StatusError", "Tokens", "finish_reason",
+    "StatusError", "Tokens", "TokensMissing", "finish_reason",
 ]

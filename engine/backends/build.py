@@ -196,15 +196,17 @@ class Builder:
             from engine.backends.lean import LeanBackend
 
             return LeanBackend(*parts, provider=provider, form=form, stream=settings.stream,
-                               grammar_form=self.grammar_forms.get(name, "vllm") if kind == "vllm" else None)
+                               grammar_form=self.grammar_forms.get(name, "vllm") if kind == "vllm" else None,
+                               token_form=settings.token_form(provider))
         from engine.backends.sdk import AnthropicBackend, OpenAIBackend, VLLMBackend, import_sdk
 
         sdk_backend = {"openai": OpenAIBackend, "anthropic": AnthropicBackend, "vllm": VLLMBackend}[form]
         client, _, *rest = parts
-        backend = sdk_backend(client, import_sdk(kind), *rest, provider=provider, stream=settings.stream)
-        if isinstance(backend, OpenAIBackend) and kind == "vllm":  # as the server's version says
-            backend.grammar_form = self.grammar_forms.get(name, "vllm")
-        return backend
+        if sdk_backend is AnthropicBackend:
+            return sdk_backend(client, import_sdk(kind), *rest, provider=provider, stream=settings.stream)
+        return sdk_backend(client, import_sdk(kind), *rest, provider=provider, stream=settings.stream,
+                           token_form=settings.token_form(provider),
+                           grammar_form=self.grammar_forms.get(name, "vllm") if kind == "vllm" else None)  # as its version says
 
     def _limiter(self, name: str, provider: str, model: str) -> Limiter:
         """The limiter of a provider's model: its own limit, the provider's shared one, or the cluster's."""
@@ -247,9 +249,10 @@ class Builder:
         # llama.cpp turns the schema into a grammar: bounded strings and arrays keep a looping small
         # model's reply whole (``wire.bounded``); vLLM's guided decoding is left the schema as given.
         bound = served_schema_bounds(settings.options.max_tokens) if self.served[name].kind == "llamacpp" else None
-        grammar_form: GrammarForm = "llamacpp" if self.served[name].kind == "llamacpp" else self.grammar_forms.get(name, "vllm")
+        llamacpp = self.served[name].kind == "llamacpp"
+        grammar_form: GrammarForm = "llamacpp" if llamacpp else self.grammar_forms.get(name, "vllm")
         return LeanBackend(*parts, provider=split_name(name)[0], form="vllm", stream=settings.stream, bound_schema=bound,
-                           grammar_form=grammar_form)
+                           grammar_form=grammar_form, token_form="llamacpp" if llamacpp else "vllm")
 
     def _replicated(self, name: str, model: str, limiter: Limiter, urls: list[str]) -> ProviderBackend:
         from engine.backends.replicas import ReplicaSet, ReplicatedBackend
@@ -264,7 +267,7 @@ class Builder:
             replicas.watch(task_group)
         parts = (model, limiter, settings.options, self.tokenizer, self.prices, self.secrets)
         return ReplicatedBackend(replicas, None, *parts, provider="vllm", form="vllm", stream=settings.stream,
-                                 grammar_form=self.grammar_forms.get(name, "vllm"))
+                                 grammar_form=self.grammar_forms.get(name, "vllm"), token_form="vllm")
 
     def _watch(self, name: str, url: str | None, limiter: Limiter, slots: int) -> None:
         """Read the server's /metrics while the hub is open, steering ``limiter``'s cap by its load."""

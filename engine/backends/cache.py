@@ -9,7 +9,9 @@ the properties in that order), the sampling settings (temperature, top_p, max to
 output, the seed of the call) and the number of the sample in a best-of-n turn. The engine sends no
 tools and no stop sequences; a backend that comes to send them must add them here. The stored key is
 the SHA-256 of one JSON encoding of these; neither API keys (never part of it) nor prompts are stored,
-only the key's digest and the reply (its text and token counts).
+only the key's digest and the reply (its text and token counts, and its token ids and
+log-probabilities where the call asked for them: ``Entry.tokens``). A call that asks for its tokens is
+not answered by an entry kept without them: it is a miss, and its reply replaces the entry.
 
 **Which calls.** Only calls whose reply the request fixes (temperature 0, or a seed, on an API that
 takes them) unless the run asks for sampled ones too (``CacheSettings.sampled``): a sampled call
@@ -53,7 +55,7 @@ from urllib.parse import urlsplit, urlunsplit
 import anyio
 import msgspec
 
-from bus import Usage
+from bus import Tokens, Usage
 
 from engine.backends.base import Backend, Completion, FinishReason, Request
 from engine.backends.settings import CacheSettings, ModelOptions
@@ -72,8 +74,21 @@ _encode = msgspec.json.Encoder().encode
 
 
 class Entry(msgspec.Struct, array_like=True, frozen=True):
-    """What the cache keeps of a reply: its text, the tokens the provider counted for it and why the
-    server stopped (an entry kept before finish reasons were kept reads as a whole reply)."""
+    """What the cache keeps of a reply: its text, the tokens the provider counted for it, why the
+    server stopped (an entry kept before finish reasons were kept reads as a whole reply) and, kept
+    for a call that asked for them, its token ids and log-probabilities (``tokens``; None: kept
+    without them). An entry without them is written as it always was (``_Counted``)."""
+
+    text: str
+    prompt_tokens: int
+    cached_tokens: int
+    completion_tokens: int
+    finish: FinishReason = "stop"
+    tokens: Tokens | None = None
+
+
+class _Counted(msgspec.Struct, array_like=True, frozen=True):
+    """An entry without tokens as it is written: ``Entry`` less its last field."""
 
     text: str
     prompt_tokens: int
@@ -204,7 +219,7 @@ class ResponseStore:
             self._open()
         if self.broken or self._writer is None:
             return
-        value = _encode(entry)
+        value = _encode(entry if entry.tokens is not None else _Counted(*msgspec.structs.astuple(entry)[:5]))
         try:
             with self._write_lock:
                 self._writer.execute(
@@ -296,10 +311,11 @@ class CachedCalls(Wrapper):
 
     def key(self, request: Request) -> bytes:
         """The digest the call is kept under: the model's fixed part, then this call's."""
-        system, user, schema, history, sample, grammar = request
+        system, user, schema, history, sample, grammar = request[:6]
         seed = None if self.seed is None else self.seed + sample
         digest = self._prefix.copy()
-        # The grammar only where one is sent: the keys of every other call stay what they were.
+        # The grammar only where one is sent: the keys of every other call stay what they were. Whether
+        # the call asks for its tokens is no part of the key: it changes what is kept, not the reply.
         digest.update(_encode((system, history, user, schema, seed, sample, *(() if grammar is None else (grammar,)))))
         return digest.digest()
 
@@ -309,17 +325,20 @@ class CachedCalls(Wrapper):
         key = self.key(request)
         started = time.monotonic()
         entry = await anyio.to_thread.run_sync(self.store.get, key)
+        if entry is not None and request.tokens and entry.tokens is None:
+            entry = None  # kept without its tokens: the call is made again, and its reply kept with them
         if entry is not None:
             self.stats.cache_hits += 1
             cut = int(entry.finish == "length")
             self.stats.cut += cut
             usage = Usage(model=self.name, attempts=0, latency=round(time.monotonic() - started, 4), cost_usd=0.0,
                           cache_hits=1, cut=cut)
-            return Completion(entry.text, usage, entry.finish)
+            return Completion(entry.text, usage, entry.finish, entry.tokens if request.tokens else None)
         completion = await self.inner.complete(request)
         if self.store.writable:
             usage = completion.usage
-            kept = Entry(completion.text, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens, completion.finish)
+            counts = (completion.text, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens, completion.finish)
+            kept = Entry(*counts, tokens=completion.tokens)
             await anyio.to_thread.run_sync(self.store.put, key, kept)
         return completion
 

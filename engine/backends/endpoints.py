@@ -39,6 +39,9 @@ class Endpoint(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     tpm: float | None = None
     client: Literal["lean", "sdk"] | None = None
     batches: bool = False  # it serves its kind's batch API (openai or anthropic): --batch sends its calls there
+    # How it returns a call's token ids and log-probabilities (``wire.TokenForm``): vllm or llamacpp;
+    # None: vLLM's form for kind vllm, none for the others.
+    tokens: Literal["vllm", "llamacpp"] | None = None
 
     def __post_init__(self) -> None:
         if self.url and not self.url.startswith(("http://", "https://")):
@@ -53,6 +56,8 @@ class Endpoint(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
                 raise ValueError(f"{field} must be above 0, got {value}")
         if self.batches and self.kind == "vllm":
             raise ValueError("batches = true needs kind openai or anthropic (the batch APIs the engine speaks)")
+        if self.tokens is not None and self.kind == "anthropic":
+            raise ValueError("tokens needs kind openai or vllm (an OpenAI-compatible vLLM or llama.cpp server)")
         if self.kind == "anthropic" and self.client == "lean":
             raise ValueError("the lean client speaks the OpenAI-compatible API only; an anthropic endpoint needs client = \"sdk\"")
 

@@ -32,6 +32,7 @@ from engine.backends.wire import GrammarForm, vllm_grammar_form
 
 if TYPE_CHECKING:
     from engine.backends.batch import Batches
+    from engine.backends.wire import TokenForm
     from engine.serving import Servers, ServedModel
 
 
@@ -128,6 +129,16 @@ class ModelHub:
         if name in self.served:
             return True
         return self._settings.endpoint(split_name(name)[0]).kind == "vllm"
+
+    def token_form(self, name: str) -> TokenForm | None:
+        """How ``name``'s server returns a call's token ids and log-probabilities (``wire.TokenForm``),
+        or None where it returns none (an API provider's; a llama.cpp server through the SDK client,
+        which cannot ask its ``/tokenize``): where ``--tokens`` can be played. Known once ``check``
+        has seen the model."""
+        served = self.served.get(name)
+        if served is not None:
+            return "llamacpp" if served.kind == "llamacpp" else "vllm"
+        return self._settings.token_form(split_name(name)[0])
 
     def check(self, name: str, calls: bool = True) -> None:
         """Raise ValueError with a one-line reason if ``name`` cannot be played (unknown provider, no key,

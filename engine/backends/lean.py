@@ -9,6 +9,12 @@ what bounds a run. It speaks the same protocol as the SDK path: the same body, t
 ``X-Game-Id`` header, plain or streamed replies with their usage, the rate-limit headers for the
 limiter; and its failures sort into the same kinds (HTTP status, malformed body, timeout,
 connection error; see ``provider.ProviderBackend._classify``), with the SDK's wording of an error body.
+
+A call that asks for its tokens (``Request.tokens``) asks the server in its form (``wire.TokenForm``).
+llama.cpp's server leaves the prompt's token ids out of its reply: they are what its own
+``/apply-template`` renders of the call's messages and its ``/tokenize`` makes of that (with the
+special tokens, as its chat endpoint tokenizes a prompt), asked after the reply and checked against
+the prompt tokens it counted.
 """
 
 from __future__ import annotations
@@ -18,13 +24,37 @@ from collections.abc import Mapping
 from typing import Any
 
 import aiohttp
+import msgspec
 from yarl import URL
+
+from bus import Tokens
 
 from engine.backends.base import Request, StatusError
 from engine.backends.provider import ProviderBackend
 from engine.backends.sdk import openai_fixed
 from engine.backends.settings import chat_turns, game_headers
-from engine.backends.wire import GrammarForm, Reply, bounded, bounded_grammar, openai_body, openai_reply, openai_stream
+from engine.backends.wire import (
+    GrammarForm, MalformedReply, Reply, TokenForm, bounded, bounded_grammar, encode, openai_body, openai_reply, openai_stream, reader,
+)
+
+
+class _Rendered(msgspec.Struct):
+    prompt: str
+
+
+class _Tokenized(msgspec.Struct):
+    tokens: list[int]
+
+
+_read_rendered = reader(_Rendered)
+_read_tokenized = reader(_Tokenized)
+
+
+def server_root(base_url: str) -> str:
+    """The server's own address of an OpenAI-compatible base URL (``http://HOST:PORT/v1`` ->
+    ``http://HOST:PORT``): where llama.cpp's server has its ``/apply-template`` and ``/tokenize``."""
+    base = base_url.rstrip("/")
+    return base[: -len("/v1")] if base.endswith("/v1") else base
 
 
 class LeanClient:
@@ -33,6 +63,7 @@ class LeanClient:
 
     def __init__(self, base_url: str, key: str | None, connections: int, timeout: float) -> None:
         self.endpoint = URL(base_url.rstrip("/") + "/chat/completions")
+        self.root = server_root(base_url)
         self.headers = {"Content-Type": "application/json"}
         if key:
             self.headers["Authorization"] = f"Bearer {key}"
@@ -72,25 +103,52 @@ class LeanBackend(ProviderBackend):
     max_tokens_field = "max_completion_tokens"
 
     def __init__(self, *args: Any, form: str = "vllm", stream: bool = False, bound_schema: tuple[int, int] | None = None,
-                 grammar_form: GrammarForm | None = None, **kwargs: Any) -> None:
+                 grammar_form: GrammarForm | None = None, token_form: TokenForm | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.stream = stream
         self.bound_schema = bound_schema  # (characters per string, items per array), or None: as given
         self.grammar_form = grammar_form  # how the server takes a reply grammar, or None: it takes none
+        self.token_form = token_form  # how the server returns a call's tokens, or None: it returns none
         # OpenAI's own API caps a reply with max_completion_tokens; vLLM and the other OpenAI-compatible
         # servers (``form`` "vllm") with max_tokens.
         field = "max_tokens" if form == "vllm" else self.max_tokens_field
         self.fixed = openai_fixed(self.model, self.options, field, stream)
 
+    @staticmethod
+    def _messages(request: Request) -> list[dict[str, Any]]:
+        return [{"role": "system", "content": request.system}, *chat_turns(request.history), {"role": "user", "content": request.user}]
+
     def _body(self, request: Request) -> bytes:
-        system, user, schema, history, sample, grammar = request
-        messages = [{"role": "system", "content": system}, *chat_turns(history), {"role": "user", "content": user}]
-        seed = None if self.options.seed is None else self.options.seed + sample
+        schema, grammar = request.schema, request.grammar
+        seed = None if self.options.seed is None else self.options.seed + request.sample
         if schema is not None and self.bound_schema is not None:
             schema = bounded(schema, *self.bound_schema)
         if grammar is not None and self.bound_schema is not None:
             grammar = bounded_grammar(grammar, *self.bound_schema)
-        return openai_body(self.fixed, messages, seed, schema, grammar, self.grammar_form)
+        return openai_body(self.fixed, self._messages(request), seed, schema, grammar, self.grammar_form,
+                           self.token_form if request.tokens else None)
+
+    async def _with_prompt_ids(self, client: LeanClient, request: Request, reply: Reply) -> Reply:
+        """``reply`` with the prompt's token ids as llama.cpp's server makes them (its ``/apply-template``
+        of the call's messages, then its ``/tokenize`` of that), where the request asked for tokens
+        and the reply has none. A count that is not the one the server gave for the call is a
+        ``MalformedReply``: the ids would not be what the server consumed."""
+        tokens = reply.tokens
+        if not request.tokens or self.token_form != "llamacpp" or tokens is None or tokens.prompt_ids is not None:
+            return reply
+        rendered = _read_rendered(await self._post_json(client, "/apply-template", {"messages": self._messages(request)}))
+        ids = _read_tokenized(await self._post_json(client, "/tokenize", {"content": rendered.prompt, "add_special": True,
+                                                                          "parse_special": True})).tokens
+        if len(ids) != reply.prompt:
+            raise MalformedReply(f"the server counted {reply.prompt} prompt tokens, its /tokenize of the prompt gives {len(ids)}")
+        return msgspec.structs.replace(reply, tokens=Tokens(tuple(ids), tokens.completion_ids, tokens.logprobs))
+
+    async def _post_json(self, client: LeanClient, path: str, body: dict[str, Any]) -> bytes:
+        async with client.session().post(client.root + path, data=encode(body), headers=client.headers) as response:
+            data = await response.read()
+            if not 200 <= response.status < 300:
+                raise StatusError(response.status, error_message(response.status, data), response.headers)
+        return data
 
     async def _post(self, client: LeanClient, body: bytes, call: str) -> tuple[Reply, Mapping[str, str]]:
         async with client.session().post(client.endpoint, data=body, headers=game_headers(client.headers, call)) as response:
@@ -104,4 +162,5 @@ class LeanBackend(ProviderBackend):
         return reply, headers
 
     async def _send(self, request: Request, call: str) -> tuple[Reply, Mapping[str, str]]:
-        return await self._post(self.client, self._body(request), call)
+        reply, headers = await self._post(self.client, self._body(request), call)
+        return await self._with_prompt_ids(self.client, request, reply), headers

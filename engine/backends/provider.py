@@ -17,7 +17,7 @@ import anyio
 
 from bus import Usage
 
-from engine.backends.base import Completion, Failure, InfraError, Request, RequestError, Secrets, StatusError
+from engine.backends.base import Completion, Failure, InfraError, Request, RequestError, Secrets, StatusError, TokensMissing
 from engine.backends.limiter import Limiter, LimiterStats, retry_after
 from engine.backends.prices import PriceTable
 from engine.backends.settings import History, ModelOptions
@@ -71,7 +71,26 @@ def completion(name: str, reply: Reply, cost: float | None, *, attempts: int, la
         attempts=attempts, latency=round(latency, 4), waited=round(waited, 4), cost_usd=cost, batched=batched,
         cut=int(reply.finish == "length"),
     )
-    return Completion(reply.text, usage, reply.finish)
+    return Completion(reply.text, usage, reply.finish, reply.tokens)
+
+
+def missing_tokens(reply: Reply) -> list[str]:
+    """What of a call's tokens the reply lacks: the prompt's token ids, the completion's, their
+    log-probabilities; or, all there, an id for each completion token the server counted and a
+    log-probability for each id."""
+    tokens = reply.tokens
+    if tokens is None:
+        return ["prompt token ids", "completion token ids", "logprobs"]
+    missing = [what for what, there in (("prompt token ids", tokens.prompt_ids), ("completion token ids", tokens.completion_ids),
+                                        ("logprobs", tokens.logprobs)) if there is None]
+    if missing:
+        return missing
+    ids, logprobs = tokens.completion_ids or (), tokens.logprobs or ()
+    if len(ids) != reply.completion:
+        missing.append(f"id of every completion token it counted ({len(ids)} ids for {reply.completion} tokens)")
+    elif len(logprobs) != len(ids):
+        missing.append(f"logprob of every completion token ({len(logprobs)} for {len(ids)} tokens)")
+    return missing
 
 
 class ProviderBackend:
@@ -182,6 +201,12 @@ class ProviderBackend:
                         self.learn_density(chars, reply.prompt)
                     cost = self.prices.cost(self.provider, self.model, reply.prompt, reply.cached, reply.written, reply.completion)
                     count_answer(stats, reply, latency, cost)
+                    if request.tokens:
+                        missing = missing_tokens(reply)
+                        if missing:
+                            stats.failed += 1
+                            raise TokensMissing(f"{self.name}: the server's reply has no {', no '.join(missing)} (asked for "
+                                                "with --tokens); play the model on a vLLM or llama.cpp server, or without --tokens")
                     return completion(self.name, reply, cost, attempts=attempt, latency=latency, waited=waited)
             if not failure.retryable or attempt == options.max_attempts:
                 break

@@ -144,4 +144,4 @@ class ReplicatedBackend(LeanBackend):
             finally:
                 replica.running -= 1
             replica.calls += 1
-            return reply
+            return await self._with_prompt_ids(replica.client, request, reply[0]), reply[1]

@@ -20,7 +20,9 @@ import aiohttp
 from engine.backends.base import Failure, Request
 from engine.backends.provider import ProviderBackend, network_failure, status_failure
 from engine.backends.settings import History, ModelOptions, chat_turns, game_headers
-from engine.backends.wire import GrammarForm, Reply, anthropic_reply, anthropic_stream, encode, openai_body, openai_reply, openai_stream
+from engine.backends.wire import (
+    GrammarForm, Reply, TokenForm, anthropic_reply, anthropic_stream, encode, openai_body, openai_reply, openai_stream,
+)
 
 _JSON = {"Content-Type": "application/json"}
 
@@ -107,21 +109,30 @@ class SDKBackend(ProviderBackend):
 
 
 class OpenAIBackend(SDKBackend):
+    """OpenAI's API, or another OpenAI-compatible one; ``token_form``: how the server returns a
+    call's tokens (None: it returns none; through the SDK, vLLM's form only); ``grammar_form``: how
+    the server takes a reply grammar, where not the class's (a vLLM server, by its version)."""
+
     provider = "openai"
     grammar_form: GrammarForm | None = None  # OpenAI's API takes no reply grammar
     path = "/chat/completions"
     max_tokens_field = "max_completion_tokens"
 
-    def __init__(self, *args: Any, stream: bool = False, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, stream: bool = False, token_form: TokenForm | None = None,
+                 grammar_form: GrammarForm | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.stream = stream
+        self.token_form = token_form
+        if grammar_form is not None:
+            self.grammar_form = grammar_form
         self.fixed = openai_fixed(self.model, self.options, self.max_tokens_field, stream)
 
     async def _send(self, request: Request, call: str) -> tuple[Reply, Mapping[str, str]]:
-        system, user, schema, history, sample, grammar = request
-        messages = [{"role": "system", "content": system}, *chat_turns(history), {"role": "user", "content": user}]
-        seed = None if self.options.seed is None else self.options.seed + sample
-        return await self._post(openai_body(self.fixed, messages, seed, schema, grammar, self.grammar_form), self.stream, call)
+        messages = [{"role": "system", "content": request.system}, *chat_turns(request.history), {"role": "user", "content": request.user}]
+        seed = None if self.options.seed is None else self.options.seed + request.sample
+        body = openai_body(self.fixed, messages, seed, request.schema, request.grammar, self.grammar_form,
+                           self.token_form if request.tokens else None)
+        return await self._post(body, self.stream, call)
 
 
 class VLLMBackend(OpenAIBackend):
@@ -166,8 +177,8 @@ class AnthropicBackend(SDKBackend):
             self.fixed["stream"] = True
 
     async def _send(self, request: Request, call: str) -> tuple[Reply, Mapping[str, str]]:
-        system, user, schema, history, _, _ = request
-        return await self._post(encode(anthropic_params(self.fixed, system, user, schema, history)), self.stream, call)
+        params = anthropic_params(self.fixed, request.system, request.user, request.schema, request.history)
+        return await self._post(encode(params), self.stream, call)
 
 
 __all__ = ["AnthropicBackend", "OpenAIBackend", "SDKBackend", "VLLMBackend", "anthropic_params", "import_sdk", "sdk_client", "sdk_failure"]

@@ -46,6 +46,7 @@ class ModelOptions(msgspec.Struct, frozen=True, kw_only=True):
     max_tokens: int = DEFAULT_MAX_TOKENS
     seed: int | None = None  # passed to providers that take one (OpenAI, vLLM)
     structured: bool = False  # ask the backend for JSON that follows the reply schema
+    tokens: bool = False  # bring back every call's token ids and log-probabilities (a vLLM or llama.cpp server)
     timeout: float = 120.0  # seconds per attempt
     max_attempts: int = 8
     backoff_base: float = 1.0  # seconds; doubles per attempt, full jitter
@@ -132,6 +133,17 @@ class BackendSettings(msgspec.Struct, frozen=True, kw_only=True):
         endpoint = self.endpoint(provider)
         key = environ.get(endpoint.key_env) if endpoint.key_env else None
         return key or ("EMPTY" if endpoint.kind == "vllm" or not endpoint.key_env else None)
+
+    def token_form(self, provider: str) -> Literal["vllm", "llamacpp"] | None:
+        """How ``provider``'s server returns a call's tokens (``wire.TokenForm``; a server the engine
+        starts: ``ModelHub.token_form``): the endpoint's ``tokens``, else vLLM's for a vLLM server;
+        None for a server that returns none, or a llama.cpp server through the SDK client (which
+        cannot ask its ``/tokenize`` for the prompt's ids)."""
+        endpoint = self.endpoint(provider)
+        form = endpoint.tokens or ("vllm" if endpoint.kind == "vllm" else None)
+        if form == "llamacpp" and self.client(provider) != "lean":
+            return None
+        return form
 
     def client(self, provider: str) -> str:
         """"lean" or "sdk": the client that speaks to ``provider``. ValueError for a lean Anthropic."""

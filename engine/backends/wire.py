@@ -4,7 +4,8 @@ streamed as server-sent events. The lean client and the SDK clients both read re
 Hand-written msgspec structs rather than the SDKs' pydantic models, for speed: reading a reply
 into them takes microseconds, the SDKs' parsing some ten times as long, which with hundreds of calls
 in flight is CPU the run spends on nothing. They hold only what a call needs: the text, the token
-counts, why the server stopped. A reply they do not fit (cut short, a count that is not a count, no usage) is a
+counts, why the server stopped, and where a call asks for them its token ids and log-probabilities
+(``TOKEN_FIELDS`` says how each server is asked; both forms are read the same way). A reply they do not fit (cut short, a count that is not a count, no usage) is a
 ``MalformedReply``: the provider failed, not the model. msgspec refuses half of a surrogate pair
 escaped in a JSON string and bytes that are not UTF-8, which models do send and which a reply must
 survive (they become U+FFFD where the reply is read); such a body is decoded again with the
@@ -19,6 +20,8 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable
 from typing import Annotated, Any, Literal
 
 import msgspec
+
+from bus import Tokens
 
 from engine.backends.base import FinishReason, finish_reason
 
@@ -39,9 +42,23 @@ class Reply(msgspec.Struct, frozen=True):
     written: int
     completion: int
     finish: FinishReason = "stop"
+    tokens: Tokens | None = None
 
 
 # ---- OpenAI chat completions (and vLLM's OpenAI-compatible server) ----
+
+TokenForm = Literal["vllm", "llamacpp"]
+"""How a server returns a call's tokens on its OpenAI-compatible API. vLLM: ``return_token_ids``
+brings the prompt's ids (``prompt_token_ids``) and the completion's (each choice's ``token_ids``),
+``logprobs`` the log-probability of each sampled token. llama.cpp's server: ``logprobs`` with
+``top_logprobs`` 1 (with 0 it leaves them out) brings each sampled token's ``id`` and ``logprob``;
+the prompt's ids are not in its reply (the lean client asks its ``/apply-template`` and
+``/tokenize`` for them)."""
+
+TOKEN_FIELDS: dict[TokenForm, dict[str, Any]] = {
+    "vllm": {"logprobs": True, "return_token_ids": True},
+    "llamacpp": {"logprobs": True, "top_logprobs": 1},
+}
 
 class _Details(msgspec.Struct):
     cached_tokens: Count | None = None
@@ -57,14 +74,29 @@ class _Message(msgspec.Struct):
     content: str | None = None
 
 
+class _Sampled(msgspec.Struct):
+    """One sampled token of ``logprobs.content``: its log-probability, and its id where the server
+    gives it (llama.cpp's does; vLLM's gives ``token_ids`` instead)."""
+
+    logprob: float
+    id: int | None = None
+
+
+class _Logprobs(msgspec.Struct):
+    content: list[_Sampled] | None = None
+
+
 class _Choice(msgspec.Struct):
     message: _Message
     finish_reason: str | None = None
+    logprobs: _Logprobs | None = None
+    token_ids: list[int] | None = None
 
 
 class _Completion(msgspec.Struct):
     choices: list[_Choice]
     usage: _OpenAIUsage
+    prompt_token_ids: list[int] | None = None
 
 
 class _Delta(msgspec.Struct):
@@ -74,17 +106,20 @@ class _Delta(msgspec.Struct):
 class _ChunkChoice(msgspec.Struct):
     delta: _Delta | None = None
     finish_reason: str | None = None
+    logprobs: _Logprobs | None = None
+    token_ids: list[int] | None = None
 
 
 class _Chunk(msgspec.Struct):
     choices: list[_ChunkChoice] = []
     usage: _OpenAIUsage | None = None
+    prompt_token_ids: list[int] | None = None
 
 
 encode = msgspec.json.Encoder().encode
 
 
-def _reader(kind: type) -> Callable[[bytes | str], Any]:
+def reader(kind: type) -> Callable[[bytes | str], Any]:
     """A decoder of ``kind`` that raises ``MalformedReply``, falling back on the standard library's
     JSON for what msgspec refuses (half of a surrogate pair, escaped)."""
     decode: Callable[[bytes | str], Any] = msgspec.json.Decoder(kind).decode
@@ -104,14 +139,30 @@ def _reader(kind: type) -> Callable[[bytes | str], Any]:
     return read
 
 
-_read_completion = _reader(_Completion)
-_read_chunk = _reader(_Chunk)
+_read_completion = reader(_Completion)
+_read_chunk = reader(_Chunk)
 
 
-def _openai_counts(text: str, usage: _OpenAIUsage, finish: str | None) -> Reply:
+def _openai_counts(text: str, usage: _OpenAIUsage, finish: str | None, tokens: Tokens | None = None) -> Reply:
     details = usage.prompt_tokens_details
     cached = (details.cached_tokens or 0) if details is not None else 0
-    return Reply(text, usage.prompt_tokens, cached, 0, usage.completion_tokens, finish_reason(finish))
+    return Reply(text, usage.prompt_tokens, cached, 0, usage.completion_tokens, finish_reason(finish), tokens)
+
+
+def _tokens(prompt_ids: list[int] | None, token_ids: list[int] | None, sampled: list[_Sampled] | None) -> Tokens | None:
+    """The call's tokens, from whichever fields the server filled (None: it filled none). The
+    completion's ids are ``token_ids`` (vLLM), else the sampled tokens' ids (llama.cpp) if it gave
+    every one."""
+    if prompt_ids is None and token_ids is None and sampled is None:
+        return None
+    completion_ids = token_ids
+    if completion_ids is None and sampled is not None and all(s.id is not None for s in sampled):
+        completion_ids = [s.id for s in sampled]  # type: ignore[misc]
+    return Tokens(
+        None if prompt_ids is None else tuple(prompt_ids),
+        None if completion_ids is None else tuple(completion_ids),
+        None if sampled is None else tuple(s.logprob for s in sampled),
+    )
 
 
 def openai_reply(body: bytes) -> Reply:
@@ -119,7 +170,9 @@ def openai_reply(body: bytes) -> Reply:
     if not reply.choices:
         raise MalformedReply("the reply has no choices")
     choice = reply.choices[0]
-    return _openai_counts(choice.message.content or "", reply.usage, choice.finish_reason)
+    logprobs = choice.logprobs
+    tokens = _tokens(reply.prompt_token_ids, choice.token_ids, logprobs.content if logprobs is not None else None)
+    return _openai_counts(choice.message.content or "", reply.usage, choice.finish_reason, tokens)
 
 
 def _no_count(n: int) -> None:
@@ -134,11 +187,18 @@ async def openai_stream(lines: AsyncIterable[bytes | str], arriving: Callable[[i
     parts: list[str] = []
     usage: _OpenAIUsage | None = None
     finish: str | None = None
+    # The tokens, where the request asked for them: the prompt's ids come in one chunk (vLLM's
+    # first), each chunk's sampled tokens with its piece of text.
+    prompt_ids: list[int] | None = None
+    token_ids: list[int] | None = None
+    sampled: list[_Sampled] | None = None
     try:
         async for data in _events(lines):
             if data == b"[DONE]":
                 break
             chunk = _read_chunk(data)
+            if chunk.prompt_token_ids is not None:
+                prompt_ids = chunk.prompt_token_ids
             if chunk.choices:
                 choice = chunk.choices[0]
                 delta = choice.delta
@@ -146,13 +206,19 @@ async def openai_stream(lines: AsyncIterable[bytes | str], arriving: Callable[[i
                     parts.append(delta.content)
                     arriving(1)
                 finish = choice.finish_reason or finish
+                if choice.token_ids is not None:
+                    token_ids = token_ids or []
+                    token_ids.extend(choice.token_ids)
+                if choice.logprobs is not None and choice.logprobs.content is not None:
+                    sampled = sampled or []
+                    sampled.extend(choice.logprobs.content)
             if chunk.usage is not None:
                 usage = chunk.usage
     finally:
         arriving(-len(parts))
     if usage is None:
         raise MalformedReply("the stream ended without its usage")
-    return _openai_counts("".join(parts), usage, finish)
+    return _openai_counts("".join(parts), usage, finish, _tokens(prompt_ids, token_ids, sampled))
 
 
 # ---- Anthropic messages ----
@@ -196,8 +262,8 @@ class _Event(msgspec.Struct):
     usage: _OutputUsage | None = None
 
 
-_read_message = _reader(_AnthropicMessage)
-_read_event = _reader(_Event)
+_read_message = reader(_AnthropicMessage)
+_read_event = reader(_Event)
 
 
 def _anthropic_counts(text: str, usage: _AnthropicUsage, output: int, stop: str | None) -> Reply:
@@ -302,11 +368,13 @@ def vllm_grammar_form(version: str | None) -> GrammarForm:
 
 
 def openai_body(fixed: dict[str, Any], messages: list[dict[str, Any]], seed: int | None, schema: dict | None,
-                grammar: str | None = None, grammar_form: GrammarForm | None = None) -> bytes:
+                grammar: str | None = None, grammar_form: GrammarForm | None = None, tokens: TokenForm | None = None) -> bytes:
     """The request: the parameters fixed for the model (built once), this call's messages, seed and
     reply schema, or its reply grammar in the server's form (a server that takes none is never sent
-    one: ``ModelHub.takes_grammar``)."""
+    one: ``ModelHub.takes_grammar``); ``tokens``: ask for the call's tokens in that server's form."""
     body = {**fixed, "messages": messages}
+    if tokens is not None:
+        body.update(TOKEN_FIELDS[tokens])
     if seed is not None:
         body["seed"] = seed
     if schema is not None:

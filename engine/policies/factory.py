@@ -227,6 +227,13 @@ class PolicyFactory:
                     and not self.hub.takes_grammar(name)):
                 raise ValueError(f"--structured holds {game.name}'s replies (text in its own format) to a grammar, which {name} "
                                  "does not take (llama.cpp and vLLM servers do); play it without --structured")
+            if self.hub.settings.options.tokens and self.hub.token_form(name) is None:
+                raise ValueError(f"--tokens needs each call's token ids and log-probabilities, which {name}'s server does not "
+                                 "return (vLLM's and llama.cpp's do: vllm:MODEL, llamacpp:MODEL, an endpoint with tokens = "
+                                 "\"vllm\" or \"llamacpp\" on the lean client); play it without --tokens")
+            if self.hub.settings.options.tokens and self.hub.settings.stream and self.hub.token_form(name) == "llamacpp":
+                raise ValueError(f"--tokens with --stream: {name}'s server (llama.cpp's) leaves the end-of-turn token out of a "
+                                 "streamed reply's tokens; play --tokens without --stream")
             return
         if is_human(name):
             return
@@ -248,7 +255,8 @@ class PolicyFactory:
 
             split_name(name)
             backend = self.hub.backend(self.canonical(name))
-            return LLMPolicy(backend, game.faces.prompter, structured=self.hub.settings.options.structured)
+            options = self.hub.settings.options
+            return LLMPolicy(backend, game.faces.prompter, structured=options.structured, tokens=options.tokens)
         if is_human(name):
             if self.seats is None:
                 raise ValueError(f"{role} is played by a person, but this run has no seat for one (the terminal, a page)")

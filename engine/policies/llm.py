@@ -13,7 +13,8 @@ turn (``replies``: the policy is a ``puzzles.policy.SamplingPolicy``) makes its 
 each with its own sampling seed where the run fixes one.
 
 Each ``Answer`` carries the call's usage, the prompt sent, and the run's tokenizer to count the
-message the reply sends.
+message the reply sends; with ``tokens`` (``--tokens``), the call's token ids and log-probabilities
+too (``bus.Tokens``; the agent modules' calls are not the turn's and are left out).
 """
 
 from __future__ import annotations
@@ -31,10 +32,11 @@ from puzzles.policy import Answer
 
 
 class LLMPolicy:
-    def __init__(self, backend: Backend, prompter: Prompter, *, structured: bool = False) -> None:
+    def __init__(self, backend: Backend, prompter: Prompter, *, structured: bool = False, tokens: bool = False) -> None:
         self.backend = backend
         self.prompter = prompter
         self.structured = structured
+        self.tokens = tokens
         self.chat_memory = prompter.chat_memory
         self.prepare = prompter.prepare if implements(prompter, AgentModules) else None
         self.grammar = prompter.grammar if structured and implements(prompter, ReplyGrammar) else None
@@ -71,7 +73,7 @@ class LLMPolicy:
         completions: list[Completion | None] = [None] * n
 
         async def sample(i: int) -> None:
-            completions[i] = await self.backend.complete(Request(system, user, schema, history, first_sample + i, grammar))
+            completions[i] = await self.backend.complete(Request(system, user, schema, history, first_sample + i, grammar, self.tokens))
 
         if n == 1:
             await sample(0)
@@ -92,7 +94,7 @@ class LLMPolicy:
         first = Usage.total([*usages, done[0].usage])
         return tuple(
             Answer(c.text, usage=first if i == 0 else c.usage, prompt=prompt, count_tokens=self._count_tokens,
-                   cut=c.finish == "length")
+                   cut=c.finish == "length", tokens=c.tokens)
             for i, c in enumerate(done)
         )
 

@@ -73,6 +73,8 @@ class _Collector:
             turn.candidates = list(message.candidates)
             turn.chosen = message.chosen
             turn.human = message.human
+            if message.tokens is not None:
+                turn.tokens = message.tokens
         elif isinstance(message, Chat):
             # Delivered before its Act reaches the Environment, or later (a channel held it: a
             # delay, or simultaneous turns): it joins the turn it was said in.
@@ -117,6 +119,7 @@ class _Turn(msgspec.Struct, omit_defaults=True, gc=False):
     chosen: int | None = None
     human: Any = None
     heard: Any = ()
+    tokens: Any = None
 
 
 _KEPT = frozenset((YourTurn, Act, Chat))
@@ -175,7 +178,7 @@ class _MessagesCollector(msgspec.Struct, gc=False):
                 message.rejected, error, delivered, None, message.usage,
                 None if latency is None else round(latency * 1e6) / 1e6,  # to the microsecond, as round(x, 6) but faster
                 [msgspec.structs.replace(c, reply="") for c in candidates] if candidates else (),
-                message.chosen, message.human, heard,
+                message.chosen, message.human, heard, message.tokens,
             )
             self._unplayed -= 1
         else:  # a Chat, delivered before its Act reaches the Environment, or later (a channel held it)

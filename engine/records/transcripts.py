@@ -13,6 +13,11 @@ ends (``engine.records.transcribe``), in one of two levels of detail.
   views, the conversation and the game's instance follow from the seed and the actions
   (``runners.replay`` rebuilds them); prompts and raw replies are not kept.
 
+A run that asks for its calls' tokens (``--tokens``) adds to each model turn, at either level of
+detail, ``tokens``: ``{"prompt_ids": [...], "completion_ids": [...], "logprobs": [...]}`` as the
+server gave them (``bus.Tokens``); a turn without them has no ``tokens`` field at all, so that the
+transcripts of every other run are what they always were.
+
 The lines are kept in ``transcripts.jsonl.gz``: gzip blocks of about 128 KiB of lines, each
 naming its games in its header (``engine.records.blocks`` says why gzip and why blocks), about a
 tenth of the lines' size; ``zcat`` prints the lines. Runs made before kept them as plain lines in
@@ -32,6 +37,9 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from msgspec import UNSET, UnsetType
+
+from bus import Tokens
 
 from engine.records.blocks import BlockWriter, GameLines
 from engine.plan.spec import GameSpec
@@ -73,6 +81,7 @@ class TranscriptTurn(msgspec.Struct, kw_only=True):
     chosen: int | None = None  # and the one played (its reply, message and actions are the turn's)
     human: Any = None  # a person played the turn: response seconds, timed out (``bus.HumanTurn``)
     heard: list[str] = []  # messages only: who received the message as sent (``delivered`` holds the changed ones)
+    tokens: Tokens | UnsetType = UNSET  # the call's token ids and log-probabilities (--tokens); unset: not written
 
     def recipients(self) -> list[Delivered]:
         """Every delivery of the turn's message, at either level of detail."""

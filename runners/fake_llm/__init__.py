@@ -6,7 +6,8 @@
 
 Endpoints: ``POST /v1/chat/completions`` (plain and streaming), ``POST /v1/messages`` (Anthropic, plain
 and streaming), ``GET /health``, ``GET /version``, ``GET /v1/models``, ``GET /metrics`` (``vllm:num_requests_running``,
-``vllm:num_requests_waiting``), ``POST /tokenize``, and ``GET /fake/stats`` (what it served); both
+``vllm:num_requests_waiting``), ``POST /tokenize`` (vLLM's and llama.cpp's), ``POST /apply-template``
+(llama.cpp's), and ``GET /fake/stats`` (what it served); both
 batch APIs (OpenAI's files and batches, Anthropic's Message Batches: ``batches``), whose batches end
 after ``--batch-delay`` seconds and may expire or fail (``--batch-fault``).
 
@@ -30,8 +31,12 @@ rate-limit headers; ``--max-num-seqs`` makes it a continuously batching server (
 run at once, the rest wait); ``--fault KIND=P`` injects faults (429, 500, 503, 529, timeout,
 incomplete, truncated) and ``--storm START:SECONDS`` answers 429 to everything for a while.
 
+A call that asks for its tokens gets them as the real servers return them (``--token-form``: vLLM's
+``return_token_ids`` and ``logprobs``, llama.cpp's ``logprobs`` with ids, or none), from a stand-in
+tokenizer with SmolLM2's chat template (``tokens``).
+
 Modules: ``server`` (admission and endpoints), ``players`` (the replies), ``wire`` (the providers'
-wire formats), ``batches`` and ``batch_wire`` (the batch APIs), ``grammar`` (reply grammars), ``cli``
+wire formats), ``tokens`` (token ids and logprobs), ``batches`` and ``batch_wire`` (the batch APIs), ``grammar`` (reply grammars), ``cli``
 (the command line).
 """
 

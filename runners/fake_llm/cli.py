@@ -11,6 +11,7 @@ from runners.fake_llm.bad_replies import BAD_REPLY_KINDS
 from runners.fake_llm.batches import BATCH_FAULT_KINDS
 from runners.fake_llm.players import strategy_names
 from runners.fake_llm.server import FAULT_KINDS, MAX_MODEL_LEN, VLLM_VERSION, FakeConfig, FakeServer
+from runners.fake_llm.tokens import TOKEN_FORMS
 
 PROG = "python -m runners.fake_llm"
 DESCRIPTION = "A local model server for dry runs and tests: speaks the OpenAI and Anthropic APIs and vLLM's extras."
@@ -74,6 +75,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     p.add_argument("--vllm-version", default=VLLM_VERSION, metavar="V", help=f"the vLLM version /version says, which sets the grammar field requests are read by: guided_grammar before 0.12, structured_outputs from 0.10.2 (default {VLLM_VERSION})")
     p.add_argument("--api-key", help="accept only this key (default: any non-empty key)")
     p.add_argument("--model", action="append", default=[], help="a model name /v1/models lists (default: fake); given, any other model gets a 404")
+    p.add_argument("--token-form", choices=TOKEN_FORMS, default="vllm", help="how a call's token ids and logprobs are returned where asked: vllm (return_token_ids, logprobs), llamacpp (logprobs with ids; /apply-template and /tokenize) or none (never, as an API provider)")
     p.add_argument("--seed", type=int, default=0)
     return p
 
@@ -85,6 +87,7 @@ def config_from_args(args: argparse.Namespace) -> FakeConfig:
         compile_delay=args.compile_delay, faults=dict(args.fault), bad_replies=dict(args.bad_reply), storms=args.storm,
         retry_after=args.retry_after, batch_delay=args.batch_delay, batch_faults=dict(args.batch_fault),
         api_key=args.api_key, seed=args.seed, vllm_version=args.vllm_version, models=args.model or ["fake"], only_models=bool(args.model),
+        token_form=args.token_form,
     )
 
 

@@ -23,9 +23,10 @@ from runners.fake_llm.bad_replies import BAD_REPLY_KINDS, bad_reply
 from runners.fake_llm.batches import BATCH_FAULT_KINDS, BatchService
 from runners.fake_llm.grammar import GrammarError, grammar_regex
 from runners.fake_llm.players import MAX_AGENTS_KEPT, Players
+from runners.fake_llm.tokens import TOKEN_FORMS, Sampled, TokenForm, asked, render, tokenize
 from runners.fake_llm.vllm_checks import model_permission, prometheus_text, refuse_as_vllm
 from runners.fake_llm.wire import (
-    Broken, Refused, anthropic_message, anthropic_stream, broken_reply, error_reply, openai_completion,
+    NOTHING, Broken, Refused, Returned, anthropic_message, anthropic_stream, broken_reply, error_reply, openai_completion,
     openai_stream, prompt_parts,
 )
 
@@ -79,6 +80,7 @@ class FakeConfig(msgspec.Struct, kw_only=True):
     max_model_len: int = MAX_MODEL_LEN  # tokens of context: a longer prompt or max_tokens is refused, as vLLM does
     batch_delay: float = 0.5  # seconds from a batch's creation to its end (``batches``)
     batch_faults: dict[str, float] = msgspec.field(default_factory=dict)  # kind (expired, failed) -> probability per batch
+    token_form: TokenForm = "vllm"  # how a call's token ids and logprobs are returned, where asked (``tokens``)
 
 
 @dataclass
@@ -110,6 +112,8 @@ class FakeServer:
             for kind in given:
                 if kind not in known:
                     raise ValueError(f"unknown {what} {kind!r}; choose from {', '.join(known)}")
+        if self.config.token_form not in TOKEN_FORMS:
+            raise ValueError(f"unknown token form {self.config.token_form!r}; choose from {', '.join(TOKEN_FORMS)}")
         self.players = Players(self.config.strategy, games)
         self.rng = random.Random(self.config.seed)
         clock = time.monotonic
@@ -133,6 +137,7 @@ class FakeServer:
             web.get("/v1/models", self.models),
             web.get("/metrics", self.metrics),
             web.post("/tokenize", self.tokenize),
+            web.post("/apply-template", self.apply_template),
             web.get("/fake/stats", self.fake_stats),
         ])
         self.batches = BatchService(self)  # the batch APIs: its own routes
@@ -395,15 +400,22 @@ class FakeServer:
             self.stats.refused[broken.kind] = self.stats.refused.get(broken.kind, 0) + 1
             return await broken_reply(request, broken.kind)
         model = body["model"]
+        returned = NOTHING
+        ids, logprobs = (False, False) if anthropic else asked(body, self.config.token_form)
+        if ids or logprobs:  # counted as the tokens returned are, as a real server counts them
+            sampled = Sampled(body.get("messages") or [], text, cut)
+            returned = Returned(sampled, ids, logprobs, self.config.token_form)
+            prompt, completion = len(sampled.prompt_ids), len(sampled.ids)
+            cached = min(cached, prompt)
         if body.get("stream"):
             if anthropic:
                 return await anthropic_stream(request, model, text, prompt, cached, completion, headers, cut)
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-            return await openai_stream(request, model, text, prompt, cached, completion, headers, include_usage, cut)
+            return await openai_stream(request, model, text, prompt, cached, completion, headers, include_usage, cut, returned)
         if anthropic:
             reply = anthropic_message(model, text, prompt, cached, completion, cut)
         else:
-            reply = openai_completion(model, text, prompt, cached, completion, cut)
+            reply = openai_completion(model, text, prompt, cached, completion, cut, returned)
         return web.json_response(reply, headers=headers)
 
     async def chat_completions(self, request: web.Request) -> web.StreamResponse:
@@ -454,10 +466,14 @@ class FakeServer:
         ]), content_type="text/plain")
 
     async def tokenize(self, request: web.Request) -> web.Response:
+        """vLLM's ``/tokenize`` (a ``prompt`` or ``messages``: its count), or llama.cpp's (``content``:
+        the ids of the text, special tokens read as such, as ``tokens``)."""
         try:
             body = await request.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
             return web.json_response({"error": {"message": "The body is not valid JSON."}}, status=400)
+        if isinstance(body, dict) and isinstance(body.get("content"), str):
+            return web.json_response({"tokens": tokenize(body["content"])})
         if "prompt" in body:
             text = str(body["prompt"])
         else:
@@ -465,6 +481,17 @@ class FakeServer:
         count = estimate_tokens(text)
         tokens = [hash(i) % 100_000 for i in range(count)]
         return web.json_response({"count": count, "max_model_len": self.config.max_model_len, "tokens": tokens, "token_strs": None})
+
+    async def apply_template(self, request: web.Request) -> web.Response:
+        """llama.cpp's ``/apply-template``: the chat template of ``messages``, as ``prompt``."""
+        try:
+            body = await request.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return web.json_response({"error": {"message": "The body is not valid JSON."}}, status=400)
+        messages = body.get("messages") if isinstance(body, dict) else None
+        if not isinstance(messages, list):
+            return web.json_response({"error": {"code": 400, "message": "messages is required", "type": "invalid_request_error"}}, status=400)
+        return web.json_response({"prompt": render(messages)})
 
     async def fake_stats(self, request: web.Request) -> web.Response:
         return web.json_response({**vars(self.stats), **self.batches.stats()})

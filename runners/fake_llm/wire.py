@@ -10,6 +10,8 @@ from typing import Any
 
 from aiohttp import web
 
+from runners.fake_llm.tokens import Sampled, TokenForm
+
 
 class Refused(Exception):
     """A call the server turns down: the HTTP status, the provider's error type, the message, headers;
@@ -84,8 +86,33 @@ def _usage(prompt: int, cached: int, completion: int) -> dict:
             "prompt_tokens_details": {"cached_tokens": cached, "created_cache_tokens": prompt - cached}}
 
 
-def openai_completion(model: str, text: str, prompt: int, cached: int, completion: int, cut: bool = False) -> dict:
-    """A chat completion with every field vLLM 0.32 writes (``tests/data/vllm/exchange.json``)."""
+class Returned:
+    """What of a call's tokens the reply carries: ``sampled`` (None: nothing), vLLM's token id fields
+    (``ids``), the logprobs (``logprobs``), in the server's ``form``."""
+
+    def __init__(self, sampled: Sampled | None, ids: bool, logprobs: bool, form: TokenForm) -> None:
+        self.sampled, self.ids, self.logprobs, self.form = sampled, ids, logprobs, form
+
+    def content(self, places: range) -> dict | None:
+        if self.sampled is None or not self.logprobs:
+            return None
+        return {"content": [self.sampled.entry(place, self.form) for place in places]}
+
+    def token_ids(self, places: range) -> list[int] | None:
+        return None if self.sampled is None or not self.ids else [self.sampled.ids[p] for p in places]
+
+    def prompt_ids(self) -> list[int] | None:
+        return None if self.sampled is None or not self.ids else self.sampled.prompt_ids
+
+
+NOTHING = Returned(None, False, False, "none")
+
+
+def openai_completion(model: str, text: str, prompt: int, cached: int, completion: int, cut: bool = False,
+                      returned: Returned = NOTHING) -> dict:
+    """A chat completion with every field vLLM 0.32 writes (``tests/data/vllm/exchange.json``), and
+    where the request asked for them the call's tokens in the server's form (``tokens``)."""
+    every = range(len(returned.sampled.ids)) if returned.sampled is not None else range(0)
     message = {"role": "assistant", "content": text, "refusal": None, "annotations": None, "audio": None, "function_call": None,
                "reasoning": None}
     usage = _usage(prompt, cached, completion)
@@ -93,11 +120,11 @@ def openai_completion(model: str, text: str, prompt: int, cached: int, completio
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion", "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "length" if cut else "stop",
-                     "stop_reason": None, "token_ids": None, "routed_experts": None}],
+        "choices": [{"index": 0, "message": message, "logprobs": returned.content(every), "finish_reason": "length" if cut else "stop",
+                     "stop_reason": None, "token_ids": returned.token_ids(every), "routed_experts": None}],
         "service_tier": None, "system_fingerprint": FINGERPRINT,
         "usage": {**usage, "completion_tokens_details": None},
-        "prompt_logprobs": None, "prompt_token_ids": None, "prompt_text": None, "kv_transfer_params": None,
+        "prompt_logprobs": None, "prompt_token_ids": returned.prompt_ids(), "prompt_text": None, "kv_transfer_params": None,
         "ec_transfer_params": None, "metrics": None,
     }
 
@@ -123,9 +150,12 @@ async def _sse(request: web.Request, headers: dict[str, str]) -> web.StreamRespo
     return response
 
 
-async def openai_stream(request, model, text, prompt, cached, completion, headers, include_usage, cut=False) -> web.StreamResponse:
+async def openai_stream(request, model, text, prompt, cached, completion, headers, include_usage, cut=False,
+                        returned: Returned = NOTHING) -> web.StreamResponse:
     """A streamed chat completion as vLLM 0.32 writes it: the role first, the text in pieces, the last
-    piece with the finish reason, then (if asked) the usage in a chunk of its own."""
+    piece with the finish reason, then (if asked) the usage in a chunk of its own. With the call's
+    tokens, a piece is a token, with its id and logprob in the server's form (vLLM's prompt ids in the
+    first chunk; llama.cpp's end-of-turn token left out, as its server leaves it)."""
     response = await _sse(request, headers)
     base = {"id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
 
@@ -133,13 +163,19 @@ async def openai_stream(request, model, text, prompt, cached, completion, header
         await response.write(f"data: {json.dumps({**base, **data})}\n\n".encode())
 
     await chunk({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None, "finish_reason": None}],
-                 "prompt_token_ids": None, "prompt_text": None})
-    pieces = _pieces(text)
+                 "prompt_token_ids": returned.prompt_ids(), "prompt_text": None})
+    sampled = returned.sampled
+    if sampled is not None:  # a token a piece: its text, id and logprob
+        count = len(sampled.ids) - (1 if returned.form == "llamacpp" and not cut else 0)
+        pieces = ["" if t == "<|im_end|>" else t for t in sampled.texts[:count]] or [""]
+    else:
+        pieces = _pieces(text)
     for i, piece in enumerate(pieces):
-        choice: dict[str, Any] = {"index": 0, "delta": {"content": piece}, "logprobs": None, "finish_reason": None}
+        places = range(i, i + 1) if sampled is not None and sampled.ids else range(0)
+        choice: dict[str, Any] = {"index": 0, "delta": {"content": piece}, "logprobs": returned.content(places), "finish_reason": None}
         if i == len(pieces) - 1:
             choice.update(finish_reason="length" if cut else "stop", stop_reason=None)
-        await chunk({"choices": [{**choice, "token_ids": None}]})
+        await chunk({"choices": [{**choice, "token_ids": returned.token_ids(places)}]})
     if include_usage:
         await chunk({"choices": [], "usage": _usage(prompt, cached, completion), "system_fingerprint": FINGERPRINT})
     await response.write(b"data: [DONE]\n\n")

@@ -1,7 +1,7 @@
 """Command-line flags for the model backends: how calls are made and paced.
 
 The settings are saved with the run (``models.json``) and used again on ``--resume``. There, a
-sampling flag (temperature, top-p, max tokens, seed, structured output) that differs from the saved
+sampling flag (temperature, top-p, max tokens, seed, structured output, tokens) that differs from the saved
 one is an error naming it, since it would change how the rest of the games are played; the pacing
 and connection flags (rates, URLs, clients, limits, timeouts, attempts, prices) replace the saved ones,
 and so does ``--cache`` with its companions (the response cache: ``engine.backends.cache``), and
@@ -128,6 +128,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--max-tokens", type=_positive(int), metavar="K", help=f"most output tokens per reply (default {ModelOptions().max_tokens}; reasoning models need more, 8192 say)")
     g.add_argument("--model-seed", type=int, metavar="S", help="sampling seed sent to providers that take one")
     g.add_argument("--structured", action="store_const", const=True, help="ask the backend for structured output (JSON following the reply schema)")
+    g.add_argument("--tokens", action="store_const", const=True, help="bring back each model call's token ids and log-probabilities and keep them with each model turn of the transcripts (training trajectories; a vLLM or llama.cpp server only)")
     g.add_argument("--stream", action="store_const", const=True, help="receive replies as server-sent events (the same replies; usage from the stream's last event)")
     g.add_argument("--request-timeout", type=_positive(float), metavar="SEC", help="seconds per attempt (default 120)")
     g.add_argument("--max-attempts", type=_positive(int), metavar="K", help="attempts per call before the game is an infrastructure error (default 8)")
@@ -165,7 +166,7 @@ def _known(provider: str, names: dict, flag: str) -> str:
 SAMPLING = (
     ("--temperature", "temperature", "temperature"), ("--top-p", "top_p", "top_p"),
     ("--max-tokens", "max_tokens", "max_tokens"), ("--model-seed", "seed", "model_seed"),
-    ("--structured", "structured", "structured"),
+    ("--structured", "structured", "structured"), ("--tokens", "tokens", "tokens"),
 )
 # Flags of how calls are paced and sent: given on a resume, they replace the saved ones.
 PACING = (("request_timeout", "timeout"), ("max_attempts", "max_attempts"))

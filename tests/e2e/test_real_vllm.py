@@ -150,3 +150,33 @@ def test_a_max_tokens_the_servers_context_cannot_hold_is_refused_before_any_game
                      "--no-dashboard", "--out", str(out)])
     assert code == 3
     assert not (out / "results.jsonl").exists() or (out / "results.jsonl").read_text() == ""
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_with_tokens_each_turn_holds_the_servers_prompt_ids_and_ids_that_read_back_as_the_reply(server, stream, tmp_path):
+    run = tmp_path / "run"
+    play(server, run, "asympuzl", "--tokens", "--transcripts", *(["--stream"] if stream else []))
+    base = server.removesuffix("/v1")
+    turns = [turn for t in transcript_lines(run) for turn in t["turns"]]
+
+    async def server_side() -> list[tuple[list[int], str]]:
+        import aiohttp
+
+        found = []
+        async with aiohttp.ClientSession() as session:
+            for turn in turns:
+                prompt = turn["prompt"]
+                messages = [{"role": "system", "content": prompt["system"]}, {"role": "user", "content": prompt["user"]}]
+                body = {"model": "smollm2", "messages": messages, "add_generation_prompt": True}
+                async with session.post(base + "/tokenize", json=body) as r:
+                    ids = (await r.json())["tokens"]
+                async with session.post(base + "/detokenize", json={"model": "smollm2", "tokens": turn["tokens"]["completion_ids"]}) as r:
+                    found.append((ids, (await r.json())["prompt"]))
+        return found
+
+    assert turns
+    for turn, (ids, text) in zip(turns, anyio.run(server_side)):
+        tokens = turn["tokens"]
+        assert tokens["prompt_ids"] == ids and len(ids) == turn["usage"]["prompt_tokens"]
+        assert len(tokens["completion_ids"]) == len(tokens["logprobs"]) == turn["usage"]["completion_tokens"]
+        assert text in (turn["reply"], turn["reply"] + "<|im_end|>")  # a reply the model ended: its end-of-turn token too

@@ -16,7 +16,7 @@ import pytest
 
 from engine.backends.base import InfraError, RequestError
 from engine.backends.lean import error_message
-from engine.backends.provider import status_failure
+from engine.backends.provider import missing_tokens, status_failure
 from engine.backends.vllm import read_vllm_metrics
 from engine.backends.wire import openai_reply, openai_stream
 from runners.fake_llm import FakeServer, build_parser, config_from_args
@@ -139,6 +139,27 @@ async def test_the_engine_reads_vllm_s_stream_with_its_usage():
     assert (reply.prompt, reply.completion, reply.cached) == (
         usage["prompt_tokens"], usage["completion_tokens"], usage["prompt_tokens_details"]["cached_tokens"])
     assert reply.finish == "length"
+
+
+async def test_the_engine_reads_vllm_s_token_ids_and_logprobs_whole_and_streamed():
+    whole = EXCHANGE["tokens"]["body"]
+    reply = openai_reply(json.dumps(whole).encode())
+    choice = whole["choices"][0]
+
+    async def events():
+        for line in EXCHANGE["tokens_stream"]["body"]:
+            yield f"data: {line}".encode()
+
+    streamed = await openai_stream(events())
+    assert reply.tokens is not None and missing_tokens(reply) == [] and missing_tokens(streamed) == []
+    assert reply.tokens.prompt_ids == tuple(whole["prompt_token_ids"]) and len(reply.tokens.prompt_ids) == reply.prompt
+    assert reply.tokens.completion_ids == tuple(choice["token_ids"]) and len(reply.tokens.completion_ids) == reply.completion
+    assert reply.tokens.logprobs == tuple(entry["logprob"] for entry in choice["logprobs"]["content"])
+    # the same request, greedy: the same ids, as the stream gives them (the logprobs within the prefix
+    # cache's rounding: the second request read the prompt from it)
+    assert streamed.tokens is not None and streamed.tokens.logprobs is not None
+    assert (streamed.tokens.prompt_ids, streamed.tokens.completion_ids) == (reply.tokens.prompt_ids, reply.tokens.completion_ids)
+    assert streamed.tokens.logprobs == pytest.approx(reply.tokens.logprobs, abs=0.2)
 
 
 @pytest.mark.parametrize("name, error", [

@@ -102,7 +102,8 @@ class BatchedCalls(Wrapper):
 
     def base(self, request: Request) -> str:
         """The custom id of this call less its attempt; counts the call as made."""
-        system, user, schema, history, sample, _ = request  # batch APIs (OpenAI's, Anthropic's) take no grammar
+        # batch APIs (OpenAI's, Anthropic's) take no grammar and return no tokens
+        system, user, schema, history, sample = request.system, request.user, request.schema, request.history, request.sample
         digest = hashlib.sha256(_encode((self.name, system, history, user, schema, sample))).hexdigest()[:12]
         game = CALL_GAME.get()
         made = self._made.get(game)

@@ -2,6 +2,7 @@
 ``tests/runners/test_fake_llm_as_vllm.py`` holds the local server to:
 
     python tests/data/vllm/record.py http://127.0.0.1:PORT smollm2 MAX_MODEL_LEN
+    python tests/data/vllm/record.py http://127.0.0.1:PORT smollm2 tokens   # only the token exchanges, merged in
 
 The server as the engine starts it: ``vllm serve FOLDER --served-model-name smollm2 --max-model-len 2048
 --max-num-seqs 8 --enable-prompt-tokens-details`` (``asymgames setup-vllm`` makes the folder). Each
@@ -77,6 +78,16 @@ def metrics_under_load(base: str, model: str, seqs: int) -> str:
     return best
 
 
+def token_exchanges(base: str, model: str) -> dict[str, dict]:
+    """Replies that carry their token ids and logprobs (``--tokens``), whole and streamed."""
+    asked = {"logprobs": True, "return_token_ids": True}
+    return {
+        "tokens": send(base, "POST", "/v1/chat/completions", chat(model, 40, **asked)),
+        "tokens_stream": send(base, "POST", "/v1/chat/completions",
+                              chat(model, 40, stream=True, stream_options={"include_usage": True}, **asked)),
+    }
+
+
 def main(base: str, model: str, context: int) -> None:
     exchanges = {
         "models": send(base, "GET", "/v1/models"),
@@ -91,11 +102,21 @@ def main(base: str, model: str, context: int) -> None:
                                 {**chat(model), "messages": [{"role": "user", "content": "word " * (context + 50)}]}),
         "unknown_model": send(base, "POST", "/v1/chat/completions", chat(model + "-nope")),
         "bad_schema": send(base, "POST", "/v1/chat/completions", structured(model, {"type": "object", "properties": 7})),
+        **token_exchanges(base, model),
     }
     here = Path(__file__).parent
     (here / "exchange.json").write_text(json.dumps(exchanges, indent=1) + "\n", encoding="utf-8")
     (here / "metrics.txt").write_text(metrics_under_load(base, model, 8), encoding="utf-8")
 
 
+def merge_tokens(base: str, model: str) -> None:
+    path = Path(__file__).parent / "exchange.json"
+    exchanges = {**json.loads(path.read_text(encoding="utf-8")), **token_exchanges(base, model)}
+    path.write_text(json.dumps(exchanges, indent=1) + "\n", encoding="utf-8")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], int(sys.argv[3]))
+    if sys.argv[3] == "tokens":
+        merge_tokens(sys.argv[1], sys.argv[2])
+    else:
+        main(sys.argv[1], sys.argv[2], int(sys.argv[3]))

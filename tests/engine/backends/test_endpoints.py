@@ -133,7 +133,7 @@ def test_a_built_in_endpoint_a_run_names_is_saved_with_it(tmp_path, monkeypatch)
         monkeypatch.setenv("LLAMACPP_BASE_URL", url + "/v1")
         assert run_main(["--games", "3", "--agent", "alice=llamacpp:share_everything", "--no-dashboard", "--out", str(run)]) == 0
     saved = json.loads((run / "models.json").read_text())["endpoints"]
-    assert saved == {"llamacpp": {"kind": "openai", "url": "http://127.0.0.1:8080/v1", "url_env": "LLAMACPP_BASE_URL", "client": "lean"}}
+    assert saved == {"llamacpp": {"kind": "openai", "url": "http://127.0.0.1:8080/v1", "url_env": "LLAMACPP_BASE_URL", "client": "lean", "tokens": "llamacpp"}}
     assert {r["outcome"] for r in _records(run)} == {"success"}
 
 
