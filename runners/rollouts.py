@@ -38,7 +38,6 @@ def build_parser(factory: PolicyFactory, game: Game, prog: str = PROG) -> OneLin
     group.add_argument("--group", type=integer(1), metavar="K", help=f"games of each seed and condition, a group (default {DEFAULT_GROUP})")
     group.add_argument("--train", action="append", metavar="ROLE", help="a seat the trainer trains (repeatable; default every seat a model plays); other seats are marked untrainable")
     group.add_argument("--reward", metavar="NAME", help="which of the game's rewards is a trajectory's reward (default: the game's first, reward)")
-    group.add_argument("--tokens", action="store_true", help="every model turn carries its token ids and log-probabilities; a turn without them stops the writing, naming the server")
     add_running_arguments(p)
     return p
 
@@ -52,7 +51,7 @@ def prepare(argv: list[str] | None, factory: PolicyFactory, prog: str = PROG) ->
         parser.error("argument --no-messages: a rollout keeps full transcripts, which its trajectories are read from")
     if args.resume is not None and (args.group or args.train or args.reward or args.tokens):
         parser.error("argument --resume: a rollout resumes with its saved group, seats, reward and tokens; give none of them")
-    settings = Settings(trained=tuple(args.train) if args.train else None, reward=args.reward or "reward", tokens=args.tokens)
+    settings = Settings(trained=tuple(args.train) if args.train else None, reward=args.reward or "reward", tokens=bool(args.tokens))  # --tokens: a model flag
 
     def new_plan() -> Grid:
         plan = msgspec.structs.replace(config_from_args(parser, args, game, factory), name="rollouts", group=args.group or DEFAULT_GROUP)

@@ -145,15 +145,19 @@ async def rollouts(
     """The groups of ``plan`` with ``k`` games per seed and condition, played into a new run
     directory ``out`` (or the run in ``resume``, with its saved plan and model settings).
     ``models``: a new run's model settings (where the servers are, sampling, limits, cache);
-    ``factory``: the policies' factory (a fresh one by default). Raises ``SessionError`` where the
-    run cannot be opened, ValueError for settings that do not fit the plan."""
+    ``factory``: the policies' factory (a fresh one by default); with ``settings.tokens``, the
+    models are asked for their tokens. Raises ``SessionError`` where the run cannot be opened,
+    ValueError for settings that do not fit the plan."""
     factory = factory or PolicyFactory()
+    models = models or BackendSettings()
+    if settings.tokens and not models.options.tokens:
+        models = msgspec.structs.replace(models, options=msgspec.structs.replace(models.options, tokens=True))
     grouped = plan if k is None else msgspec.structs.replace(plan, group=k)
     if resume is None:
         grouped.validate()
         settings.check(grouped)
     session = open_session(factory, plan=lambda: grouped, resume=resume, out=out,
-                           settings=lambda saved: saved or models or BackendSettings())
+                           settings=lambda saved: saved or models)
     with session:
         async with play_groups(session, factory, settings=settings, **play) as groups:
             yield groups

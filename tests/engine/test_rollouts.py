@@ -109,6 +109,23 @@ def test_token_ids_are_kept_where_asked_and_given(model_runs):
         trajectories(record, _tokens_line(line, "alice"), game, tokens=True)
 
 
+def test_a_rollout_asking_for_tokens_gets_the_servers_ids_on_every_model_turn(tmp_path):
+    """Through the Python API with ``Settings(tokens=True)``: the models are asked for their tokens
+    (vLLM's form, from the local server), and every model turn of every trajectory carries them,
+    one log-probability per completion id; the scripted seat's turns carry none."""
+    grid = Grid(game="chain", seeds=1, agents=[["vllm:noisy", "vllm:noisy", "noisy"]], params={"size": [3]})
+    with server_process() as url:
+        groups = collect(grid, tmp_path / "run", 2, models=BackendSettings(urls={"vllm": url + "/v1"}),
+                         settings=Settings(tokens=True))
+    steps = {t.role: t.steps for g in groups for t in g.trajectories}
+    assert steps["alice"] and steps["bob"]
+    for role in ("alice", "bob"):
+        for step in steps[role]:
+            assert step.tokens is not None and step.tokens.prompt_ids and step.tokens.completion_ids
+            assert len(step.tokens.logprobs) == len(step.tokens.completion_ids)
+    assert all(step.tokens is None for step in steps["carol"])
+
+
 @pytest.mark.parametrize("turn_order", ["round_robin", "simultaneous"])
 @pytest.mark.parametrize("agents", [3, 4])
 def test_three_and_four_agents_in_both_turn_orders(tmp_path, turn_order, agents):
