@@ -33,12 +33,12 @@ class Boundary(msgspec.Struct, frozen=True):
 
 
 class Mismatch(msgspec.Struct, frozen=True):
-    """A turn whose prompt ids do not begin with the sequence so far: the turn, the first position
+    """A turn whose prompt ids do not begin with the sequence so far: the turn, the first offset
     where they differ (or the length of the shorter), and the ids found and expected from there on
     (at most ``SHOWN`` of each)."""
 
     turn: int
-    position: int
+    offset: int
     expected: tuple[int, ...]
     found: tuple[int, ...]
 
@@ -76,7 +76,7 @@ class _Building:
 
 
 def _first_difference(ids: Sequence[int], prompt: Sequence[int]) -> int | None:
-    """The first position where ``prompt`` does not continue ``ids`` (None: it begins with them)."""
+    """The first offset where ``prompt`` does not continue ``ids`` (None: it begins with them)."""
     for i, (a, b) in enumerate(zip(ids, prompt)):
         if a != b:
             return i

@@ -21,14 +21,14 @@ def test_turns_that_extend_the_chat_join_into_one_sequence_masked_where_the_seat
     assert turn_prompt_ids(trajectory, 1) == turns[1].prompt_ids  # what the server consumed for that turn
 
 
-@pytest.mark.parametrize("prompt, position", [
+@pytest.mark.parametrize("prompt, offset", [
     ((1, 2, 3, 6, 5, 9), 3),  # the reply's tokens as the server cut its text differ from those sampled
     ((1, 2, 3, 4), 4),  # the template dropped the end of the reply
 ])
-def test_a_prompt_that_does_not_begin_with_the_chat_so_far_is_reported_and_starts_a_new_sequence(prompt, position):
+def test_a_prompt_that_does_not_begin_with_the_chat_so_far_is_reported_and_starts_a_new_sequence(prompt, offset):
     turns = [Tokens((1, 2, 3), (4, 5), (-0.1, -0.2)), Tokens(prompt, (8,), (-0.3,)), Tokens((*prompt, 8, 7), (6,), (-0.5,))]
     trajectory = seat_trajectory(turns)
-    assert trajectory.mismatches == (Mismatch(1, position, (1, 2, 3, 4, 5)[position:], prompt[position:]),)
+    assert trajectory.mismatches == (Mismatch(1, offset, (1, 2, 3, 4, 5)[offset:], prompt[offset:]),)
     first, second = trajectory.sequences
     assert first.ids == (1, 2, 3, 4, 5) and second.ids == (*prompt, 8, 7, 6)
     assert [b.sequence for b in trajectory.turns] == [0, 1, 1]
