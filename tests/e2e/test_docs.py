@@ -220,7 +220,7 @@ def test_every_documented_command_line_parses(run_dir, tmp_path, monkeypatch):
 
 # What a documented command needs that a test machine has not: a model provider, a cluster, a person,
 # a server that runs until stopped, a build of several minutes. Such commands are parsed above only.
-NOT_OFFLINE_COMMANDS = {"fake-llm", "play", "setup-llamacpp", "setup-vllm", "study", "train"}  # train: the train extra, and minutes
+NOT_OFFLINE_COMMANDS = {"fake-llm", "play", "serve-env", "setup-llamacpp", "setup-vllm", "study", "train"}  # train: the train extra, and minutes; serve-env: a server until stopped
 NOT_OFFLINE_FLAGS = {"--serve", "--executor", "--ray-address", "--vllm-url", "--endpoint", "--endpoints"}
 PLAYED_HERE = re.compile(r"^(openai|anthropic|vllm):")  # through the local server, which plays any model name
 LIMIT = "12"  # games a documented run or sweep plays here: every command runs, none for minutes
