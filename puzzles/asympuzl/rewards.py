@@ -1,4 +1,5 @@
-"""AsymPuzl's rewards for training (``puzzles.base.Rewards``), the one place they are named.
+"""AsymPuzl's rewards for training (``puzzles.base.Rewards``), the one place they are named: those of
+the games played on positions (``puzzles.positions.rewards``).
 
 - ``reward``: 1 when the puzzle is solved (both hypotheses match the truth), else 0: every seat's.
 - ``success``: the same, by its name.
@@ -10,22 +11,6 @@ A turn's reward is the change of the seat's positions right, over N, since its p
 
 from __future__ import annotations
 
-from ..base import Ending, Rewards
-from .params import AsymPuzlParams
+from ..positions.rewards import POSITION_REWARDS as REWARDS
 
-
-def seat_rewards(ending: Ending, role: str) -> dict[str, float]:
-    size = ending.params.size
-    correct = {r: count / size for r, count in ending.metrics.get("correct_positions", {}).items()}
-    success = float(ending.success)
-    return {
-        "reward": success, "success": success, "correct": correct.get(role, 0.0),
-        "team_correct": sum(correct.values()) / len(correct) if correct else 0.0,
-    }
-
-
-def progress_scale(params: AsymPuzlParams) -> float:
-    return float(params.size)
-
-
-REWARDS = Rewards(seat=seat_rewards, progress_scale=progress_scale)
+__all__ = ["REWARDS"]
