@@ -57,6 +57,7 @@ class Checker:
         self.base, self.session = base, session
         self.counts: Counter[str] = Counter()
         self.examples: list[dict] = []
+        self.failure: str | None = None  # the last check the server could not answer
 
     async def server_ids(self, messages: list[dict]) -> list[int]:
         async with self.session.post(self.base + "/apply-template", json={"messages": messages}) as response:
@@ -95,14 +96,24 @@ class Checker:
 
 
 async def main_async(args) -> None:
-    import aiohttp
-
     model = bundled_model("smollm2")
     if model is None or not model.is_file():
         sys.exit("no model: asymgames setup-llamacpp")
     log_dir = Path(tempfile.mkdtemp(prefix="bench-tokens-"))
     options = ModelOptions(max_tokens=args.max_tokens, structured=args.structured, tokens=True, temperature=args.temperature,
                            seed=args.model_seed, timeout=900.0)
+    started = time.monotonic()
+    made: list[Checker] = []  # the checker, once the server is up: its counts are printed however the run ends
+    try:
+        await _play_and_check(args, model, options, log_dir, made)
+    finally:
+        if made:
+            _report(made[0], args, started, log_dir)
+
+
+async def _play_and_check(args, model: Path, options: ModelOptions, log_dir: Path, made: list) -> None:
+    import aiohttp
+
     started = time.monotonic()
     async with Servers({NAME: ServedModel("llamacpp", str(model))}, log_dir, slots=args.slots, context=args.context) as urls:
         url = urls[NAME]
@@ -111,6 +122,7 @@ async def main_async(args) -> None:
         maker = TranscriptMaker(full=True)
         async with aiohttp.ClientSession() as session, factory:
             checker = Checker(url.removesuffix("/v1"), session)
+            made.append(checker)
             finished: list[int] = []
             done = anyio.Event()
 
@@ -140,7 +152,12 @@ async def main_async(args) -> None:
                         game_id = finished.pop(0)
                         line = maker.take(game_id)
                         if line is not None:
-                            await checker.check(_decode(line))
+                            try:
+                                await checker.check(_decode(line))
+                            except (aiohttp.ClientError, OSError) as exc:  # the server went away mid-check: say so, go on
+                                checker.counts["checks_failed"] += 1
+                                checker.failure = f"{type(exc).__name__}: {exc}"
+                                continue
                             checker.counts["games"] += 1
                     if checker.counts["turns"] >= args.turns or time.monotonic() - started > args.minutes * 60:
                         done.set()
@@ -154,6 +171,9 @@ async def main_async(args) -> None:
                 group.start_soon(check_finished)
                 for number, game in enumerate(args.game):
                     group.start_soon(play, game, args.seed + number, number * 100_000)
+
+
+def _report(checker: Checker, args, started: float, log_dir: Path) -> None:
     counts = checker.counts
     wall = time.monotonic() - started
     print(file=sys.stderr)
@@ -162,6 +182,7 @@ async def main_async(args) -> None:
                       "turns_by_game": {g: counts[f"turns_{g}"] for g in args.game},
                       "sequences": counts["sequences"], "tokens": counts["tokens"],
                       "generated_share": round(counts["generated"] / counts["tokens"], 3) if counts["tokens"] else None,
+                      "checks_failed": counts["checks_failed"], "last_failure": checker.failure,
                       "seconds": round(wall), "examples": checker.examples}))
     print(f"{counts['mismatched_turns']} of {counts['turns']} turns' prompt ids differ from the server's /tokenize of the "
           f"rendered prompt (target 0); {counts['chat_breaks']} chat breaks; server log in {log_dir}")
