@@ -10,37 +10,18 @@ Marked ``real_model`` (skipped without the server or the model, as ``test_real_m
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Iterator
 
 import anyio
 import pytest
 
-from engine.serving import ServeError, ServedModel, Servers, find_executable
-from engine.serving.install import bundled_model
+from engine.serving import ServedModel, Servers
 from runners.concurrent import main as run_main
+from tests.e2e.test_real_model import MODEL  # its module skips, saying why, without the server or the model: so does this one
 from tests.helpers import transcript_lines
 
 pytestmark = [pytest.mark.real_model, pytest.mark.slow]
-
-MODEL = bundled_model("smollm2")
-
-
-def _missing() -> str | None:
-    try:
-        find_executable("llamacpp")
-    except ServeError as exc:
-        return str(exc)
-    if MODEL is None or not MODEL.is_file():
-        return f"no model at {MODEL}: asymgames setup-llamacpp --model-only"
-    return None
-
-
-if _missing():
-    if os.environ.get("ASYMGAMES_REQUIRE_REAL_MODEL") == "1":
-        raise RuntimeError(f"ASYMGAMES_REQUIRE_REAL_MODEL=1 but {_missing()}")
-    pytest.skip(_missing(), allow_module_level=True)
 
 
 @pytest.fixture(scope="module")
