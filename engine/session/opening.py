@@ -20,7 +20,7 @@ from engine.policies.factory import PolicyFactory
 from engine.records.ids import IdSet
 from engine.records.rundir import Plan, RunDir, RunDirError
 from engine.session.playing import read_usage, recorded_games
-from engine.session.replaying import Replays, set_aside_replays
+from engine.session.replaying import Replays, find_replays, set_aside_replays
 
 
 class SessionError(Exception):
@@ -35,19 +35,27 @@ class SessionError(Exception):
 @dataclass(frozen=True)
 class Before:
     """What is known of a session before anything is written: the plan, and for a resumed run its
-    directory and what its earlier processes spent (``usage.json``)."""
+    directory, what its earlier processes spent (``usage.json``) and which of its recorded games it
+    plays again (``replay_errors``, ``transcripts``: ``engine.session.replaying``)."""
 
     plan: Plan
     run: RunDir | None  # the run being resumed
     earlier_usage: dict[str, Any] | None
+    replay_errors: bool = False
+    transcripts: bool = False
 
     @property
     def resumed(self) -> bool:
         return self.run is not None
 
     def recorded(self) -> IdSet:
-        """The games already recorded (the resume rule); RunDirError if the run holds games outside its plan."""
-        return recorded_games(self.run, self.plan.total) if self.run is not None else IdSet()
+        """The games already recorded (the resume rule) that the session does not play again;
+        RunDirError if the run holds games outside its plan."""
+        if self.run is None:
+            return IdSet()
+        recorded = recorded_games(self.run, self.plan.total)
+        again = find_replays(self.run, self.plan, errors=self.replay_errors, transcripts=self.transcripts).replayed()
+        return IdSet(game_id for game_id in recorded if game_id not in again) if len(again) else recorded
 
 
 @dataclass
@@ -103,7 +111,7 @@ def open_session(
             run = RunDir.open(resume)
             factory.configure(settings(run.model_settings()))
             saved = run.config()
-            before = Before(saved, run, read_usage(run))
+            before = Before(saved, run, read_usage(run), replay_errors, transcripts)
         else:
             if plan is None or out is None:
                 raise ValueError("a new run needs a plan and a directory")

@@ -4,6 +4,7 @@ stops starting games and a resume that finishes the run, and a cap refused for a
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -77,3 +78,26 @@ def test_a_cost_cap_stops_within_one_games_cost_of_it_and_says_spent_and_committ
     spent, dearest = sum(costs), max(costs)
     assert cap - dearest <= spent <= cap + dearest, (spent, dearest, len(records))
     assert f"Stopped starting games at the cost cap (--max-cost {cap}): ${spent:.2f} spent, $0.00 more committed" in printed
+
+
+def test_the_forecast_of_a_resume_prices_the_games_replay_errors_plays_again(tmp_path, monkeypatch, capsys):
+    """Games a model played that ended in an error not a player's (here the partner's policy of one's
+    own raised) are played again by ``--replay-errors``: the resume's forecast counts them and their cost."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-forecast-0000")
+    run = tmp_path / "run"
+    crashing = "bob=tests.engine.test_custom_policies:Crashing"
+    with server_process() as url:
+        code = run_main(["--games", "100", "--alice", "openai:share_everything", "--agent", crashing, "--no-dashboard",
+                         "--price", "share_everything=10,10,10", "--openai-url", url + "/v1", "--concurrency", "4", "--out", str(run)])
+    assert code == 3
+    failed = len(_records(run))
+    assert 20 <= failed < 100
+    capsys.readouterr()
+    costs = {}
+    for flags, games in (([], 100 - failed), (["--replay-errors"], 100)):
+        with pytest.raises(SystemExit) as exit_info:
+            run_main(["--resume", str(run), *flags, "--dry-run", "--no-dashboard"])
+        printed = capsys.readouterr().out
+        assert exit_info.value.code == 0 and f"forecast: {games} games to play" in printed, printed
+        costs[games] = float(re.search(r"Expected: [\d,]+ calls, [\d,]+ tokens, \$([\d.]+)", printed).group(1))
+    assert costs[100] > costs[100 - failed] > 0

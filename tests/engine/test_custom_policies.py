@@ -172,6 +172,23 @@ def test_a_run_stopped_early_by_a_failing_policy_plays_those_games_again_with_th
     assert sorted(r["game_id"] for r in aside) == sorted(r.game_id for r in failed)
 
 
+def test_the_forecast_of_a_resume_counts_the_games_replay_errors_plays_again(tmp_path, capsys):
+    """``--resume RUN --replay-errors --dry-run``: the games that ended in an error not a player's are
+    played again, so the forecast counts them among the games to play; it writes nothing."""
+    run = tmp_path / "r"
+    assert run_main(["--games", "200", "--agent", f"bob={HERE}:Crashing", "--concurrency", "4", "--out", str(run), "--no-dashboard"]) == 3
+    failed = len(RunDir.open(run).records())
+    assert 20 <= failed < 200
+    results = (run / "results.jsonl").read_bytes()
+    capsys.readouterr()
+    for flags, games in (([], 200 - failed), (["--replay-errors"], 200)):
+        with pytest.raises(SystemExit) as exit_info:
+            run_main(["--resume", str(run), *flags, "--dry-run", "--no-dashboard"])
+        assert exit_info.value.code == 0
+        assert f"Forecast: {games} games, no model plays" in capsys.readouterr().out
+    assert (run / "results.jsonl").read_bytes() == results and not (run / "results.replayed.jsonl").exists()
+
+
 def test_replay_errors_is_refused_without_a_run_to_resume(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         run_main(["--games", "5", "--replay-errors", "--out", str(tmp_path / "r"), "--no-dashboard"])

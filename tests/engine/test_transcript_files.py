@@ -391,3 +391,69 @@ def test_games_people_played_without_a_transcript_are_kept_and_said_so(tmp_path)
     assert (replays.untranscribed, replays.people) == (1, 2)
     assert replays.lines()[1] == "2 games played by people have no transcript and are kept as recorded: a person's game cannot be played again the same way."
     assert {r.game_id for r in RunDir.open(out).records()} == set(range(30)) - {4}
+
+
+def _people_run(out: Path) -> Path:
+    """A run of 12 games, bob's seat played by a person in the last 6 (who never answers: the
+    games end as the person left), its transcripts kept."""
+    import anyio
+
+    from engine import Grid, PolicyFactory
+    from engine.session.opening import open_session
+    from engine.session.playing import play_plan
+    from tests.engine.test_human import Front, Seats
+
+    factory = PolicyFactory()
+    factory.seats = Seats(Front(lambda turn: None))
+    factory.turn_seconds, factory.absent_after = 0.05, 1
+    grid = Grid(seeds=6, params={"size": [3]}, agents=[["share_everything", "one_piece"], ["share_everything", "human"]])
+    with open_session(factory, plan=lambda: grid, out=out) as session:
+        anyio.run(lambda: play_plan(session.run, session.plan, factory, recorded=session.recorded, concurrency=1,
+                                    transcripts="messages"))
+    return out
+
+
+def test_games_people_played_without_a_transcript_are_said_once(tmp_path, capsys):
+    """The line saying that games people played have no transcript and are kept is said by the resume
+    that finds them, not again by every resume after it; a game of a person's found later is said."""
+    out = _people_run(tmp_path / "old")
+    people = {r.game_id for r in RunDir.open(out).records() if "human" in r.spec.agents.values()}
+    assert people == set(range(6, 12))
+    _lose_transcripts(out, {2, 7, 9}, plain=False)
+    said = []
+    for _ in range(3):
+        assert run_main(["--resume", str(out), "--no-dashboard"]) == 0
+        said.append([line for line in capsys.readouterr().out.splitlines() if "played by people" in line])
+    assert said == [["2 games played by people have no transcript and are kept as recorded: a person's game cannot "
+                     "be played again the same way."], [], []]
+    assert _without_transcript(out) == {7, 9} and (out / "transcripts.missing").read_bytes() == b"7,9\n"
+    kept = {game_id for game_id, _ in iter_transcripts(out)} - {11}
+    (tmp_path / "aside").rename(tmp_path / "aside.1")
+    _lose_transcripts(out, {11}, plain=False)  # one more, found by the next resume
+    assert _without_transcript(out) == {7, 9, 11} and {game_id for game_id, _ in iter_transcripts(out)} == kept
+    assert run_main(["--resume", str(out), "--no-dashboard"]) == 0
+    assert "1 game played by people has no transcript" in capsys.readouterr().out
+
+
+def test_games_of_a_damaged_block_are_played_again_on_resume(tmp_path, capsys, small_blocks):
+    """A game whose transcript cannot be read (its block damaged on disk, or cut short by a kill with
+    blocks written after it) has none: a resume keeping transcripts plays it again, and the scripted
+    games play as they did."""
+    out = run(tmp_path / "run", games=60)
+    before = (out / "results.jsonl").read_bytes()
+    path = out / TRANSCRIPTS_FILE
+    found = members(path)
+    damaged, cut = found[1], found[4]
+    damage(path, damaged, damaged.size // 2)  # the compressed lines: the CRC fails
+    data = path.read_bytes()
+    path.write_bytes(data[: cut.offset + cut.size // 2] + data[cut.offset + cut.size:])  # cut short, blocks after it
+    index = TranscriptIndex(out)
+    index.refresh()
+    assert all(index.where.get(game_id) >= 0 for game_id in damaged.ids + cut.ids)  # named by headers that read
+    lost = _without_transcript(out)
+    assert set(damaged.ids) | set(cut.ids) <= lost
+    capsys.readouterr()
+    assert run_main(["--resume", str(out), "--no-dashboard"]) == 0
+    assert f"Playing again {len(lost)} games recorded without a transcript" in capsys.readouterr().out
+    assert _without_transcript(out) == set()
+    assert (out / "results.jsonl").read_bytes() == before
