@@ -181,17 +181,17 @@ class Prompter(Protocol[ViewT, ActionT]):
 
 
 @runtime_checkable
-class AgentModules(Protocol):
+class AgentModules(Protocol[ViewT]):
     """Optional for a ``Prompter``: the agent's own modules, ``await prepare(context, notes, ask)``,
     run before each turn's prompt is rendered: ``notes`` is a dict the agent keeps across its turns,
     ``ask`` a ``ModelCall``; what they work out goes to the prompt as the returned context's
     ``derived``."""
 
-    async def prepare(self, context: TurnContext, notes: dict, ask: ModelCall) -> TurnContext: ...
+    async def prepare(self, context: TurnContext[ViewT], notes: dict, ask: ModelCall) -> TurnContext[ViewT]: ...
 
 
 @runtime_checkable
-class ReplyGrammar(Protocol):
+class ReplyGrammar(Protocol[ViewT]):
     """Optional for a ``Prompter`` whose replies are text in a format of its own rather than JSON
     (``schema`` gives None): ``grammar(context)`` is the reply as a GBNF grammar (llama.cpp's form,
     which vLLM's structured outputs read too), with a ``root`` rule, every reply it accepts one the
@@ -200,7 +200,7 @@ class ReplyGrammar(Protocol):
     starts, the engine lowers those bounds as it does a schema's (``wire.bounded_grammar``). Under ``--structured`` it is sent to servers that constrain a reply by a grammar, and
     a run of the game on a model whose API takes none is refused."""
 
-    def grammar(self, context: TurnContext) -> str: ...
+    def grammar(self, context: TurnContext[ViewT]) -> str: ...
 
 
 def no_feedback(state: object, role: str) -> None:

@@ -35,8 +35,6 @@ from .common.replay import Board
 if TYPE_CHECKING:
     from typing_extensions import TypeForm
 
-    from .base import Game, Prompter
-
 FieldKind = Literal["choice", "number", "text", "sequence"]
 
 
@@ -167,6 +165,12 @@ def form_named(forms: tuple[ActionForm, ...], kind: str) -> ActionForm:
 # ---- The stand-in seat: any game, from its prompt and its Action type ----
 
 
+class Renders(Protocol[ViewT]):
+    """A prompter's ``render`` (``puzzles.base.Prompter``), all a stand-in seat shows."""
+
+    def render(self, context: TurnContext[ViewT]) -> tuple[str, str]: ...
+
+
 class PromptSeat(Generic[ViewT, ActionT]):
     """A seat for a game that has none of its own: the model's prompt as the person's view, and one
     form per struct of the game's ``Action`` type, a field per struct field (choices where the type
@@ -175,7 +179,7 @@ class PromptSeat(Generic[ViewT, ActionT]):
     max_actions: int | None = None
     messages = True
 
-    def __init__(self, prompter: Prompter[ViewT, ActionT], action_type: TypeForm[ActionT]) -> None:
+    def __init__(self, prompter: Renders[ViewT], action_type: TypeForm[ActionT]) -> None:
         self.prompter = prompter
         self.structs = {_tag(t): t for t in _structs(action_type)}
 
@@ -235,7 +239,7 @@ def _decoded(value: Any) -> Any:
     return value
 
 
-def seat_of(game: Game[Any, ViewT, ActionT, Any]) -> Seat[ViewT, ActionT]:
-    """The game's own seat, or the stand-in."""
+def seat_of(game: Any) -> Seat[Any, Any]:
+    """The game's own seat, or the stand-in (``game``: a ``puzzles.base.Game``, which imports this module)."""
     seat = game.faces.seat
     return seat if seat is not None else PromptSeat(game.faces.prompter, game.rules.Action)

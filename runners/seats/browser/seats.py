@@ -20,8 +20,7 @@ import anyio
 import msgspec
 
 from bus import Act, Chat
-from engine.policies import HUMAN, ChosenAction, HumanAbsent, SeatAnswer, SeatTurn, participant_id
-from engine.policies.seat import FrontKind
+from engine.policies import HUMAN, ChosenAction, FrontKind, HumanAbsent, SeatAnswer, SeatTurn, participant_id
 from puzzles import GAMES, ChatLine, Game, Reply
 from runners.seats.ending import ending
 
