@@ -22,11 +22,12 @@ runners speak only this module and look games up by name in ``puzzles.registry``
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, Protocol, runtime_checkable
 
 import msgspec
+from typing_extensions import TypeForm, TypeVar
 
 from .turn import ActionT, Rejected, Reply, TurnContext, ViewT
 
@@ -40,7 +41,8 @@ Outcome = Literal["success", "failure"]
 Score = bool | float
 
 # A game binds these, as PettingZoo's ``AECEnv[AgentID, ObsType, ActionType]`` is bound: its parameters
-# (``Rules.Params``), what its state shows a role (``GameState.view``) and what its actions are.
+# (``Rules.Params``), its state (what ``Rules.new`` returns), what the state shows a role
+# (``GameState.view``) and what its actions are (``Rules.Action``).
 ParamsT = TypeVar("ParamsT", bound=msgspec.Struct)
 ViewT_co = TypeVar("ViewT_co", covariant=True)
 ActionT_contra = TypeVar("ActionT_contra", contravariant=True)
@@ -83,8 +85,8 @@ class GameState(Protocol[ViewT_co, ActionT_contra]):
         """What ``role`` knows now: its private information and the shared state. Never another
         role's private information."""
 
-    def private(self, role: str) -> Any:
-        """What only ``role`` knows at the start (for the leak audit)."""
+    def private(self, role: str) -> tuple[object, ...]:
+        """The items only ``role`` knows at the start (for the leak audit)."""
 
     def step(self, role: str, actions: tuple[ActionT_contra, ...]) -> Step:
         """Apply ``role``'s actions in order. A rejected action leaves the state as it was. A turn
@@ -107,6 +109,12 @@ class GameState(Protocol[ViewT_co, ActionT_contra]):
         """Game-owned detail for the record, JSON-encodable."""
 
 
+StateT = TypeVar("StateT", bound=GameState[Any, Any], default=GameState[Any, Any])  # a game's state class, any where unnamed
+# What only reads a game's parameters or state (its rewards, its records) takes them contravariantly.
+ParamsT_contra = TypeVar("ParamsT_contra", bound=msgspec.Struct, contravariant=True)
+StateT_contra = TypeVar("StateT_contra", contravariant=True, default=GameState[Any, Any])
+
+
 # A game state may also have these optional parts, each whole or not at all (registration checks
 # ``Rules.State``); the engine asks ``implements(state, Secrets)`` (``puzzles.optional``: isinstance,
 # once per class) and never looks for a member.
@@ -122,7 +130,7 @@ class Secrets(Protocol):
 
 
 @runtime_checkable
-class BestOfN(Protocol):
+class BestOfN(Protocol[ActionT_contra]):
     """Best of n (environment verifiers): ``candidates_wanted(role)`` is how many replies ``role``
     samples for its coming turn; ``choose(role, candidates)`` which of them to play, each candidate
     being one reply's actions (empty for a reply that could not be read). ``choose`` must not change
@@ -130,11 +138,12 @@ class BestOfN(Protocol):
 
     def candidates_wanted(self, role: str) -> int: ...
 
-    def choose(self, role: str, candidates: tuple[tuple[Any, ...], ...]) -> int: ...
+    def choose(self, role: str, candidates: tuple[tuple[ActionT_contra, ...], ...]) -> int: ...
 
 
-FeedbackFn = Callable[[Any, str], Any]
-"""``feedback(state, role)``: what ``role`` is told about the state as it is when it is prompted."""
+FeedbackFn = Callable[[StateT, str], object]
+"""``feedback(state, role)``: what ``role`` is told about the state as it is when it is prompted
+(JSON-encodable; the game's prompter reads it as ``TurnContext.feedback``)."""
 
 
 ModelCall = Callable[[str, str, str], Awaitable[str]]
@@ -166,23 +175,23 @@ class Prompter(Protocol[ViewT, ActionT]):
     def format(self, reply: Reply[ActionT], prose: str = "") -> str:
         """A reply in the game's own format (scripted policies write this; ``parse`` reads it back)."""
 
-    def read(self, system: str, user: str) -> tuple[TurnContext[ViewT], Any] | None:
+    def read(self, system: str, user: str) -> tuple[TurnContext[ViewT], Hashable] | None:
         """The context a prompt shows and a key for the agent it was written for, or None if the
         prompt is not one of this game's (the local model server plays games through this)."""
 
 
 @runtime_checkable
-class AgentModules(Protocol):
+class AgentModules(Protocol[ViewT]):
     """Optional for a ``Prompter``: the agent's own modules, ``await prepare(context, notes, ask)``,
     run before each turn's prompt is rendered: ``notes`` is a dict the agent keeps across its turns,
     ``ask`` a ``ModelCall``; what they work out goes to the prompt as the returned context's
     ``derived``."""
 
-    async def prepare(self, context: TurnContext, notes: dict, ask: ModelCall) -> TurnContext: ...
+    async def prepare(self, context: TurnContext[ViewT], notes: dict, ask: ModelCall) -> TurnContext[ViewT]: ...
 
 
 @runtime_checkable
-class ReplyGrammar(Protocol):
+class ReplyGrammar(Protocol[ViewT]):
     """Optional for a ``Prompter`` whose replies are text in a format of its own rather than JSON
     (``schema`` gives None): ``grammar(context)`` is the reply as a GBNF grammar (llama.cpp's form,
     which vLLM's structured outputs read too), with a ``root`` rule, every reply it accepts one the
@@ -191,17 +200,17 @@ class ReplyGrammar(Protocol):
     starts, the engine lowers those bounds as it does a schema's (``wire.bounded_grammar``). Under ``--structured`` it is sent to servers that constrain a reply by a grammar, and
     a run of the game on a model whose API takes none is refused."""
 
-    def grammar(self, context: TurnContext) -> str: ...
+    def grammar(self, context: TurnContext[ViewT]) -> str: ...
 
 
-def no_feedback(state: Any, role: str) -> None:
+def no_feedback(state: object, role: str) -> None:
     return None
 
 
 @dataclass(frozen=True)
-class Rules(Generic[ParamsT, ViewT, ActionT]):
+class Rules(Generic[ParamsT, ViewT, ActionT, StateT]):
     """What plays: everything the referee, the scripted agents and the conformance check need, for a
-    game of parameters ``ParamsT`` whose state shows ``ViewT`` and is stepped with ``ActionT``.
+    game of parameters ``ParamsT`` whose state ``StateT`` shows ``ViewT`` and is stepped with ``ActionT``.
 
     - ``Params``: a msgspec Struct tagged with the game's name (``tag_field="game"``), every field
       with a default, and these methods: ``check()`` raises InvalidParameter; ``labels()`` gives the
@@ -229,19 +238,19 @@ class Rules(Generic[ParamsT, ViewT, ActionT]):
     Params: type[ParamsT]
     State: type[GameState[ViewT, ActionT]]
     rosters: tuple[tuple[str, ...], ...]
-    new: Callable[[ParamsT, int, tuple[str, ...], int], GameState[ViewT, ActionT]]
+    new: Callable[[ParamsT, int, tuple[str, ...], int], StateT]
     default_max_turns: Callable[[ParamsT, tuple[str, ...]], int]
-    Action: Any  # ActionT at run time: a class, or a union of classes
-    feedback: Mapping[str, FeedbackFn] = field(default_factory=lambda: {"none": no_feedback})
+    Action: TypeForm[ActionT]  # a class, or a union of classes
+    feedback: Mapping[str, FeedbackFn[StateT]] = field(default_factory=lambda: {"none": no_feedback})
     default_feedback: str = "none"
     scripted: Mapping[str, ScriptedFactory] = field(default_factory=dict)
-    invalid_examples: Callable[[Any, str], Sequence[ActionT]] | None = None
-    prepare: Callable[[ParamsT, int], Any] | None = None
-    demonstrations: DemonstrationsFn | None = None
+    invalid_examples: Callable[[StateT, str], Sequence[ActionT]] | None = None
+    prepare: Callable[[ParamsT, int], object] | None = None
+    demonstrations: DemonstrationsFn[ParamsT] | None = None
 
 
 @dataclass(frozen=True)
-class Faces(Generic[ViewT, ActionT]):
+class Faces(Generic[ViewT, ActionT, StateT]):
     """How the game shows itself and reads what comes back: to a model, to a person, to whoever
     looks at a run afterwards, and on the command line.
 
@@ -259,23 +268,23 @@ class Faces(Generic[ViewT, ActionT]):
     """
 
     prompter: Prompter[ViewT, ActionT]
-    seat: Seat | None = None
-    replay: Replay | None = None
+    seat: Seat[ViewT, ActionT] | None = None
+    replay: Replay[StateT, ActionT] | None = None
     description: str = ""
 
 
-class Ending(NamedTuple):
+class Ending(NamedTuple, Generic[ParamsT]):
     """A game as it ended, as its rewards read it: its parameters, whether it succeeded, and its
     scores and metrics as recorded."""
 
-    params: Any
+    params: ParamsT
     success: bool
     scores: Mapping[str, Score]
     metrics: Mapping[str, Any]
 
 
 @dataclass(frozen=True)
-class Rewards:
+class Rewards(Generic[ParamsT_contra]):
     """How a game rewards each seat, for training (``engine.rollouts``), from its own figures: named
     in one place per game (its ``rewards.py``) and described on its page.
 
@@ -288,12 +297,12 @@ class Rewards:
       way it came.
     """
 
-    seat: Callable[[Ending, str], dict[str, float]]
-    progress_scale: Callable[[Any], float]
+    seat: Callable[[Ending[ParamsT_contra], str], dict[str, float]]
+    progress_scale: Callable[[ParamsT_contra], float]
 
 
 @dataclass(frozen=True)
-class Records:
+class Records(Generic[ParamsT_contra, StateT_contra]):
     """What the game's records hold beyond scores and metrics, and how reports label them. Every part
     is optional.
 
@@ -323,13 +332,13 @@ class Records:
     score_labels: Mapping[str, str] = field(default_factory=dict)
     sort_keys: Mapping[str, Callable[[str], Any]] = field(default_factory=dict)
     human_study: Mapping[str, str] = field(default_factory=dict)
-    instance: Callable[[Any], Any] | None = None
+    instance: Callable[[StateT_contra], object] | None = None
     table_rows: tuple[str, ...] = ()
     score_words: Mapping[str, str] = field(default_factory=dict)
     analyses: Callable[[], Analysis] | None = None
     message_kinds: Callable[[PlayedGame], Mapping[tuple[int, str], str]] | None = None
     score_notes: Mapping[str, str] = field(default_factory=dict)
-    rewards: Rewards | None = None
+    rewards: Rewards[ParamsT_contra] | None = None
 
 
 @runtime_checkable
@@ -363,24 +372,25 @@ class ResultsFormat:
     """
 
     version: int = 1
-    upgrade: Callable[[Any, dict, dict], tuple[Any, dict, dict]] | None = None
+    upgrade: Callable[[msgspec.Struct, dict, dict], tuple[msgspec.Struct, dict, dict]] | None = None
     saved_before: Mapping[str, Any] = field(default_factory=dict)
     default_was: Mapping[str, Any] = field(default_factory=dict)
     format_1: Format1Reader | None = None
 
 
 @dataclass(frozen=True)
-class Game(Generic[ParamsT, ViewT, ActionT]):
+class Game(Generic[ParamsT, ViewT, ActionT, StateT]):
     """Everything the engine knows about one game: ``rules`` (what plays), ``faces`` (how it shows
     itself: to a model, a person, a replay), ``records`` (what its records hold and how reports label
     them) and ``results_format`` (how records it wrote before a change read now; empty for a new
     game). ``puzzles.registry`` checks every game it registers against the contract once
-    (``puzzles.contract.check_contract``)."""
+    (``puzzles.contract.check_contract``). A game names its types in its ``GAME``'s annotation,
+    ``Game[Params, View, Action, State]``, and the type checker holds every part to them."""
 
     name: str
-    rules: Rules[ParamsT, ViewT, ActionT]
-    faces: Faces[ViewT, ActionT]
-    records: Records = field(default_factory=Records)
+    rules: Rules[ParamsT, ViewT, ActionT, StateT]
+    faces: Faces[ViewT, ActionT, StateT]
+    records: Records[ParamsT, StateT] = field(default_factory=Records)
     results_format: ResultsFormat = field(default_factory=ResultsFormat)
 
     @property

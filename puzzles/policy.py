@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import msgspec
 
@@ -85,6 +85,7 @@ class Demonstration(msgspec.Struct, frozen=True):
     replies: dict[str, tuple[str, ...]]
 
 
-DemonstrationsFn = Callable[[Any, int, int, int], "tuple[Demonstration, ...]"]
+ParamsT = TypeVar("ParamsT")
+DemonstrationsFn = Callable[[ParamsT, int, int, int], "tuple[Demonstration, ...]"]
 """``demonstrations(params, seed, count, max_turns)``: up to ``count`` distinct demonstrations of the
 game of ``seed``, each within ``max_turns`` rounds; the same arguments give the same ones."""

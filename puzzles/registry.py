@@ -5,15 +5,16 @@ first looked up, and checked against the contract then, once (``puzzles.contract
 lacks a member fails with a ``ContractError`` naming the game and the member), so that a run imports
 only the games it plays. ``AnyParams`` is the tagged union of every game's parameters (tagged by
 ``game``), so a game spec decodes to the right parameter struct: the parameters are imported here
-(each game's ``params.py``, small), the rest of a game only when it is played. Adding a game is two
-lines: the import of its parameters, and its name and parameters in ``GameRegistry(...)``.
+(each game's ``params.py``, small), the rest of a game only when it is played. Adding a game is three
+lines: the import of its parameters, its name and parameters in ``GameRegistry(...)``, and its
+parameters in ``AnyParams`` as the type checker reads it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, MutableMapping
 from importlib import import_module
-from typing import Union
+from typing import TYPE_CHECKING, TypeAlias, Union
 
 from .asympuzl.params import AsymPuzlParams
 from .base import Game, InvalidParameter
@@ -76,7 +77,10 @@ DEFAULT_GAME = "asympuzl"
 # The names results format 1 gave the games (one agent with both views was a game of its own then).
 FORMAT_1_NAMES: Mapping[str, str] = {"asympuzl": "asympuzl", "asympuzl_solo": "asympuzl", "chain": "chain"}
 
-AnyParams = Union[tuple(_REGISTRY.params.values())]  # type: ignore[valid-type]  # a union of the games registered at run time
+if TYPE_CHECKING:  # the same union, spelled out for the type checker
+    AnyParams: TypeAlias = AsymPuzlParams | ChainParams | TspParams | EinsteinParams
+else:
+    AnyParams = Union[tuple(_REGISTRY.params.values())]
 
 
 def get_game(name: str, games: Mapping[str, Game] = GAMES) -> Game:

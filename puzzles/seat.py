@@ -25,12 +25,15 @@ from __future__ import annotations
 
 import json
 import typing
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 import msgspec
 
-from .turn import TurnContext
+from .turn import ActionT, TurnContext, ViewT
 from .common.replay import Board
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeForm
 
 FieldKind = Literal["choice", "number", "text", "sequence"]
 
@@ -73,28 +76,31 @@ class Section(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
 
 
 Values = dict[str, Any]  # field name -> str (choice, text), int (number) or list[str] (sequence)
+MadeT = TypeVar("MadeT", covariant=True)  # the actions an idle turn makes
 
 
-class Seat(Protocol):
+class Seat(Protocol[ViewT, ActionT]):
+    """A person's side of a game whose state shows ``ViewT`` and whose actions are ``ActionT``."""
+
     max_actions: int | None
     messages: bool
 
-    def rules(self, context: TurnContext) -> str: ...
+    def rules(self, context: TurnContext[ViewT]) -> str: ...
 
-    def show(self, context: TurnContext) -> tuple[Section, ...]: ...
+    def show(self, context: TurnContext[ViewT]) -> tuple[Section, ...]: ...
 
-    def forms(self, context: TurnContext) -> tuple[ActionForm, ...]: ...
+    def forms(self, context: TurnContext[ViewT]) -> tuple[ActionForm, ...]: ...
 
-    def action(self, context: TurnContext, kind: str, values: Values) -> Any: ...
+    def action(self, context: TurnContext[ViewT], kind: str, values: Values) -> ActionT: ...
 
-    def describe(self, action: Any) -> str: ...
+    def describe(self, action: ActionT) -> str: ...
 
 
 @runtime_checkable
-class IdleActions(Protocol):
+class IdleActions(Protocol[ViewT, MadeT]):
     """Optional for a ``Seat``: the actions of a turn the person let run out (a pass, say)."""
 
-    def idle(self, context: TurnContext) -> tuple[Any, ...]: ...
+    def idle(self, context: TurnContext[ViewT]) -> tuple[MadeT, ...]: ...
 
 
 def check_values(form: ActionForm, values: Values) -> Values:
@@ -159,7 +165,13 @@ def form_named(forms: tuple[ActionForm, ...], kind: str) -> ActionForm:
 # ---- The stand-in seat: any game, from its prompt and its Action type ----
 
 
-class PromptSeat:
+class Renders(Protocol[ViewT]):
+    """A prompter's ``render`` (``puzzles.base.Prompter``), all a stand-in seat shows."""
+
+    def render(self, context: TurnContext[ViewT]) -> tuple[str, str]: ...
+
+
+class PromptSeat(Generic[ViewT, ActionT]):
     """A seat for a game that has none of its own: the model's prompt as the person's view, and one
     form per struct of the game's ``Action`` type, a field per struct field (choices where the type
     is a ``Literal``). Plain, but it lets a person play any game."""
@@ -167,23 +179,23 @@ class PromptSeat:
     max_actions: int | None = None
     messages = True
 
-    def __init__(self, prompter: Any, action_type: Any) -> None:
+    def __init__(self, prompter: Renders[ViewT], action_type: TypeForm[ActionT]) -> None:
         self.prompter = prompter
         self.structs = {_tag(t): t for t in _structs(action_type)}
 
-    def rules(self, context: TurnContext) -> str:
+    def rules(self, context: TurnContext[ViewT]) -> str:
         return self.prompter.render(context)[0]
 
-    def show(self, context: TurnContext) -> tuple[Section, ...]:
+    def show(self, context: TurnContext[ViewT]) -> tuple[Section, ...]:
         return (Section("What you see", tuple(self.prompter.render(context)[1].splitlines())),)
 
-    def forms(self, context: TurnContext) -> tuple[ActionForm, ...]:
+    def forms(self, context: TurnContext[ViewT]) -> tuple[ActionForm, ...]:
         return tuple(
             ActionForm(kind, kind.replace("_", " "), tuple(_field(f) for f in msgspec.structs.fields(t)))
             for kind, t in self.structs.items()
         )
 
-    def action(self, context: TurnContext, kind: str, values: Values) -> Any:
+    def action(self, context: TurnContext[ViewT], kind: str, values: Values) -> ActionT:
         form = form_named(self.forms(context), kind)
         checked = check_values(form, values)
         struct = self.structs[kind]
@@ -192,14 +204,13 @@ class PromptSeat:
         except msgspec.ValidationError as exc:
             raise ValueError(str(exc)) from None
 
-    def describe(self, action: Any) -> str:
+    def describe(self, action: ActionT) -> str:
         return f"{_tag(type(action))} {json.dumps(msgspec.to_builtins(action), ensure_ascii=False)}"
 
 
-def _structs(action_type: Any) -> list[type]:
-    if typing.get_origin(action_type) is typing.Union:
-        return [t for t in typing.get_args(action_type) if isinstance(t, type)]
-    return [action_type]
+def _structs(action_type: TypeForm[Any]) -> list[type]:
+    members = typing.get_args(action_type) if typing.get_origin(action_type) is typing.Union else (action_type,)
+    return [t for t in members if isinstance(t, type)]
 
 
 def _tag(struct: type) -> str:
@@ -228,7 +239,7 @@ def _decoded(value: Any) -> Any:
     return value
 
 
-def seat_of(game: Any) -> Seat:
-    """The game's own seat, or the stand-in."""
+def seat_of(game: Any) -> Seat[Any, Any]:
+    """The game's own seat, or the stand-in (``game``: a ``puzzles.base.Game``, which imports this module)."""
     seat = game.faces.seat
     return seat if seat is not None else PromptSeat(game.faces.prompter, game.rules.Action)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn, overload
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -77,6 +77,10 @@ def yes_no(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
+@overload
+def key_value(text: str, form: str, *, optional_key: Literal[False] = False, last: bool = False) -> tuple[str, str]: ...
+@overload
+def key_value(text: str, form: str, *, optional_key: bool, last: bool = False) -> tuple[str | None, str]: ...
 def key_value(text: str, form: str, *, optional_key: bool = False, last: bool = False) -> tuple[str | None, str]:
     """``KEY=VALUE`` split at its first ``=`` (its last with ``last``), both stripped; ValueError
     naming ``form`` (how the argument is written, such as ``ROLE=POLICY``) if either part is empty.
@@ -90,10 +94,10 @@ def key_value(text: str, form: str, *, optional_key: bool = False, last: bool = 
     return key, value
 
 
-def pair(form: str, read: Callable[[str, str], Any], *, optional_key: bool = False, last: bool = False) -> Callable[[str], Any]:
-    """An argparse type for ``KEY=VALUE``: ``read(key, value)`` of the split text (key None where it
-    may be left out); a ValueError of either step is the flag's one-line error."""
-    return checked(lambda text: read(*key_value(text, form, optional_key=optional_key, last=last)))
+def pair(form: str, read: Callable[[str, str], Any], *, last: bool = False) -> Callable[[str], Any]:
+    """An argparse type for ``KEY=VALUE``: ``read(key, value)`` of the split text; a ValueError of
+    either step is the flag's one-line error."""
+    return checked(lambda text: read(*key_value(text, form, last=last)))
 
 
 def checked(read: Callable[[str], Any]) -> Callable[[str], Any]:

@@ -36,12 +36,22 @@ class Turn:
 
 
 @dataclass
-class Block:
-    kind: str  # "heading", "lines", "table" or "turn"
-    text: str = ""
-    lines: list[str] = field(default_factory=list)
-    table: dict[str, Any] | None = None
-    turn: Turn | None = None
+class Heading:
+    text: str
+
+
+@dataclass
+class Lines:
+    lines: list[str]
+
+
+@dataclass
+class Table:
+    text: str
+    table: dict[str, Any]  # a replay's board: columns, and rows of (text, mark) cells
+
+
+Block = Heading | Lines | Table | Turn  # a turn is a block of its own
 
 
 def _plain(line: list[list[str]]) -> str:
@@ -54,15 +64,15 @@ def blocks(detail: dict[str, Any], full: bool = False) -> list[Block]:
     would do harm or vanish."""
     detail = printable_all(detail)
     agents = ", ".join(f"{name}: {policy}" for name, policy in detail["agents"].items())
-    out = [
-        Block("heading", f"Game {detail['id']} of {detail['game']}: {detail['outcome_text']}"),
-        Block("lines", lines=[f"Condition: {detail['condition']}", f"Seed: {detail['seed']}", f"Players: {agents}"]),
+    out: list[Block] = [
+        Heading(f"Game {detail['id']} of {detail['game']}: {detail['outcome_text']}"),
+        Lines([f"Condition: {detail['condition']}", f"Seed: {detail['seed']}", f"Players: {agents}"]),
     ]
     if detail["header"]:
-        out += [Block("heading", "What each player was given"), Block("lines", lines=[_plain(line) for line in detail["header"]])]
+        out += [Heading("What each player was given"), Lines([_plain(line) for line in detail["header"]])]
     if detail["board"]:
-        out.append(Block("table", "At the start", table=detail["board"]))
-    out.append(Block("heading", "Turns"))
+        out.append(Table("At the start", detail["board"]))
+    out.append(Heading("Turns"))
     for step in detail["steps"]:
         turn = Turn(step["turn"], step["name"])
         if full and step.get("view") is not None:
@@ -86,13 +96,13 @@ def blocks(detail: dict[str, Any], full: bool = False) -> list[Block]:
         after = "; ".join(_plain(line) for line in step.get("after") or ())
         if after or step.get("progress"):
             turn.said.append(("after", " ".join(part for part in (after, f"({step['progress']})" if step.get("progress") else "") if part)))
-        out.append(Block("turn", turn=turn))
+        out.append(turn)
     if detail["error"]:
         error = detail["error"]
-        out.append(Block("lines", lines=[f"Ended in an error ({error['kind']}): {error['type']}: {error['message']}"]))
+        out.append(Lines([f"Ended in an error ({error['kind']}): {error['type']}: {error['message']}"]))
     if detail["final_board"]:
-        out.append(Block("table", "At the end", table=detail["final_board"]))
-    out.append(Block("lines", lines=[f"Outcome: {detail['outcome_text']} after {counted(detail['turns'], 'turn')}."]))
+        out.append(Table("At the end", detail["final_board"]))
+    out.append(Lines([f"Outcome: {detail['outcome_text']} after {counted(detail['turns'], 'turn')}."]))
     return out
 
 
@@ -110,16 +120,16 @@ def to_markdown(parts: list[Block]) -> str:
 
     out: list[str] = []
     for block in parts:
-        if block.kind == "heading":
+        if isinstance(block, Heading):
             out += [("# " if not out else "## ") + md(block.text), ""]
-        elif block.kind == "lines":
+        elif isinstance(block, Lines):
             out += [f"{md(line)}  " for line in block.lines] + [""]
-        elif block.kind == "table":
+        elif isinstance(block, Table):
             header, rows = _cells(block.table)
             out += [f"**{md(block.text)}**", "", "| " + " | ".join(map(md, header)) + " |", "|" + "---|" * len(header)]
             out += ["| " + " | ".join(map(md, row)) + " |" for row in rows] + [""]
         else:
-            turn = block.turn
+            turn = block
             out += [f"**Turn {turn.number}, {md(turn.speaker)}**", ""]
             out += [f"- *{md(what)}:* {md(text)}" for what, text in turn.said] + [""]
     return "\n".join(out)
@@ -127,23 +137,23 @@ def to_markdown(parts: list[Block]) -> str:
 
 def to_html(parts: list[Block]) -> str:
     esc = html.escape
-    title = esc(parts[0].text)
+    title = esc(parts[0].text) if isinstance(parts[0], Heading) else ""  # the game's heading
     out = [f"<!doctype html><html><head><meta charset=utf-8><title>{title}</title><style>"
            "body{font:15px/1.45 system-ui,sans-serif;max-width:60em;margin:2em auto;padding:0 1em}"
            "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.15em .5em}"
            "dl{display:grid;grid-template-columns:max-content 1fr;gap:.1em 1em;margin:.2em 0 1em}dt{opacity:.65}"
            "dd{margin:0;white-space:pre-wrap;overflow-wrap:anywhere}</style></head><body>"]
     for block in parts:
-        if block.kind == "heading":
+        if isinstance(block, Heading):
             out.append(f"<h{1 if block is parts[0] else 2}>{esc(block.text)}</h{1 if block is parts[0] else 2}>")
-        elif block.kind == "lines":
+        elif isinstance(block, Lines):
             out.append("<p>" + "<br>".join(esc(line) for line in block.lines) + "</p>")
-        elif block.kind == "table":
+        elif isinstance(block, Table):
             header, rows = _cells(block.table)
             out.append(f"<p><b>{esc(block.text)}</b></p><table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in header) + "</tr>"
                        + "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in rows) + "</table>")
         else:
-            turn = block.turn
+            turn = block
             out.append(f"<h3>Turn {turn.number}, {esc(turn.speaker)}</h3><dl>"
                        + "".join(f"<dt>{esc(what)}</dt><dd>{esc(text)}</dd>" for what, text in turn.said) + "</dl>")
     return "\n".join([*out, "</body></html>", ""])
@@ -163,17 +173,17 @@ def to_latex(parts: list[Block]) -> str:
 
     out: list[str] = ["% A game transcript. Needs \\usepackage{booktabs} and \\usepackage{amssymb}.", ""]
     for block in parts:
-        if block.kind == "heading":
+        if isinstance(block, Heading):
             out += [("\\subsection*{" if block is parts[0] else "\\paragraph{") + tex(block.text) + "}", ""]
-        elif block.kind == "lines":
+        elif isinstance(block, Lines):
             out += [" \\\\\n".join(tex(line) for line in block.lines), ""]
-        elif block.kind == "table":
+        elif isinstance(block, Table):
             header, rows = _cells(block.table)
             out += [f"\\noindent\\textbf{{{tex(block.text)}}}\\\\[2pt]", "\\begin{tabular}{" + "l" * len(header) + "}", "\\toprule",
                     " & ".join(tex(h) for h in header) + " \\\\", "\\midrule"]
             out += [" & ".join(tex(c) for c in row) + " \\\\" for row in rows] + ["\\bottomrule", "\\end{tabular}", ""]
         else:
-            turn = block.turn
+            turn = block
             out += [f"\\noindent\\textbf{{Turn {turn.number}, {tex(turn.speaker)}}}", "\\begin{description}"]
             out += [f"  \\item[{tex(what)}] {tex(text)}" for what, text in turn.said] + ["\\end{description}", ""]
     return "\n".join(out)

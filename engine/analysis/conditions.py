@@ -65,7 +65,8 @@ class Condition:
 class HasConditions(Protocol):
     """A run's conditions, such as ``RunTotals``."""
 
-    conditions: list[Condition]
+    @property
+    def conditions(self) -> Sequence[Condition]: ...
 
 
 # What the functions here take: a run's conditions, a list of conditions, or game records.
@@ -74,13 +75,15 @@ Source = Union[HasConditions, Sequence[Condition], Sequence[GameRecord]]
 
 def conditions_of(source: Source) -> list[Condition]:
     """The conditions of ``source``, in the order of their first game."""
-    if hasattr(source, "conditions"):
-        return source.conditions
-    items = list(source)
-    if not items or isinstance(items[0], Condition):
-        return items
+    if not isinstance(source, Sequence):
+        return list(source.conditions)
+    conditions = [item for item in source if isinstance(item, Condition)]
+    if len(conditions) == len(source):
+        return conditions
     found: dict[tuple[tuple[str, str], ...], Condition] = {}
-    for record in items:
+    for record in source:
+        if not isinstance(record, GameRecord):
+            continue
         values = field_values(record)
         key = tuple(values.items())
         if key not in found:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import msgspec
 
@@ -47,7 +47,7 @@ def paired_difference_interval(
     margins = x1 * (n - x1) * x2 * (n - x2)
     phi = 0.0
     if margins:
-        cross = both * neither - first_only * second_only
+        cross: float = both * neither - first_only * second_only
         if cross > n / 2:
             cross -= n / 2
         elif cross > 0:
@@ -167,7 +167,7 @@ def _paired(first: Games, second: Games) -> list[int]:
     (seeds_a, outcomes_a), (seeds_b, outcomes_b) = first, second
     n = min(len(seeds_a), len(seeds_b))
     if seeds_a[:n] == seeds_b[:n]:  # one order of seeds on both sides: the k-th games are at one place
-        matches = zip(outcomes_a[:n], outcomes_b[:n])
+        matches: Iterator[tuple[int, int]] = zip(outcomes_a[:n], outcomes_b[:n])
     else:
         places: dict[int, list[int]] = {}
         for i, seed in enumerate(seeds_a):

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Sequence
-from typing import Any, Union
+from typing import Any, TypeVar, Union
 
 from engine.analysis.conditions import Condition, field_values
 from engine.analysis.humans import HumanTally, has_human
@@ -267,8 +267,11 @@ def combined_scores(group: Sequence[ConditionTotals]) -> dict[str, ScoreTally]:
     }
 
 
-def summed(dicts: Iterable[dict[str, int]]) -> dict[str, int]:
-    out: dict[str, int] = {}
+KeyT = TypeVar("KeyT")
+
+
+def summed(dicts: Iterable[dict[KeyT, int]]) -> dict[KeyT, int]:
+    out: dict[KeyT, int] = {}
     for d in dicts:
         for key, value in d.items():
             out[key] = out.get(key, 0) + value

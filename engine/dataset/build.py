@@ -39,7 +39,7 @@ CONCURRENCY = 32
 class Part(msgspec.Struct, frozen=True):
     """One set of the game's parameters and how many training games to play with them."""
 
-    params: AnyParams  # type: ignore[valid-type]
+    params: AnyParams
     games: int
 
 

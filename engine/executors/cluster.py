@@ -30,6 +30,7 @@ from typing import Any
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 import msgspec
 
 from puzzles import GAMES, Game
@@ -76,10 +77,10 @@ class GameWorker:
         self.concurrency = concurrency
         self.batch_of: dict[int, _Batch] = {}
         self.failure: BaseException | None = None
-        self._send = self._receive = None
+        self._send: MemoryObjectSendStream[GameSpec] | None = None
         self._serving: asyncio.Task | None = None
 
-    async def _serve(self) -> None:
+    async def _serve(self, specs: MemoryObjectReceiveStream[GameSpec]) -> None:
         try:
             async with anyio.create_task_group() as leasing:
                 if self.ledger is not None:  # the cluster's limits; no reply reaches a game before the tally counts it
@@ -89,7 +90,7 @@ class GameWorker:
                     leasing.start_soon(reports.keep_sending, self.factory.hub.summary)
                 async with self.factory:
                     await run_games(
-                        self._receive, factory=self.factory, concurrency=self.concurrency, on_record=self._record,
+                        specs, factory=self.factory, concurrency=self.concurrency, on_record=self._record,
                         observers=[self.transcripts] if self.transcripts is not None else (),
                     )
                 leasing.cancel_scope.cancel()
@@ -108,9 +109,9 @@ class GameWorker:
 
     async def play(self, ids: list[int]) -> list[tuple[bytes, bytes | None]]:
         """The encoded records of the games ``ids``, each with its transcript line when asked for."""
-        if self._serving is None:
-            self._send, self._receive = anyio.create_memory_object_stream(math.inf)
-            self._serving = asyncio.get_running_loop().create_task(self._serve())
+        if self._send is None:
+            self._send, specs = anyio.create_memory_object_stream[GameSpec](math.inf)
+            self._serving = asyncio.get_running_loop().create_task(self._serve(specs))
         batch = _Batch(len(ids))
         for spec in self.plan.specs_for(ids):
             self.batch_of[spec.game_id] = batch
@@ -346,7 +347,7 @@ async def _usage(actors: list[Any], ledger: Any) -> list[dict[str, Any]]:
     found = await asyncio.gather(*(actor.usage.remote() for actor in actors), return_exceptions=True)
     reported: dict[int, dict[str, Any]] = {}
     if ledger is not None and any(isinstance(answer, BaseException) for answer in found):
-        (answer,) = await asyncio.gather(ledger.usage.remote(), return_exceptions=True)
-        reported = answer if isinstance(answer, dict) else {}  # a ledger gone too took the reports with it
+        told = (await asyncio.gather(ledger.usage.remote(), return_exceptions=True))[0]
+        reported = told if isinstance(told, dict) else {}  # a ledger gone too took the reports with it
     summaries = [reported.get(worker) if isinstance(answer, BaseException) else answer for worker, answer in enumerate(found)]
     return [summary for summary in summaries if summary is not None]

@@ -15,7 +15,7 @@ import inspect
 import threading
 from typing import Any
 
-QUIET = {"logging_level": "ERROR", "log_to_driver": False}  # workers' output stays in Ray's logs
+QUIET: dict[str, Any] = {"logging_level": "ERROR", "log_to_driver": False}  # workers' output stays in Ray's logs
 _starting = threading.Lock()  # one ``ray.init`` at a time, whichever executor asks
 
 
@@ -90,8 +90,8 @@ def _init_local(ray: Any, workers: int) -> None:
         kwargs.setdefault("include_log_monitor", False)
         plain(self, *args, **kwargs)
 
-    RayParams.__init__, Node.start_api_server = lean, lambda self, **kwargs: None
+    RayParams.__init__, Node.start_api_server = lean, lambda self, **kwargs: None  # type: ignore[method-assign]  # for this one call
     try:
         ray.init(**local_options(workers))
     finally:
-        RayParams.__init__, Node.start_api_server = plain, api_server
+        RayParams.__init__, Node.start_api_server = plain, api_server  # type: ignore[method-assign]  # as they were

@@ -56,7 +56,8 @@ def read_alternative(text: str) -> Alternative:
     """The alternative a string names; ValueError with a one-line reason otherwise."""
     kind, _, value = text.strip().partition(":")
     if kind in ("original", "drop", "resample") and not value:
-        return {"original": Original(), "drop": Drop(), "resample": Resample()}[kind]
+        plain: dict[str, Alternative] = {"original": Original(), "drop": Drop(), "resample": Resample()}
+        return plain[kind]
     if kind == "truncate":
         if not value.isdigit():
             raise ValueError(f"truncate takes a number of tokens (truncate:N), got {text!r}")
@@ -102,7 +103,7 @@ def branch_points(
 ) -> list[BranchPoint]:
     """Every turn of every role with every alternative; ``k`` branches of each alternative that
     draws (``resample``, ``noise``), one of the others (they give the same message every time)."""
-    points = []
+    points: list[BranchPoint] = []
     for turn in turns:
         for role in roles:
             for alternative in alternatives:

@@ -105,9 +105,10 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
         game = self.the_game(games)
         seen: set[bytes] = set()
         conditions = []
+        turn_limits: list[int | None] = [*self.max_turns] or [None]
         axes = itertools.product(
             self.agent_rosters(games), self.parameter_sets(games), self.feedback or [game.rules.default_feedback],
-            self.history, self.max_turns or [None], *(self._axis(n) or [UNSET] for n in EXTENSION_AXES),
+            self.history, turn_limits, *(self._axis(n) or [UNSET] for n in EXTENSION_AXES),
         )
         for agents, params, feedback, history, max_turns, *extensions in axes:
             if max_turns is None:
@@ -213,11 +214,11 @@ def grid_from_dict(data: dict[str, Any], games: Mapping[str, Game] = GAMES, *, g
         data["game"] = game
     data.pop("type", None)
     params = dict(data.pop("params", {}))
-    game = get_game(data.get("game", DEFAULT_GAME), games)
+    played = get_game(data.get("game", DEFAULT_GAME), games)
     for key in [k for k in data if k not in GRID_KEYS]:
-        if key not in game.rules.Params.__struct_fields__:
-            fields = sorted(GRID_KEYS | set(game.rules.Params.__struct_fields__))
-            raise ValueError(f"unknown key {key!r}; a grid of {game.name} takes {', '.join(fields)}")
+        if key not in played.rules.Params.__struct_fields__:
+            fields = sorted(GRID_KEYS | set(played.rules.Params.__struct_fields__))
+            raise ValueError(f"unknown key {key!r}; a grid of {played.name} takes {', '.join(fields)}")
         params[key] = data.pop(key)
     params = {k: v if isinstance(v, list) else [v] for k, v in params.items()}
     try:

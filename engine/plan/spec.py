@@ -68,7 +68,7 @@ class GameSpec(msgspec.Struct, frozen=True, kw_only=True):
 
     game_id: int
     seed: int
-    params: AnyParams  # type: ignore[valid-type]
+    params: AnyParams
     agents: dict[str, str]
     options: Options
 

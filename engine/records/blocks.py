@@ -43,7 +43,7 @@ from engine.records.ids import IdPlaces
 try:
     from isal.isal_zlib import compressobj, crc32
 except ImportError:  # a platform without its wheels: the same format from the standard library
-    from zlib import compressobj, crc32
+    from zlib import compressobj, crc32  # type: ignore[assignment]  # the same functions, typed apart
 
 SIGNATURE = b"\x1f\x8b\x08\x04\x00\x00\x00\x00\x00\xff"  # gzip, deflate, FEXTRA; no time, no flags, OS unknown
 SUBFIELD = b"TB"
@@ -295,6 +295,7 @@ class GameLines:
                 f.seek(where // 2)
                 return f.readline()
         offset = where // 2
+        assert self.blocks is not None, "only a block's games have odd places"
         if self._cache is None or self._cache[0] != offset:
             with self.blocks.open("rb") as f:
                 self._cache = (offset, _lines_by_game(read_block(f, Block(offset, self.sizes[offset], []))))
@@ -312,6 +313,7 @@ class GameLines:
                     yield game_id, f.readline()
         in_blocks = sorted(w for w in wanted if w[0] % 2 == 1)
         if in_blocks:
+            assert self.blocks is not None, "only a block's games have odd places"
             with self.blocks.open("rb") as f:
                 current, found = -1, {}
                 for where, game_id in in_blocks:

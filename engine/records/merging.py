@@ -78,6 +78,7 @@ def _write(games: Iterator[tuple[int, int, GameRecord]], runs: list[RunDir], tot
                 chosen = (record, line, lost, run.path)
             elif not lost and chosen[1] != line:
                 raise RunDirError(f"game {game_id} has different records in {chosen[3]} and {run.path}; refusing to choose")
+        assert chosen is not None  # a group has at least one record
         writer.write(chosen[0])
         taken[chosen[3]].add(game_id)
         recorded += 1

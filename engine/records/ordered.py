@@ -160,7 +160,7 @@ def _window(f: BinaryIO, line_id: LineId, low: int, high: int, code: str) -> Ite
     for i, place in enumerate(offsets):
         if place:
             game_id = low + i
-            yield game_id, _read(f, repeated.pop(game_id, None) or [(numbers[i], place - 1)])
+            yield game_id, _read(f, repeated.pop(game_id, []) or [(numbers[i], place - 1)])
 
 
 def _read(f: BinaryIO, places: list[tuple[int, int]]) -> list[Entry]:

@@ -51,12 +51,12 @@ class _Collector:
 
     def tap(self, address: str, message: Any) -> None:
         if isinstance(message, YourTurn):
-            turn = TranscriptTurn(
+            started = TranscriptTurn(
                 turn=message.turn, role=message.role, view=message.view,
                 feedback=message.feedback, notices=message.notices,
             )
-            self._open[message.role] = self._turns[message.turn, message.role] = turn
-            self.transcript.turns.append(turn)
+            self._open[message.role] = self._turns[message.turn, message.role] = started
+            self.transcript.turns.append(started)
         elif isinstance(message, Act):
             turn = self._open.pop(message.role, None)
             if turn is None:
@@ -214,10 +214,10 @@ class _MessagesCollector(msgspec.Struct, gc=False):
         if not aligned:
             by_turn = {(t.turn, t.role): t for t in log}
             for turn in played:
-                logged = by_turn.get((turn.turn, turn.role))
-                if logged is not None:
-                    turn.progress = logged.progress
-                    turn.rejected = logged.rejected
+                found = by_turn.get((turn.turn, turn.role))
+                if found is not None:
+                    turn.progress = found.progress
+                    turn.rejected = found.rejected
         return Transcript(game_id=self.spec.game_id, spec=self.spec, outcome=record.outcome, turns=played, detail=DETAIL_MESSAGES)
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 
 from puzzles import FORMAT_1_NAMES, DEFAULT_GAME, Game, get_game
+from puzzles.base import Format1Reader
 
 from engine.records.record import GameRecord
 from engine.plan.spec import EXTENSIONS
@@ -27,11 +28,12 @@ from engine.plan.grid import EXTENSION_AXES, Grid
 _ENGINE_FIELDS = ("feedback", "max_turns", "history")
 
 
-def _game(fields: dict[str, Any]) -> Game:
+def _game(fields: dict[str, Any]) -> tuple[Game, Format1Reader]:
+    """The game a format-1 record or plan names, and how format 1 wrote it."""
     game = get_game(FORMAT_1_NAMES.get(fields.get("puzzle") or DEFAULT_GAME, fields.get("puzzle", "")))
     if game.results_format.format_1 is None:
         raise ValueError(f"{game.name} was never written by results format 1")
-    return game
+    return game, game.results_format.format_1
 
 
 def is_format_1(record: dict[str, Any]) -> bool:
@@ -39,13 +41,13 @@ def is_format_1(record: dict[str, Any]) -> bool:
 
 
 def upgrade_spec(old: dict[str, Any]) -> dict[str, Any]:
-    game = _game(old)
+    game, format_1 = _game(old)
     options = {k: old[k] for k in _ENGINE_FIELDS if k in old}
     options.update({k: old[k] for k in EXTENSIONS if k in old})
     return {
         "game_id": old["game_id"],
         "seed": old["seed"],
-        "params": {"game": game.name, **game.results_format.format_1.params(old)},
+        "params": {"game": game.name, **format_1.params(old)},
         "agents": old.get("agents", {}),
         "options": options,
     }
@@ -53,8 +55,8 @@ def upgrade_spec(old: dict[str, Any]) -> dict[str, Any]:
 
 def upgrade_record(old: dict[str, Any]) -> GameRecord:
     """A format-1 record (as decoded JSON) as a format-2 record."""
-    game = _game(old["spec"])
-    scores, metrics, replaced = game.results_format.format_1.figures(old)
+    _, format_1 = _game(old["spec"])
+    scores, metrics, replaced = format_1.figures(old)
     new = {k: v for k, v in old.items() if k not in replaced}
     new["spec"] = upgrade_spec(old["spec"])
     new["scores"], new["metrics"] = scores, metrics
@@ -75,13 +77,13 @@ def upgrade_current(record: GameRecord) -> GameRecord:
 
 def upgrade_plan(old: dict[str, Any]) -> Grid:
     """A format-1 plan (a single condition or a grid, as decoded JSON) as a grid."""
-    game = _game(old)
+    game, format_1 = _game(old)
     if old.get("type") == "run":
         history = old.get("history", 1)
         grid = {
             "name": "run", "game": game.name, "seeds": old.get("games", 1000), "seed": old.get("seed", 0),
             "agents": [[old[role] for role in game.roles if old.get(role)]],
-            "params": {k: [v] for k, v in game.results_format.format_1.params(old).items()},
+            "params": {k: [v] for k, v in format_1.params(old).items()},
             "feedback": [old["feedback"]] if "feedback" in old else [],
             "history": ["full" if history is None else history],
             "max_turns": [old["max_turns"]] if old.get("max_turns") is not None else [],
@@ -89,7 +91,7 @@ def upgrade_plan(old: dict[str, Any]) -> Grid:
         }
         grid.update({k: [old[k]] for k in EXTENSION_AXES if old.get(k) is not None})
         return msgspec.convert(grid, Grid)
-    params = game.results_format.format_1.params(old)
+    params = format_1.params(old)
     grid = {k: v for k, v in old.items() if k in Grid.__struct_fields__ and k not in params}
     grid.update(game=game.name, params=params)
     return msgspec.convert(grid, Grid)

@@ -60,10 +60,12 @@ class Block:
         return {r.game_id: r for r in self.run.iter_records() if r.game_id in ids}
 
 
-class SeatedFactory:
+class SeatedFactory(PolicyFactory):
     """The run's policy factory, with this game's people in its human seats."""
 
     def __init__(self, factory: PolicyFactory, fronts: dict[str, Any], seconds: float, absent_after: int) -> None:
+        super().__init__(own=factory.own)
+        self.hub = factory.hub
         self._factory = factory
         self.fronts = fronts
         self.seconds = seconds
@@ -73,9 +75,6 @@ class SeatedFactory:
         if is_human(name):
             return HumanPolicy(game, self.fronts[role], seconds=self.seconds, absent_after=self.absent_after)
         return self._factory.make(name, role, seed, game)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._factory, name)
 
 
 def absent_one(record: GameRecord, people: dict[str, str]) -> str | None:

@@ -63,6 +63,7 @@ class Page(FrontEnd, Protocol):
     """A participant's page for the whole study: the seat they take in each game (a seat's front end)
     and the screens between games. ``away()``: seconds since the page last asked (0 while it asks)."""
 
+    participant: str  # a study's page is always a participant's
     number: int  # games started for this participant
     gone: bool
     why: str  # why the person (or their partner) left, put in the game's error
@@ -294,9 +295,11 @@ class StudyHost:
                 front.heard(address, message)
 
         spec = block.grid.spec(started.game_id)
-        transcript = block.transcripts.game_started(spec)
+        transcripts = block.transcripts
+        assert transcripts is not None, "a block plays once it is open"
+        transcript = transcripts.game_started(spec)
         record = await play_game(spec, seated, [transcript, tap])
-        block.transcripts.game_finished(spec, record)
+        transcripts.game_finished(spec, record)
         block.writer.write(record)
         self.add(self._ended(block.index, started, record))
         game = GAMES[record.spec.game]

@@ -10,7 +10,7 @@ from .params import AsymPuzlParams
 from .prompt import AsymPuzlPrompter
 from .replay import REPLAY
 from .rewards import REWARDS
-from .rules import ROLES, SOLO, AsymPuzlGame, Replace
+from .rules import ROLES, SOLO, AsymPuzlGame, AsymView, Replace
 from .scripted import SCRIPTED
 from .seat import SEAT
 from .start import new_game
@@ -31,7 +31,7 @@ def default_max_turns(params: AsymPuzlParams, roles: tuple[str, ...]) -> int:
     return 1 if roles == (SOLO,) else 2 * params.size
 
 
-GAME = Game(
+GAME: Game[AsymPuzlParams, AsymView, Replace, AsymPuzlGame] = Game(
     name="asympuzl",
     rules=Rules(
         Params=AsymPuzlParams,

@@ -18,6 +18,7 @@ answer as a scripted strategy would, so a whole game runs through real prompts a
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable
 from typing import Any
 
 from ..turn import Reply, TurnContext
@@ -202,7 +203,7 @@ class AsymPuzlPrompter:
     def format(self, reply: Reply[Replace], prose: str = "") -> str:
         return format_reply(prose, reply.message, reply.actions, to=reply.to, scratchpad=reply.scratchpad)
 
-    def read(self, system: str, user: str) -> tuple[TurnContext[AsymView], Any] | None:
+    def read(self, system: str, user: str) -> tuple[TurnContext[AsymView], Hashable] | None:
         try:
             context = read_prompt(system, user)
         except UnreadablePrompt:

@@ -3,7 +3,6 @@ every position game shows it (``puzzles.positions.seat``)."""
 
 from __future__ import annotations
 
-from typing import Any
 
 from ..turn import TurnContext
 from ..positions.seat import END, PositionSeat, partner_sentences
@@ -37,12 +36,12 @@ def _pairs(view: AsymView, pieces: tuple[Piece, ...]) -> Section:
     return Section("Your clues: the pairs", tuple(lines))
 
 
-class AsymPuzlSeat(PositionSeat):
+class AsymPuzlSeat(PositionSeat[AsymView, Piece, Replace]):
     """A seat of AsymPuzl: Alice's shapes in order, Bob's pairs, or both for the single-agent check."""
 
     vocabulary = {"shape": SHAPES, "color": COLORS}
 
-    def rules(self, context: TurnContext) -> str:
+    def rules(self, context: TurnContext[AsymView]) -> str:
         size = context.view.size
         puzzle = (
             f"A puzzle of {size} positions: each position holds one shape in one color, and every shape "
@@ -56,20 +55,20 @@ class AsymPuzlSeat(PositionSeat):
             )
         return f"{puzzle} {_you(context.role)}. {partner_sentences(context, KNOWS)} {END}"
 
-    def attributes(self, view: Any) -> tuple[str, ...]:
+    def attributes(self, view: AsymView) -> tuple[str, ...]:
         return ("shape", "color")
 
     def values(self, item: Piece) -> tuple[str | None, ...]:
         return (item.shape, item.color)
 
-    def clues(self, context: TurnContext) -> tuple[Section, ...]:
+    def clues(self, context: TurnContext[AsymView]) -> tuple[Section, ...]:
         view: AsymView = context.view
         if context.role == SOLO:
             return (_shapes(view, tuple(p for p in view.clues if p.color is None)),
                     _pairs(view, tuple(p for p in view.clues if p.color is not None)))
         return (_shapes(view, view.clues) if context.role == ALICE else _pairs(view, view.clues),)
 
-    def make(self, context: TurnContext, position: int, values: tuple[str, ...]) -> Replace:
+    def make(self, context: TurnContext[AsymView], position: int, values: tuple[str, ...]) -> Replace:
         return Replace(position, *values)
 
     def unpack(self, action: Replace) -> tuple[int, dict[str, str]]:

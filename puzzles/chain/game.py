@@ -10,7 +10,7 @@ from .params import ChainParams
 from .prompt import ChainPrompter
 from .replay import REPLAY
 from .rewards import REWARDS
-from .rules import CHAIN_ROLES, ChainGame, ChainReplace
+from .rules import CHAIN_ROLES, ChainGame, ChainReplace, ChainView
 from .scripted import SCRIPTED
 from .seat import SEAT
 from .start import new_game
@@ -30,7 +30,7 @@ def default_max_turns(params: ChainParams, roles: tuple[str, ...]) -> int:
     return 2 * params.size
 
 
-GAME = Game(
+GAME: Game[ChainParams, ChainView, ChainReplace, ChainGame] = Game(
     name="chain",
     rules=Rules(
         Params=ChainParams,

@@ -4,6 +4,7 @@ reading one back (the local model server answers it as a scripted strategy would
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable
 from typing import Any
 
 from ..turn import Reply, TurnContext
@@ -126,7 +127,7 @@ class ChainPrompter:
     def format(self, reply: Reply[ChainReplace], prose: str = "") -> str:
         return format_reply(prose, reply.message, reply.actions, to=reply.to, scratchpad=reply.scratchpad)
 
-    def read(self, system: str, user: str) -> tuple[TurnContext[ChainView], Any] | None:
+    def read(self, system: str, user: str) -> tuple[TurnContext[ChainView], Hashable] | None:
         context = read_prompt(system, user)
         if context is None:
             return None

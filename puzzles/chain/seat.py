@@ -22,12 +22,12 @@ def _listed(attributes: tuple[str, ...]) -> str:
     return named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
 
 
-class ChainSeat(PositionSeat):
+class ChainSeat(PositionSeat[ChainView, Item, ChainReplace]):
     """A seat of the chain puzzle: the first role's values in order, every other role's pairs."""
 
     vocabulary = VOCABULARIES
 
-    def rules(self, context: TurnContext) -> str:
+    def rules(self, context: TurnContext[ChainView]) -> str:
         view: ChainView = context.view
         attributes = view.attributes
         puzzle = (
@@ -46,7 +46,7 @@ class ChainSeat(PositionSeat):
     def values(self, item: Item) -> tuple[str | None, ...]:
         return item
 
-    def clues(self, context: TurnContext) -> tuple[Section, ...]:
+    def clues(self, context: TurnContext[ChainView]) -> tuple[Section, ...]:
         view: ChainView = context.view
         attributes = view.attributes
         index = CHAIN_ROLES.index(context.role)
@@ -59,7 +59,7 @@ class ChainSeat(PositionSeat):
         lines += [f"The {before} {item[index - 1]} goes with the {after} {item[index]}." for item in view.clues]
         return (Section(f"Your clues: {before} to {after}", tuple(lines)),)
 
-    def make(self, context: TurnContext, position: int, values: tuple[str, ...]) -> ChainReplace:
+    def make(self, context: TurnContext[ChainView], position: int, values: tuple[str, ...]) -> ChainReplace:
         return ChainReplace(position, values)
 
     def unpack(self, action: ChainReplace) -> tuple[int, dict[str, str]]:

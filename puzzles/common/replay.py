@@ -15,7 +15,7 @@ replay and the HTML viewer (``runners.view``) to style (green, red, bold) withou
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, TypeVar, runtime_checkable
 
 import msgspec
 
@@ -49,29 +49,33 @@ def role_name(role: str) -> str:
     return role.capitalize()
 
 
-class Replay(Protocol):
-    """A game's side of the replay viewer."""
+StateT_contra = TypeVar("StateT_contra", contravariant=True)  # the game's state (``Rules.new``)
+ActionT_contra = TypeVar("ActionT_contra", contravariant=True)  # the game's actions (``Rules.Action``)
 
-    def header(self, state: Any) -> list[Line]:
+
+class Replay(Protocol[StateT_contra, ActionT_contra]):
+    """A game's side of the replay viewer, for a game of state ``StateT_contra`` and actions ``ActionT_contra``."""
+
+    def header(self, state: StateT_contra) -> list[Line]:
         """What the game is, shown once under the title: the solution, each role's private information."""
 
-    def feedback(self, feedback: Any) -> str | None:
+    def feedback(self, feedback: object) -> str | None:
         """A turn's feedback as a transcript holds it (plain JSON data), as it reads; None: nothing to show."""
 
-    def actions(self, actions: tuple[Any, ...]) -> str:
+    def actions(self, actions: tuple[ActionT_contra, ...]) -> str:
         """A turn's actions (decoded to ``Rules.Action``) in one line."""
 
-    def after(self, state: Any, role: str) -> list[Line]:
+    def after(self, state: StateT_contra, role: str) -> list[Line]:
         """What ``role``'s turn left in ``state`` (applied already), shown under the turn."""
 
-    def progress(self, state: Any, value: int | float) -> str:
+    def progress(self, state: StateT_contra, value: int | float) -> str:
         """A role's progress in words ("3/5 right")."""
 
 
 @runtime_checkable
-class BoardReplay(Protocol):
+class BoardReplay(Protocol[StateT_contra]):
     """Optional for a ``Replay``: ``board(state)``, the state drawn as a table (the game's board: the
     AsymPuzl and chain positions, the TSP hallways, the Einstein bins), or None; shown at the start
     and the end of a replay, in the terminal and in the HTML viewer (``runners.view``)."""
 
-    def board(self, state: Any) -> Board | None: ...
+    def board(self, state: StateT_contra) -> Board | None: ...

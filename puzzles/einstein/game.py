@@ -14,6 +14,7 @@ from .prompt import EinsteinPrompter
 from .replay import REPLAY
 from .rewards import REWARDS
 from .rules import EinsteinGame
+from .view import EinsteinView
 from .scripted import SCRIPTED
 from .seat import SEAT
 from .trajectories import demonstrations
@@ -50,7 +51,7 @@ def invalid_examples(state: EinsteinGame, role: str) -> list[Action]:
     ]
 
 
-GAME = Game(
+GAME: Game[EinsteinParams, EinsteinView, Action, EinsteinGame] = Game(
     name="einstein",
     rules=Rules(
         Params=EinsteinParams,

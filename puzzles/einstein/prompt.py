@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Hashable
 from typing import Any
 
 import msgspec
@@ -248,7 +249,7 @@ class EinsteinPrompter:
     def format(self, reply: Reply[Action], prose: str = "") -> str:
         return format_reply(reply, prose)
 
-    def read(self, system: str, user: str) -> tuple[TurnContext[EinsteinView], Any] | None:
+    def read(self, system: str, user: str) -> tuple[TurnContext[EinsteinView], Hashable] | None:
         context = read_prompt(system, user)
         if context is None:
             return None

@@ -4,18 +4,21 @@ text (the seven bins with their blocks, each block in its goal bin marked right)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..common.replay import Board, Line, Span, line, role_name
 from .actions import Action, Unreadable, action_text, item_text
 from .board import BIN_NAMES, BL, BR, COMMON, P1_BIN, P2_BIN, ROLES, TL, TR
 from .validity import to_item
 
+if TYPE_CHECKING:
+    from .rules import EinsteinGame
+
 _ROWS = ((TL, P2_BIN, TR), (COMMON,), (BL, P1_BIN, BR))
 
 
 class EinsteinReplay:
-    def header(self, state: Any) -> list[Line]:
+    def header(self, state: EinsteinGame) -> list[Line]:
         instance = state.instance
         goals = "  ".join(
             f"{BIN_NAMES[bin_]}: {', '.join(f'block{b}' for b in range(instance.n) if instance.goal[b] == bin_)}"
@@ -27,13 +30,13 @@ class EinsteinReplay:
             lines.append(line(f"{role_name(role)} knows: {items}"))
         return lines
 
-    def feedback(self, feedback: Any) -> str | None:
+    def feedback(self, feedback: object) -> str | None:
         return None
 
     def actions(self, actions: tuple[Action, ...]) -> str:
         return "; ".join(f"unreadable: {a.text!r}" if isinstance(a, Unreadable) else action_text(a) for a in actions)
 
-    def after(self, state: Any, role: str) -> list[Line]:
+    def after(self, state: EinsteinGame, role: str) -> list[Line]:
         out: list[Line] = []
         if state.history and state.history[-1][0] == role:
             _, action, failed = state.history[-1]
@@ -51,10 +54,10 @@ class EinsteinReplay:
             out.append(tuple(spans))
         return out
 
-    def progress(self, state: Any, value: int | float) -> str:
+    def progress(self, state: EinsteinGame, value: int | float) -> str:
         return f"{value}/{state.instance.n} placed"
 
-    def board(self, state: Any) -> Board:
+    def board(self, state: EinsteinGame) -> Board:
         """The table bin by bin: the blocks in it (those in their goal bin marked right) and the goal."""
         goal = state.instance.goal
         rows = []

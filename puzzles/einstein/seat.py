@@ -66,7 +66,7 @@ class EinsteinSeat:
     max_actions: int | None = 1
     messages = False
 
-    def rules(self, context: TurnContext) -> str:
+    def rules(self, context: TurnContext[EinsteinView]) -> str:
         view: EinsteinView = context.view
         role = context.role
         own = " and ".join(_PLACES[BIN_NAMES[b]] for b in OWN[role])
@@ -98,7 +98,7 @@ class EinsteinSeat:
             "steps in all (each turn of either player is a step); the fewer steps, the better."
         )
 
-    def show(self, context: TurnContext) -> tuple[Section, ...]:
+    def show(self, context: TurnContext[EinsteinView]) -> tuple[Section, ...]:
         view: EinsteinView = context.view
         reach = set(view.reach)
         partner_reach = set(BIN_NAMES[b] for b in REACH[_partner(context.role)])
@@ -133,7 +133,7 @@ class EinsteinSeat:
         )
         return table, known, moves, Section("History", tuple(lines))
 
-    def forms(self, context: TurnContext) -> tuple[ActionForm, ...]:
+    def forms(self, context: TurnContext[EinsteinView]) -> tuple[ActionForm, ...]:
         view: EinsteinView = context.view
         role = context.role
         forms = []
@@ -170,7 +170,7 @@ class EinsteinSeat:
         forms.append(ActionForm("pass", "Pass", help="do nothing this step (the step is spent)"))
         return tuple(forms)
 
-    def action(self, context: TurnContext, kind: str, values: Values) -> Action:
+    def action(self, context: TurnContext[EinsteinView], kind: str, values: Values) -> Action:
         view: EinsteinView = context.view
         form = form_named(self.forms(context), kind)
         checked = check_values(form, values)
@@ -191,7 +191,7 @@ class EinsteinSeat:
     def describe(self, action: Action) -> str:
         return "pass" if isinstance(action, Pass) else action_text(action)
 
-    def idle(self, context: TurnContext) -> tuple[Action, ...]:
+    def idle(self, context: TurnContext[EinsteinView]) -> tuple[Action, ...]:
         """A person who lets the time run out passes."""
         return (Pass(),)
 

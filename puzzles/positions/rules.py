@@ -103,11 +103,11 @@ MODES: dict[str, Callable[[Any, Hypotheses, str], Feedback]] = {
 }
 
 
-def feedback_modes(truth_and_hypotheses: Callable[[Any], tuple[Any, Hypotheses]]) -> dict[str, Callable[[Any, str], Feedback]]:
+def feedback_modes(truth_and_hypotheses: Callable[[PositionGame], tuple[Any, Hypotheses]]) -> dict[str, Callable[[PositionGame, str], Feedback]]:
     """The modes as a game's feedback table: ``truth_and_hypotheses(state)`` reads the state."""
 
     def bind(mode):
-        def feedback(state: Any, role: str) -> Feedback:
+        def feedback(state: PositionGame, role: str) -> Feedback:
             truth, hypotheses = truth_and_hypotheses(state)
             return mode(truth, hypotheses, role)
 
@@ -222,7 +222,7 @@ class PositionGame:
     def done(self) -> bool:
         return all(h == self.truth for h in self._hypotheses.values())
 
-    def private(self, role: str) -> Any:  # each game's own
+    def private(self, role: str) -> tuple[object, ...]:  # each game's own
         raise NotImplementedError
 
     def outcome(self) -> Outcome:
@@ -299,12 +299,12 @@ def position_sort_keys() -> dict[str, Callable[[str], Any]]:
     return {"N": number, "D": distractors}
 
 
-def position_upgrade(**played_with: Any) -> Callable[[Any, dict, dict], tuple[Any, dict, dict]]:
+def position_upgrade(**played_with: Any) -> Callable[[msgspec.Struct, dict, dict], tuple[msgspec.Struct, dict, dict]]:
     """A position game's ``ResultsFormat.upgrade``: a record written before modifications were told from
     writes gets its figures renamed as writes and ``played_with`` as its parameters (parameters
     that did not exist then, as its games were played)."""
 
-    def upgrade(params: Any, scores: dict[str, Any], metrics: dict[str, Any]) -> tuple[Any, dict, dict]:
+    def upgrade(params: msgspec.Struct, scores: dict[str, Any], metrics: dict[str, Any]) -> tuple[msgspec.Struct, dict, dict]:
         figures = upgrade_figures(scores, metrics)
         if figures is None:
             return params, scores, metrics

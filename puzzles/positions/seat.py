@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
-from ..turn import TurnContext
+from ..turn import ActionT, TurnContext
 from ..seat import ActionForm, Field, Section, Values, check_values, form_named
 from .rules import Feedback, render_feedback
 from ..common.replay import Board, Mark, Span
@@ -46,9 +46,28 @@ def marks(feedback: Any, size: int) -> list[Mark]:
     return ["wrong" if p in own.wrong else "right" for p in range(1, size + 1)]
 
 
-class PositionSeat:
-    """The seat both position games share. A game says how its view reads through the methods
-    below; the rest (the hypothesis table, the feedback, the replace form) is the same for both."""
+ItemT = TypeVar("ItemT")  # one position's value (a piece, a chain item)
+ItemT_co = TypeVar("ItemT_co", covariant=True)
+
+
+class PositionView(Protocol[ItemT_co]):
+    """What every position game's view has: the size, the role's clues and its hypothesis."""
+
+    @property
+    def size(self) -> int: ...
+    @property
+    def clues(self) -> tuple[ItemT_co, ...]: ...
+    @property
+    def hypothesis(self) -> tuple[ItemT_co, ...]: ...
+
+
+PositionViewT = TypeVar("PositionViewT", bound=PositionView[Any])
+
+
+class PositionSeat(Generic[PositionViewT, ItemT, ActionT]):
+    """The seat both position games share, for a view ``PositionViewT`` of items ``ItemT`` and
+    actions ``ActionT``. A game says how its view reads through the methods below; the rest (the
+    hypothesis table, the feedback, the replace form) is the same for both."""
 
     max_actions: int | None = None
     messages = True
@@ -56,32 +75,32 @@ class PositionSeat:
 
     # ---- What a game says ----
 
-    def rules(self, context: TurnContext) -> str:
+    def rules(self, context: TurnContext[PositionViewT]) -> str:
         raise NotImplementedError
 
-    def attributes(self, view: Any) -> tuple[str, ...]:
+    def attributes(self, view: PositionViewT) -> tuple[str, ...]:
         """The attributes of a position, in order (shape, color, ...)."""
         raise NotImplementedError
 
-    def values(self, item: Any) -> tuple[str | None, ...]:
+    def values(self, item: ItemT) -> tuple[str | None, ...]:
         """One position of a hypothesis as one value per attribute (None: unknown)."""
         raise NotImplementedError
 
-    def clues(self, context: TurnContext) -> tuple[Section, ...]:
+    def clues(self, context: TurnContext[PositionViewT]) -> tuple[Section, ...]:
         """The role's clues as sections of lines."""
         raise NotImplementedError
 
-    def make(self, context: TurnContext, position: int, values: tuple[str, ...]) -> Any:
+    def make(self, context: TurnContext[PositionViewT], position: int, values: tuple[str, ...]) -> ActionT:
         """The game's action putting ``values`` at ``position``."""
         raise NotImplementedError
 
-    def unpack(self, action: Any) -> tuple[int, dict[str, str]]:
+    def unpack(self, action: ActionT) -> tuple[int, dict[str, str]]:
         """An action as its position and attribute -> value."""
         raise NotImplementedError
 
     # ---- The same for both ----
 
-    def show(self, context: TurnContext) -> tuple[Section, ...]:
+    def show(self, context: TurnContext[PositionViewT]) -> tuple[Section, ...]:
         if context.reinjected:
             sections = list(self.clues(context))
         else:  # a seat whose memory is its notes sees them in place of its clues, as a model does
@@ -92,7 +111,7 @@ class PositionSeat:
             sections.append(Section("Feedback", tuple(said.splitlines()) or ("No feedback in this game.",)))
         return tuple(sections)
 
-    def hypothesis(self, context: TurnContext) -> Section:
+    def hypothesis(self, context: TurnContext[PositionViewT]) -> Section:
         """The working hypothesis, one row per position; a "check" column where the feedback says
         which positions are right."""
         view = context.view
@@ -113,7 +132,7 @@ class PositionSeat:
         )
         return Section("Your hypothesis", lines, Board(columns, tuple(rows)))
 
-    def seen(self, context: TurnContext, name: str) -> tuple[str, ...]:
+    def seen(self, context: TurnContext[PositionViewT], name: str) -> tuple[str, ...]:
         """The values of attribute ``name`` this person has been shown: in their clues, their answer
         and the messages of the conversation (whole words), sorted."""
         view = context.view
@@ -123,10 +142,10 @@ class PositionSeat:
         shown |= {word for word in self.vocabulary[name] if re.search(rf"\b{re.escape(word.lower())}\b", said)}
         return tuple(sorted(str(value) for value in shown))
 
-    def forms(self, context: TurnContext) -> tuple[ActionForm, ...]:
+    def forms(self, context: TurnContext[PositionViewT]) -> tuple[ActionForm, ...]:
         return (self.replace_form(context),)
 
-    def replace_form(self, context: TurnContext) -> ActionForm:
+    def replace_form(self, context: TurnContext[PositionViewT]) -> ActionForm:
         """The replace form: a position, and each attribute's values this person has been shown."""
         view = context.view
         fields = [Field("position", "position", "number", minimum=1, maximum=view.size)]
@@ -143,12 +162,12 @@ class PositionSeat:
             help="Put one value of every attribute at a position of your answer.",
         )
 
-    def action(self, context: TurnContext, kind: str, values: Values) -> Any:
+    def action(self, context: TurnContext[PositionViewT], kind: str, values: Values) -> ActionT:
         checked = check_values(form_named(self.forms(context), kind), values)
         chosen = tuple(checked[name] for name in self.attributes(context.view))
         return self.make(context, checked["position"], chosen)
 
-    def describe(self, action: Any) -> str:
+    def describe(self, action: ActionT) -> str:
         position, values = self.unpack(action)
         return f"position {position}: {self.words(values)}"
 

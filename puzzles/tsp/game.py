@@ -10,7 +10,7 @@ from .params import TspParams
 from .prompter import TspPrompter
 from .replay import REPLAY
 from .rewards import REWARDS
-from .rules import TspAction, TspGame
+from .rules import TspAction, TspGame, TspView
 from .scripted import SCRIPTED
 from .seat import SEAT
 
@@ -49,7 +49,7 @@ def invalid_examples(state: TspGame, role: str) -> list[TspAction]:
     return examples
 
 
-GAME = Game(
+GAME: Game[TspParams, TspView, TspAction, TspGame] = Game(
     name="tsp",
     rules=Rules(
         Params=TspParams,

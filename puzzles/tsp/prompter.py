@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Hashable
 from typing import Any
 
 from ..base import ModelCall
@@ -127,7 +128,7 @@ class TspPrompter:
     async def prepare(self, context: TurnContext[TspView], notes: dict, ask: ModelCall) -> TurnContext[TspView]:
         return await prepare(context, notes, ask)
 
-    def read(self, system: str, user: str) -> tuple[TurnContext[TspView], Any] | None:
+    def read(self, system: str, user: str) -> tuple[TurnContext[TspView], Hashable] | None:
         context = read_prompt(system, user)
         if context is None:
             return None

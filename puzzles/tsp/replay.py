@@ -3,7 +3,6 @@ sum), the optimum, and after each turn what the player has agreed, visited and s
 
 from __future__ import annotations
 
-from typing import Any
 
 from ..common.replay import Board, Line, Mark, Span, line, role_name
 from .rules import TspAction, TspGame
@@ -24,7 +23,7 @@ class TspReplay:
         lines.append(line(Span(f"optimum {state.solution.optimum}: {best}", "strong")))
         return lines
 
-    def feedback(self, feedback: Any) -> str | None:
+    def feedback(self, feedback: object) -> str | None:
         return None
 
     def actions(self, actions: tuple[TspAction, ...]) -> str:

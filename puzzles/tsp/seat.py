@@ -34,7 +34,7 @@ class TspSeat:
     max_actions: int | None = 1
     messages = True
 
-    def rules(self, context: TurnContext) -> str:
+    def rules(self, context: TurnContext[TspView]) -> str:
         view: TspView = context.view
         mine, other = WORLDS[view.role]
         start = view.rooms[0]
@@ -54,7 +54,7 @@ class TspSeat:
             "submitted too."
         )
 
-    def show(self, context: TurnContext) -> tuple[Section, ...]:
+    def show(self, context: TurnContext[TspView]) -> tuple[Section, ...]:
         view: TspView = context.view
         mine, _ = WORLDS[view.role]
         rooms = tuple(view.rooms)
@@ -73,7 +73,7 @@ class TspSeat:
             Section("Your submitted round trip", _submitted(view, coins)),
         )
 
-    def forms(self, context: TurnContext) -> tuple[ActionForm, ...]:
+    def forms(self, context: TurnContext[TspView]) -> tuple[ActionForm, ...]:
         view: TspView = context.view
         rooms = tuple(view.rooms)
         start = rooms[0]
@@ -87,7 +87,7 @@ class TspSeat:
             ),
         )
 
-    def action(self, context: TurnContext, kind: str, values: Values) -> TspAction:
+    def action(self, context: TurnContext[TspView], kind: str, values: Values) -> TspAction:
         view: TspView = context.view
         checked = check_values(form_named(self.forms(context), kind), values)
         start = view.rooms[0]

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from rich import box
+from rich.console import JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -49,7 +50,7 @@ class Column:
     header: str
     cells: list[str]
     priority: int = 0  # columns with the highest number are dropped first; 0 is never dropped
-    justify: str = "right"
+    justify: JustifyMethod = "right"
     short: list[str] | None = None  # shorter cells (model names), used when the full ones do not fit
     squeeze: int | None = None  # may be cut with an ellipsis down to this many characters
     wrap: bool = False  # may wrap at spaces, never inside a word

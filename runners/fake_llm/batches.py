@@ -119,7 +119,7 @@ class BatchService:
     # ---- files ----
 
     def _file(self, data: bytes, filename: str, purpose: str) -> dict[str, Any]:
-        file = {"id": f"file-{uuid.uuid4().hex[:24]}", "object": "file", "bytes": len(data), "created_at": int(time.time()),
+        file: dict[str, Any] = {"id": f"file-{uuid.uuid4().hex[:24]}", "object": "file", "bytes": len(data), "created_at": int(time.time()),
                 "filename": filename, "purpose": purpose, "status": "processed", "expires_at": None, "status_details": None}
         self.files[file["id"]] = {**file, "data": data}
         return file
@@ -158,7 +158,7 @@ class BatchService:
             body = None
         if not isinstance(body, dict) or body.get("endpoint") != ENDPOINT or body.get("completion_window") != "24h":
             return error_reply(Refused(400, "invalid_request_error", f"Expected endpoint {ENDPOINT} and completion_window 24h."), False)
-        file = self.files.get(body.get("input_file_id"))
+        file = self.files.get(str(body.get("input_file_id")))
         if file is None or file["purpose"] != "batch":
             return error_reply(Refused(400, "invalid_request_error", "No such input file (uploaded with purpose batch)."), False)
         requests, errors = read_input(file["data"])
@@ -292,7 +292,8 @@ class BatchService:
         if batch.anthropic:
             self._end(batch, "ended", outcome)
             return
-        outputs, errors = [], []
+        outputs: list[dict] = []
+        errors: list[dict] = []
         for line in batch.results:
             (outputs if line["response"] is not None and line["response"]["status_code"] == 200 else errors).append(line)
         for key, lines in (("output_file_id", outputs), ("error_file_id", errors)):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -263,7 +264,7 @@ def _refuse_changes(saved: BackendSettings, given: BackendSettings) -> None:
 def _batch_settings(args: argparse.Namespace, saved: BatchSettings, factors: dict[str, float]) -> BatchSettings:
     """``--batch`` and its companions over the saved settings (a price file's ``[batch]`` factors
     too). ValueError for a companion with batch mode off."""
-    given = {"size": getattr(args, "batch_size", None), "wait": getattr(args, "batch_wait", None), "poll": getattr(args, "batch_poll", None)}
+    given: dict[str, Any] = {"size": getattr(args, "batch_size", None), "wait": getattr(args, "batch_wait", None), "poll": getattr(args, "batch_poll", None)}
     given = {k: v for k, v in given.items() if v is not None}
     enabled = bool(getattr(args, "batch", None)) or saved.enabled
     if given and not enabled:
@@ -281,7 +282,7 @@ def _cache_settings(args: argparse.Namespace, saved: CacheSettings) -> CacheSett
     defaults); else the companions over the saved settings. ValueError for a companion with the cache off."""
     mode = getattr(args, "cache", None)
     directory = getattr(args, "cache_dir", None)
-    given = {"sampled": getattr(args, "cache_sampled", None), "expiry": getattr(args, "cache_expiry", None),
+    given: dict[str, Any] = {"sampled": getattr(args, "cache_sampled", None), "expiry": getattr(args, "cache_expiry", None),
              "directory": None if directory is None else str(Path(directory).expanduser().absolute())}  # as saved: from anywhere
     given = {k: v for k, v in given.items() if v is not None}
     if "expiry" in given and given["expiry"] == float("inf"):

@@ -155,7 +155,8 @@ def dry_run(before: Before, factory: PolicyFactory, args: argparse.Namespace) ->
     console = wide_console()
     print_forecast(console, forecast, before.plan)
     if args.detect is not None:
-        print_detection(console, *args.detect, before.plan.seeds)
+        difference, base = args.detect
+        print_detection(console, difference, base, before.plan.seeds)
     raise SystemExit(0)
 
 

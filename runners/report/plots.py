@@ -18,6 +18,7 @@ import math
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from engine.analysis import (
     AGENTS, Source, condition_fields, observed_values, score_keys, scores_per_condition, size_field, success_by_turn,
@@ -28,6 +29,10 @@ from runners.dashboard.widths import short_names
 
 from runners.report.cells import key_label, score_labels
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+DataT = TypeVar("DataT")  # what a plotted series holds
 PLOTS_INSTALL = "pip install -e '.[plots]'"
 PLOT_FORMATS = ("png", "pdf", "svg")
 PANEL_INCHES = (6.0, 4.0)  # one panel; a single-panel figure is 9 x 5.5 inches
@@ -54,9 +59,9 @@ def style(i: int) -> dict:
     return {"c": PALETTE[i % len(PALETTE)], "marker": MARKERS[i % len(MARKERS)], "linestyle": LINESTYLES[(i // 140) % len(LINESTYLES)]}
 
 
-def merged(series: Sequence[tuple[str, object, int]]) -> list[tuple[str, object, int]]:
+def merged(series: Sequence[tuple[str, DataT, int]]) -> list[tuple[str, DataT, int]]:
     """Series (label, data, style index) with equal data drawn once, labelled "a = b"."""
-    groups: dict[object, list[tuple[str, object, int]]] = {}
+    groups: dict[str, list[tuple[str, DataT, int]]] = {}
     for item in series:
         groups.setdefault(repr(item[1]), []).append(item)
     return [(" = ".join(label for label, _, _ in group), group[0][1], group[0][2]) for group in groups.values()]
@@ -103,7 +108,7 @@ def make_plots(run: Source, out: Path, formats: Sequence[str] = PLOT_FORMATS) ->
     return written
 
 
-def figures(run: Source) -> list[tuple[str, object]]:
+def figures(run: Source) -> list[tuple[str, Figure]]:
     """The plots as matplotlib figures, by file stem."""
     run = totals_of(run)
     out = [("success_by_turn", turn_figure(run)), ("scores", scores_figure(run))]

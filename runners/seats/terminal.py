@@ -195,7 +195,8 @@ class Form:
         self.say(f"  ✗ {reason}", "red")
 
     async def actions(self) -> list[ChosenAction]:
-        p, chosen = self.prompt, []
+        p = self.prompt
+        chosen: list[ChosenAction] = []
         forms = {form.kind: form for form in p.forms}
         while forms and (p.max_actions is None or len(chosen) < p.max_actions):
             limit = "" if p.max_actions is None else f" ({len(chosen)} of at most {p.max_actions})"

@@ -20,6 +20,8 @@ from runners.seats.browser.seats import BrowserFront
 class StudyFront(BrowserFront):
     """A participant's page for the whole study."""
 
+    participant: str  # a study's page is always a participant's
+
     def __init__(self, participant: str, study_title: str, total: int) -> None:
         super().__init__(role="", total=total, participant=participant)
         self.title = study_title

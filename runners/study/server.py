@@ -68,7 +68,7 @@ def make_app(host: StudyHost, admin_token: str, hosts: set[str]) -> web.Applicat
 
     def front_of(request: web.Request) -> StudyFront:
         front = host.front(request.match_info["token"])
-        if front is None:
+        if not isinstance(front, StudyFront):  # None: no such token
             raise web.HTTPNotFound(text="no such page")
         return front
 

@@ -114,7 +114,7 @@ def _candidates(game: Game, replay: Any, turn: TranscriptTurn, state: Any, notes
     shown, read = [], []
     for i, candidate in enumerate(turn.candidates):
         try:
-            actions = msgspec.convert(candidate.get("actions", []), tuple[game.rules.Action, ...])
+            actions = msgspec.convert(candidate.get("actions", []), tuple[game.rules.Action, ...])  # type: ignore[name-defined]  # a type made at run time
         except msgspec.ValidationError:
             actions = ()
         read.append(actions)
@@ -139,7 +139,7 @@ def _turn(game: Game, replay: Any, turn: TranscriptTurn, state: Any, view: Any, 
     }
     step["candidates"] = _candidates(game, replay, turn, state, notes)
     try:
-        actions = msgspec.convert(turn.actions, tuple[game.rules.Action, ...])
+        actions = msgspec.convert(turn.actions, tuple[game.rules.Action, ...])  # type: ignore[name-defined]  # a type made at run time
     except msgspec.ValidationError:
         actions = None
         notes.append(f"actions not readable as {game.name} actions: {msgspec.json.encode(turn.actions).decode()}")

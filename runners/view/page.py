@@ -33,7 +33,7 @@ def detail_or_failure(index: RunIndex, game_id: int) -> dict | None:
         return {"id": game_id, "failed": f"{type(exc).__name__}: {exc}"}
 
 
-def page_html(data: dict, details: dict[int, dict], served: bool) -> str:
+def page_html(data: dict, details: dict[int, dict | None], served: bool) -> str:
     run = dict(data, served=served, embedded=len(details))
     blocks = "".join(f'<script type="application/json" id="g{gid}">{_json(d)}</script>\n' for gid, d in details.items())
     title = f"run {data['name']}".replace("<", "&lt;").replace("&", "&amp;")

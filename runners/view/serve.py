@@ -48,8 +48,10 @@ def make_server(index: RunIndex, port: int = 8000, host: str = "127.0.0.1") -> V
             return encoded[version]
 
     class Handler(BaseHTTPRequestHandler):
+        server: ViewerServer
+
         def do_GET(self) -> None:  # noqa: N802 - the standard library's name
-            refused = refusal("GET", self.headers, self.server.server_address[1])
+            refused = refusal("GET", self.headers, self.server.server_port)
             if refused is not None:
                 self.send_error(403, refused)
                 return

@@ -20,7 +20,7 @@ import anyio
 import msgspec
 
 from bus import Act, Chat
-from engine.policies import HUMAN, ChosenAction, HumanAbsent, SeatAnswer, SeatTurn, participant_id
+from engine.policies import HUMAN, ChosenAction, FrontKind, HumanAbsent, SeatAnswer, SeatTurn, participant_id
 from puzzles import GAMES, ChatLine, Game, Reply
 from runners.seats.ending import ending
 
@@ -51,7 +51,7 @@ def _whole(prompt: Any) -> dict[str, Any]:
 class BrowserFront:
     """One seat played at one page (``/seat/TOKEN``) for the whole run."""
 
-    kind = "browser"
+    kind: FrontKind = "browser"
 
     def __init__(self, role: str, total: int, participant: str | None = None) -> None:
         self.role = role

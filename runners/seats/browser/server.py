@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import msgspec
@@ -64,7 +64,10 @@ def read_json(body: bytes, kind: type) -> Any:
                                  content_type="application/json") from None
 
 
-def seat_routes(front_of: Callable[[web.Request], BrowserFront], prefix: str, title: Callable[[BrowserFront], str]) -> list[web.RouteDef]:
+FrontT = TypeVar("FrontT", bound=BrowserFront)
+
+
+def seat_routes(front_of: Callable[[web.Request], FrontT], prefix: str, title: Callable[[FrontT], str]) -> list[web.RouteDef]:
     """The page of a seat and its API under ``PREFIX/{token}``; ``front_of`` finds the token's front
     (or raises a 404), ``title`` names its page."""
 
