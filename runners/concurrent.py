@@ -19,7 +19,7 @@ from engine.policies import PolicyFactory
 from puzzles import DEFAULT_GAME, GAMES, Game, get_game
 from runners.args import OneLineParser
 from runners.flags.game import add_game_arguments, check_saved, chosen_game, config_from_args
-from runners.flags.running import Prepared, add_running_arguments, open_run
+from runners.flags.running import Prepared, add_running_arguments, open_run, run_prepared
 
 PROG = "python -m runners.concurrent"
 
@@ -51,11 +51,7 @@ def prepare(argv: list[str] | None, factory: PolicyFactory, prog: str = PROG) ->
 
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:
-    factory = PolicyFactory()
-    prepared = prepare(argv, factory, prog)
-    from runners.runloop import run_and_report  # after the flags are read: --help and bad flags stay fast
-
-    return run_and_report(prepared, factory)
+    return run_prepared(prepare, argv, prog)
 
 
 if __name__ == "__main__":
