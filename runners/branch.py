@@ -27,7 +27,7 @@ from engine.policies import is_model
 from engine.records import Plan
 
 from runners.args import OneLineParser, integer
-from runners.flags.running import Prepared, add_running_arguments, open_run, run_prepared
+from runners.flags.running import Prepared, add_running_arguments, open_run
 from runners.sweep import check_policies
 
 PROG = "python -m runners.branch"
@@ -144,7 +144,11 @@ def prepare(argv: list[str] | None, factory: PolicyFactory, prog: str = PROG) ->
 
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:
-    return run_prepared(prepare, argv, prog)
+    factory = PolicyFactory()
+    prepared = prepare(argv, factory, prog)
+    from runners.runloop import run_and_report
+
+    return run_and_report(prepared, factory)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from engine.policies import PolicyFactory
 from puzzles import Game
 from runners.args import OneLineParser
 from runners.flags.game import add_game_arguments, check_saved, chosen_game, config_from_args
-from runners.flags.running import Prepared, add_running_arguments, open_run, run_prepared
+from runners.flags.running import Prepared, add_running_arguments, open_run
 
 PROG = "python -m runners.concurrent"
 
@@ -50,7 +50,11 @@ def prepare(argv: list[str] | None, factory: PolicyFactory, prog: str = PROG) ->
 
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:
-    return run_prepared(prepare, argv, prog)
+    factory = PolicyFactory()
+    prepared = prepare(argv, factory, prog)
+    from runners.runloop import run_and_report  # after the flags are read: --help and bad flags stay fast
+
+    return run_and_report(prepared, factory)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from engine.records import Plan
 from puzzles import GAMES
 
 from runners.args import OneLineParser, choice, integer
-from runners.flags.running import Prepared, add_running_arguments, open_run, run_prepared
+from runners.flags.running import Prepared, add_running_arguments, open_run
 
 
 PROG = "python -m runners.sweep"
@@ -80,7 +80,11 @@ def prepare(argv: list[str] | None, factory: PolicyFactory, prog: str = PROG) ->
 
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:
-    return run_prepared(prepare, argv, prog)
+    factory = PolicyFactory()
+    prepared = prepare(argv, factory, prog)
+    from runners.runloop import run_and_report  # after the flags are read: --help and bad flags stay fast
+
+    return run_and_report(prepared, factory)
 
 
 if __name__ == "__main__":

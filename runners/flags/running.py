@@ -146,15 +146,6 @@ def open_run(
     return Prepared(args, session, resume_command(parser.prog, args, session))
 
 
-def run_prepared(prepare: Callable[[list[str] | None, PolicyFactory, str], Prepared], argv: list[str] | None, prog: str) -> int:
-    """A runner's ``main``: its command line ``prepare``d into an open run, played and reported."""
-    from engine.policies import PolicyFactory
-    from runners.runloop import run_and_report  # after the flags are read: --help and bad flags stay fast
-
-    factory = PolicyFactory()
-    return run_and_report(prepare(argv, factory, prog), factory)
-
-
 def dry_run(before: Before, factory: PolicyFactory, args: argparse.Namespace) -> NoReturn:
     """Print the forecast and exit: nothing written, no call made."""
     from runners.dashboard.display import wide_console
