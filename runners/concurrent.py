@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 
 from engine.policies import PolicyFactory
-from puzzles import DEFAULT_GAME, GAMES, Game, get_game
+from puzzles import Game
 from runners.args import OneLineParser
 from runners.flags.game import add_game_arguments, check_saved, chosen_game, config_from_args
 from runners.flags.running import Prepared, add_running_arguments, open_run
@@ -39,8 +39,7 @@ def build_parser(factory: PolicyFactory, game: Game, prog: str = PROG) -> OneLin
 
 def prepare(argv: list[str] | None, factory: PolicyFactory, prog: str = PROG) -> Prepared:
     """Parse and check everything before any game runs; exits with status 2 on bad input."""
-    name = chosen_game(argv)
-    game = GAMES.get(name) or get_game(DEFAULT_GAME)
+    game = chosen_game(argv)
     parser = build_parser(factory, game, prog)
     args = parser.parse_args(argv)  # an unknown --game is reported here
     return open_run(

@@ -22,7 +22,7 @@ import msgspec
 
 from engine.dataset import DEFAULT_HOLDOUT, DatasetError, DatasetPlan, Part, build, write_dataset
 from engine.policies import PolicyFactory, is_human, is_model
-from puzzles import GAMES, Game, InvalidParameter, get_game
+from puzzles import GAMES, Game, InvalidParameter
 from runners.args import OneLineParser, choice, integer
 from runners.flags.game import add_game_parameters, chosen_game, flag, given_params, role_assignment
 
@@ -101,7 +101,7 @@ def plan_from_args(parser: OneLineParser, args: argparse.Namespace, game: Game) 
 
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:
-    game = get_game(chosen_game(argv))
+    game = chosen_game(argv)
     parser = parser_for(game, prog)
     args = parser.parse_args(argv)
     plan = plan_from_args(parser, args, game)

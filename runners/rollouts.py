@@ -20,7 +20,7 @@ import msgspec
 from engine.plan import Grid
 from engine.policies import PolicyFactory
 from engine.rollouts import GroupFile, GroupIds, Settings, save_settings, saved_settings
-from puzzles import DEFAULT_GAME, GAMES, Game, get_game
+from puzzles import Game
 from runners.args import OneLineParser, integer
 from runners.flags.game import add_game_arguments, check_saved, chosen_game, config_from_args
 from runners.flags.running import Prepared, add_running_arguments, open_run
@@ -44,7 +44,7 @@ def build_parser(factory: PolicyFactory, game: Game, prog: str = PROG) -> OneLin
 
 def prepare(argv: list[str] | None, factory: PolicyFactory, prog: str = PROG) -> tuple[Prepared, Settings]:
     """Parse and check everything before any game runs; exits with status 2 on bad input."""
-    game = GAMES.get(chosen_game(argv)) or get_game(DEFAULT_GAME)
+    game = chosen_game(argv)
     parser = build_parser(factory, game, prog)
     args = parser.parse_args(argv)
     if args.no_messages:

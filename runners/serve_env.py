@@ -17,7 +17,6 @@ import msgspec
 from engine.policies import PolicyFactory
 from engine.rollouts import CLIENT, EpisodeHost
 from engine.session import SessionError, open_session
-from puzzles import DEFAULT_GAME, GAMES, get_game
 from runners.args import OneLineParser, bounded, integer
 from runners.flags.game import add_game_arguments, chosen_game, config_from_args
 from runners.flags.models import add_model_arguments, settings_from_args
@@ -28,7 +27,7 @@ PROG = "python -m runners.serve_env"
 
 def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     factory = PolicyFactory()
-    game = GAMES.get(chosen_game(argv)) or get_game(DEFAULT_GAME)
+    game = chosen_game(argv)
     p = OneLineParser(prog=prog, description=(
         "Serve one seat of a game as an OpenEnv environment (HTTP and WebSocket): a trainer's model plays the seat, "
         "the engine the others; every episode is recorded in the run directory (pip install -e '.[openenv]')."))

@@ -77,7 +77,7 @@ class Entry(msgspec.Struct, array_like=True, frozen=True):
     """What the cache keeps of a reply: its text, the tokens the provider counted for it, why the
     server stopped (an entry kept before finish reasons were kept reads as a whole reply) and, kept
     for a call that asked for them, its token ids and log-probabilities (``tokens``; None: kept
-    without them). An entry without them is written as it always was (``_Counted``)."""
+    without them). An entry without them is written as it always was: less its last field."""
 
     text: str
     prompt_tokens: int
@@ -87,17 +87,14 @@ class Entry(msgspec.Struct, array_like=True, frozen=True):
     tokens: Tokens | None = None
 
 
-class _Counted(msgspec.Struct, array_like=True, frozen=True):
-    """An entry without tokens as it is written: ``Entry`` less its last field."""
-
-    text: str
-    prompt_tokens: int
-    cached_tokens: int
-    completion_tokens: int
-    finish: FinishReason = "stop"
-
-
 _decode_entry = msgspec.json.Decoder(Entry).decode
+
+
+def _read_entry(crc: int, value: object) -> Entry:
+    """A kept entry read; ValueError if its checksum is wrong or it does not decode."""
+    if not isinstance(value, bytes) or zlib.crc32(value) != crc:
+        raise ValueError("checksum")
+    return _decode_entry(value)
 
 
 def cache_root() -> Path:
@@ -204,10 +201,8 @@ class ResponseStore:
             created, crc, value = row
             if self.expiry is not None and created < time.time() - self.expiry:
                 return None
-            if not isinstance(value, bytes) or zlib.crc32(value) != crc:
-                raise ValueError("checksum")
-            return _decode_entry(value)
-        except (ValueError, TypeError, msgspec.DecodeError):  # msgspec's errors are ValueErrors
+            return _read_entry(crc, value)
+        except (ValueError, TypeError):  # msgspec's errors are ValueErrors
             self.damaged += 1
             return None
 
@@ -219,7 +214,7 @@ class ResponseStore:
             self._open()
         if self.broken or self._writer is None:
             return
-        value = _encode(entry if entry.tokens is not None else _Counted(*msgspec.structs.astuple(entry)[:5]))
+        value = _encode(entry if entry.tokens is not None else msgspec.structs.astuple(entry)[:-1])
         try:
             with self._write_lock:
                 self._writer.execute(
@@ -282,9 +277,7 @@ def prune(path: Path, older_than: float | None = None, *, vacuum: bool = False) 
         damaged = []
         for key, crc, value in db.execute("SELECT key, crc, value FROM replies"):
             try:
-                if not isinstance(value, bytes) or zlib.crc32(value) != crc:
-                    raise ValueError("checksum")
-                _decode_entry(value)
+                _read_entry(crc, value)
             except (ValueError, TypeError):
                 damaged.append((key,))
         db.executemany("DELETE FROM replies WHERE key = ?", damaged)

@@ -91,24 +91,20 @@ class Bucket:
 
 def retry_after(headers: Mapping[str, str]) -> float | None:
     """The pause a reply asks for: ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
-    value = headers.get("retry-after-ms")
-    if value is not None:
-        try:
-            return max(0.0, float(value) / 1000.0)
-        except ValueError:
-            pass
+    ms, seconds = _number(headers, "retry-after-ms"), _number(headers, "retry-after")
+    if ms is not None:
+        return max(0.0, ms / 1000.0)
+    if seconds is not None:
+        return max(0.0, seconds)
     value = headers.get("retry-after")
     if value is None:
         return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        from email.utils import parsedate_to_datetime
+    from email.utils import parsedate_to_datetime
 
-        try:
-            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-        except (TypeError, ValueError):
-            return None
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
 
 
 def _number(headers: Mapping[str, str], name: str) -> float | None:
@@ -298,18 +294,12 @@ class Limiter:
     def learn(self, headers: Mapping[str, str]) -> None:
         """Read the provider's rate-limit headers (both providers' spellings)."""
         lower = {k.lower(): v for k, v in headers.items()}
-        for bucket, learn, names in (
-            (self.requests, self.learn_requests, ("x-ratelimit-limit-requests", "anthropic-ratelimit-requests-limit")),
-            (self.tokens, self.learn_tokens, ("x-ratelimit-limit-tokens", "anthropic-ratelimit-tokens-limit")),
-        ):
-            limit = next((v for n in names if (v := _number(lower, n)) is not None), None)
+        for bucket, learn, kind in ((self.requests, self.learn_requests, "requests"), (self.tokens, self.learn_tokens, "tokens")):
+            # x-ratelimit-limit-requests (OpenAI), anthropic-ratelimit-requests-limit (Anthropic), and so on
+            limit, remaining = (next((v for n in (f"x-ratelimit-{what}-{kind}", f"anthropic-ratelimit-{kind}-{what}")
+                                      if (v := _number(lower, n)) is not None), None) for what in ("limit", "remaining"))
             if learn and limit is not None and limit > 0 and limit != bucket.per_minute:
                 bucket.set_rate(limit)
-        for bucket, names in (
-            (self.requests, ("x-ratelimit-remaining-requests", "anthropic-ratelimit-requests-remaining")),
-            (self.tokens, ("x-ratelimit-remaining-tokens", "anthropic-ratelimit-tokens-remaining")),
-        ):
-            remaining = next((v for n in names if (v := _number(lower, n)) is not None), None)
             if remaining is not None:
                 bucket.drain_to(remaining)
 

@@ -87,11 +87,8 @@ class ReplicaSet:
         self.replicas = [Replica(self, url, LeanClient(url, key, connections, timeout), start) for url in urls]
         self.share_caps()
 
-    def in_service(self) -> list[Replica]:
-        return [r for r in self.replicas if r.out is None]
-
     def share_caps(self) -> None:
-        serving = self.in_service()
+        serving = [r for r in self.replicas if r.out is None]
         self.limiter.set_cap(sum(r.cap for r in serving) if serving else 1)
 
     def take_out(self, replica: Replica, reason: str) -> None:

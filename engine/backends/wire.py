@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterable, AsyncIterator, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -70,7 +70,7 @@ class _OpenAIUsage(msgspec.Struct):
     prompt_tokens_details: _Details | None = None
 
 
-class _Message(msgspec.Struct):
+class _Text(msgspec.Struct):
     content: str | None = None
 
 
@@ -86,34 +86,26 @@ class _Logprobs(msgspec.Struct):
     content: list[_Sampled] | None = None
 
 
-class _Choice(msgspec.Struct):
-    message: _Message
+class _ChunkChoice(msgspec.Struct, kw_only=True):
+    delta: _Text | None = None
     finish_reason: str | None = None
     logprobs: _Logprobs | None = None
     token_ids: list[int] | None = None
 
 
-class _Completion(msgspec.Struct):
-    choices: list[_Choice]
-    usage: _OpenAIUsage
-    prompt_token_ids: list[int] | None = None
+class _Choice(_ChunkChoice, kw_only=True):
+    message: _Text
 
 
-class _Delta(msgspec.Struct):
-    content: str | None = None
-
-
-class _ChunkChoice(msgspec.Struct):
-    delta: _Delta | None = None
-    finish_reason: str | None = None
-    logprobs: _Logprobs | None = None
-    token_ids: list[int] | None = None
-
-
-class _Chunk(msgspec.Struct):
-    choices: list[_ChunkChoice] = []
+class _Chunk(msgspec.Struct, kw_only=True):
+    choices: Sequence[_ChunkChoice] = ()
     usage: _OpenAIUsage | None = None
     prompt_token_ids: list[int] | None = None
+
+
+class _Completion(_Chunk, kw_only=True):
+    choices: Sequence[_Choice]
+    usage: _OpenAIUsage
 
 
 encode = msgspec.json.Encoder().encode

@@ -108,7 +108,8 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
         turn_limits: list[int | None] = [*self.max_turns] or [None]
         axes = itertools.product(
             self.agent_rosters(games), self.parameter_sets(games), self.feedback or [game.rules.default_feedback],
-            self.history, turn_limits, *(self._axis(n) or [UNSET] for n in EXTENSION_AXES),
+            self.history, turn_limits,
+            *((list(range(self.group)) if n == "member" else getattr(self, n)) or [UNSET] for n in EXTENSION_AXES),
         )
         for agents, params, feedback, history, max_turns, *extensions in axes:
             if max_turns is None:
@@ -123,9 +124,6 @@ class Grid(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag="grid")
                 seen.add(key)
                 conditions.append((params, agents, options))
         return conditions
-
-    def _axis(self, name: str) -> list[Any]:
-        return list(range(self.group)) if name == "member" else getattr(self, name)
 
     @property
     def total(self) -> int:

@@ -410,6 +410,7 @@ def drop_partial_tail(path: Path) -> None:
                 f.truncate(start + newline + 1)
                 return
             offset = start
+        f.truncate(0)  # the file's one line is the one cut short
         f.truncate(0)
 
 

@@ -101,31 +101,33 @@ class Transcript(msgspec.Struct, kw_only=True):
     detail: str = DETAIL_FULL  # "messages": a messages-only transcript (no views, conversation, prompts or raw replies)
 
 
+_decode = msgspec.json.Decoder(Transcript).decode
+
+
+def decode_transcript(line: bytes | None) -> Transcript | None:
+    """One transcript line read; None for no line or a damaged one."""
+    try:
+        return _decode(line) if line is not None else None
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
 class TranscriptIndex(GameLines):
     """Where each game's last transcript lies in a run directory, in either format (``GameLines``);
     ``refresh`` reads only what was appended. The viewer keeps one for a live run."""
 
     def __init__(self, run_path: Path) -> None:
         super().__init__(Path(run_path) / PLAIN_TRANSCRIPTS_FILE, Path(run_path) / TRANSCRIPTS_FILE)
-        self._decoder = msgspec.json.Decoder(Transcript)
-
-    def decode(self, line: bytes | None) -> Transcript | None:
-        if line is None:
-            return None
-        try:
-            return self._decoder.decode(line)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return None  # a damaged line
 
     def get(self, game_id: int) -> Transcript | None:
         """The last transcript written for ``game_id``; None if there is none or it is damaged."""
-        return self.decode(self.line(game_id))
+        return decode_transcript(self.line(game_id))
 
     def transcripts(self, game_ids: Container[int] | None = None) -> Iterator[tuple[int, Transcript]]:
         """(game id, its last transcript) of every game, or of ``game_ids``, in the order written;
         games whose last transcript is damaged are left out."""
         for game_id, line in self.lines(game_ids):
-            transcript = self.decode(line)
+            transcript = decode_transcript(line)
             if transcript is not None and transcript.game_id == game_id:
                 yield game_id, transcript
 

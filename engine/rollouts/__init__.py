@@ -14,11 +14,11 @@ from engine.rollouts.episodes import CLIENT, ClientLeft, Episode, EpisodeError, 
 from engine.rollouts.files import GROUPS_FILE, SETTINGS_FILE, GroupFile, save_settings, saved_settings
 from engine.rollouts.groups import GroupIds, branch_groups, make_group
 from engine.rollouts.rewards import NoRewards, seat_rewards, turn_rewards
-from engine.rollouts.trajectory import ChatMessage, Group, Trajectory, TurnStep, TurnTokens, decode_group, encode_group
+from engine.rollouts.trajectory import ChatMessage, Group, Trajectory, TurnStep, decode_group, encode_group
 
 __all__ = [
     "CLIENT", "ClientLeft", "Episode", "EpisodeError", "EpisodeHost", "Shown", "GROUPS_FILE", "SETTINGS_FILE", "Assembler", "ChatMessage", "Group", "GroupFile", "GroupIds", "GroupStream", "MissingTokens", "NoRewards", "Settings", "Trajectory", "TurnStep",
-    "TurnTokens", "branch_groups", "decode_group", "encode_group", "groups_in", "make_group", "play_groups", "rollouts",
+    "branch_groups", "decode_group", "encode_group", "groups_in", "make_group", "play_groups", "rollouts",
     "run_groups", "save_settings", "saved_settings", "seat_rewards", "trajectories", "turn_rewards",
 ]
 

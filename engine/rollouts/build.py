@@ -12,59 +12,25 @@ that returned none (an API provider) is named in a ``MissingTokens`` error.
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any
 
 import msgspec
 
+from bus import Tokens
 from puzzles import Game
 from puzzles.turn import clean_text
 
 from engine.policies import is_model
 from engine.records import GameRecord
+from engine.records.transcripts import DETAIL_FULL, TranscriptTurn, decode_transcript
 from engine.rollouts.rewards import seat_rewards, turn_rewards
-from engine.rollouts.trajectory import ChatMessage, Trajectory, TurnStep, TurnTokens
+from engine.rollouts.trajectory import ChatMessage, Trajectory, TurnStep
 
 
 class MissingTokens(ValueError):
     """Token ids or log-probabilities were asked for and a model turn has none."""
 
 
-class _Turn(msgspec.Struct):
-    """A full transcript's turn, as far as a trajectory reads it."""
-
-    turn: int
-    role: str
-    prompt: Any = None
-    reply: str = ""
-    message: str = ""
-    actions: list[Any] = []
-    rejected: list[Any] = []
-    format_error: str | None = None
-    tokens: TurnTokens | None = None
-
-
-class _Transcript(msgspec.Struct):
-    game_id: int
-    turns: list[_Turn] = []
-    detail: str = "full"
-
-
-_decode_transcript = msgspec.json.Decoder(_Transcript).decode
-
-
-def read_turns(line: bytes | None) -> list[_Turn] | None:
-    """The turns of a transcript line; None for none, a damaged one or one without prompts
-    (messages only)."""
-    if line is None:
-        return None
-    try:
-        transcript = _decode_transcript(line)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
-    return transcript.turns if transcript.detail == "full" else None
-
-
-def chat(turn: _Turn, earlier: list[_Turn], chat_memory: bool) -> list[ChatMessage]:
+def chat(turn: TranscriptTurn, earlier: list[TranscriptTurn], chat_memory: bool) -> list[ChatMessage]:
     """The prompt of a model turn as the messages sent; empty for a turn no model played."""
     prompt = turn.prompt
     if not isinstance(prompt, dict) or "user" not in prompt:
@@ -87,7 +53,8 @@ def trajectories(
     ``reward``: which of the game's rewards is a trajectory's ``reward``; ``tokens``: every model
     turn must carry its tokens (else ``MissingTokens``); without it none is kept."""
     spec = record.spec
-    turns = read_turns(line) or []
+    transcript = decode_transcript(line)  # a messages-only one has no prompts to read
+    turns = transcript.turns if transcript is not None and transcript.detail == DETAIL_FULL else []
     ends = seat_rewards(record, game)
     per_turn = turn_rewards(record, game) if record.turn_log else {}
     out = []
@@ -97,17 +64,18 @@ def trajectories(
         if named and reward not in named:
             raise ValueError(f"{game.name} has no reward {reward!r}; it names {', '.join(named)}")
         steps: list[TurnStep] = []
-        played: list[_Turn] = []
+        played: list[TranscriptTurn] = []
         for turn in (t for t in turns if t.role == role):
             earned, progress = per_turn.get((turn.turn, role), (0.0, 0.0))
             messages = chat(turn, played, game.faces.prompter.chat_memory)
-            if tokens and messages and turn.tokens is None:
+            given = turn.tokens if isinstance(turn.tokens, Tokens) and None not in msgspec.structs.astuple(turn.tokens) else None
+            if tokens and messages and given is None:
                 raise MissingTokens(f"game {record.game_id}, seat {role}, turn {turn.turn}: the server ({policy}) returned no "
                                     "token ids or log-probabilities; ask for text-only trajectories (no tokens)")
             steps.append(TurnStep(
                 turn=turn.turn, messages=messages, reply=turn.reply, message=turn.message, actions=turn.actions,
                 rejected=turn.rejected, format_error=turn.format_error, reward=earned, progress=progress,
-                tokens=turn.tokens if tokens else None,
+                tokens=given if tokens else None,
             ))
             if messages:
                 played.append(turn)

@@ -331,19 +331,16 @@ class EpisodeHost:
 
     async def _reap(self, scope: anyio.CancelScope) -> None:
         """End the named episodes that waited ``idle`` seconds without a step (until ``scope`` is cancelled)."""
-        with scope:
-            await self._reaping()
-
-    async def _reaping(self) -> None:
         assert self.idle is not None
         seen: dict[str, tuple[int, float]] = {}
-        while True:
-            await anyio.sleep(min(self.idle / 4, 5.0))
-            now = anyio.current_time()
-            for name, episode in list(self.episodes.items()):
-                steps, since = seen.get(name, (-1, now))
-                if steps != episode.steps:
-                    seen[name] = (episode.steps, now)
-                elif now - since >= self.idle:
-                    episode.leave()
-            seen = {name: seen[name] for name in self.episodes if name in seen}
+        with scope:
+            while True:
+                await anyio.sleep(min(self.idle / 4, 5.0))
+                now = anyio.current_time()
+                for name, episode in list(self.episodes.items()):
+                    steps, since = seen.get(name, (-1, now))
+                    if steps != episode.steps:
+                        seen[name] = (episode.steps, now)
+                    elif now - since >= self.idle:
+                        episode.leave()
+                seen = {name: seen[name] for name in self.episodes if name in seen}

@@ -16,6 +16,7 @@ import msgspec
 from puzzles import Game
 
 from engine.records import GameRecord, RunDir, TranscriptIndex
+from engine.records.rundir import drop_partial_tail
 from engine.rollouts.collect import Assembler, Settings, groups_in
 from engine.rollouts.groups import GroupIds, make_group
 from engine.rollouts.trajectory import encode_group
@@ -38,18 +39,6 @@ def saved_settings(run: RunDir) -> Settings | None:
         raise ValueError(f"cannot read {run.path / SETTINGS_FILE}: {exc}") from None
 
 
-def _whole_lines(path) -> list[bytes]:
-    """The file's whole lines, a last line a kill cut short cut off the file."""
-    if not path.exists():
-        return []
-    data = path.read_bytes()
-    whole = data[: data.rfind(b"\n") + 1]
-    if len(whole) != len(data):
-        with path.open("rb+") as f:
-            f.truncate(len(whole))
-    return whole.splitlines()
-
-
 class GroupFile:
     """Writes the groups of the run's plan to ``rollouts.jsonl`` as their games are on disk: give
     ``written`` each record once it is written (``play_plan``'s ``on_written``), and ``recorded``
@@ -63,7 +52,8 @@ class GroupFile:
         self.index = TranscriptIndex(run.path)
         self.failed: str | None = None
         self.count = 0
-        known = groups_in(_whole_lines(self.path))
+        drop_partial_tail(self.path)  # a last line a kill cut short
+        known = groups_in(self.path.read_bytes().splitlines() if self.path.exists() else [])
         self.assembler = Assembler(ids, known, self._group)
         self._file = self.path.open("ab")
         for record in recorded:  # what earlier processes of the run recorded

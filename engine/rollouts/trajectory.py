@@ -7,7 +7,7 @@ rewards when the game ended, who played it (the policy; for a model, its name, w
 adapter names the weights) with the run's sampling settings, and whether a trainer trains it
 (``trainable``: a model seat the rollout trains; never a scripted seat). Token ids and
 log-probabilities are there only where the rollout asked for them and the server returned them
-(``TurnTokens``); without them a trajectory is text only.
+(``bus.Tokens``); without them a trajectory is text only.
 """
 
 from __future__ import annotations
@@ -16,14 +16,7 @@ from typing import Any
 
 import msgspec
 
-
-class TurnTokens(msgspec.Struct, frozen=True):
-    """One model call's tokens as the server gave them: the prompt's ids as it consumed them, the
-    completion's ids and the log-probability of each sampled token."""
-
-    prompt_ids: list[int]
-    completion_ids: list[int]
-    logprobs: list[float]
+from bus import Tokens
 
 
 class ChatMessage(msgspec.Struct, frozen=True):
@@ -52,7 +45,7 @@ class TurnStep(msgspec.Struct, kw_only=True, omit_defaults=True):
     cut: bool = False
     reward: float = 0.0
     progress: float = 0.0
-    tokens: TurnTokens | None = None
+    tokens: Tokens | None = None
     advantage: float | None = None
 
 

@@ -19,19 +19,22 @@ def refusal(name: str, max_tokens: int, context: int, where: str, remedy: str = 
             f"(the prompt needs room too): give a smaller --max-tokens{remedy}")
 
 
-async def server_context(base_url: str, model: str) -> int | None:
-    """The context ``base_url`` (``http://HOST:PORT/v1``) gives ``model`` (``max_model_len`` in its
-    ``/v1/models``; the smallest given, if none is named ``model``), or None if it says none."""
+async def _ask(url: str) -> object:
+    """The JSON a server answers a GET of ``url`` with; None if it does not answer 200 in time."""
     import aiohttp
 
     try:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=ASK_TIMEOUT)) as session:
-            async with session.get(base_url.rstrip("/") + "/models") as response:
-                if response.status != 200:
-                    return None
-                body = await response.json(content_type=None)
+            async with session.get(url) as response:
+                return await response.json(content_type=None) if response.status == 200 else None
     except (aiohttp.ClientError, TimeoutError, OSError, ValueError):
         return None
+
+
+async def server_context(base_url: str, model: str) -> int | None:
+    """The context ``base_url`` (``http://HOST:PORT/v1``) gives ``model`` (``max_model_len`` in its
+    ``/v1/models``; the smallest given, if none is named ``model``), or None if it says none."""
+    body = await _ask(base_url.rstrip("/") + "/models")
     entries = body.get("data") if isinstance(body, dict) else None
     lengths = {e.get("id"): e["max_model_len"] for e in entries or [] if isinstance(e, dict) and isinstance(e.get("max_model_len"), int)}
     if not lengths:
@@ -51,16 +54,7 @@ async def check_context(servers: Mapping[str, tuple[str, list[str]]], max_tokens
 
 async def server_version(base_url: str) -> str | None:
     """The version ``base_url`` (``http://HOST:PORT/v1``) says it is (vLLM's ``/version``), or None."""
-    import aiohttp
-
-    try:
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=ASK_TIMEOUT)) as session:
-            async with session.get(re.sub(r"/v1/?$", "", base_url.rstrip("/")) + "/version") as response:
-                if response.status != 200:
-                    return None
-                body = await response.json(content_type=None)
-    except (aiohttp.ClientError, TimeoutError, OSError, ValueError):
-        return None
+    body = await _ask(re.sub(r"/v1/?$", "", base_url.rstrip("/")) + "/version")
     version = body.get("version") if isinstance(body, dict) else None
     return version if isinstance(version, str) else None
 

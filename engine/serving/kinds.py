@@ -163,31 +163,23 @@ def kv_cache_gib(folder: Path, tokens: int) -> int:
 
 def find_executable(kind: str) -> Path:
     """The server program for ``kind``; ServeError saying how to get it if there is none."""
-    if kind == "llamacpp":
-        given = os.environ.get("LLAMA_SERVER")
-        if given:
-            if not Path(given).is_file():
-                raise ServeError(f"LLAMA_SERVER is {given}, which is not a file")
-            return Path(given)
-        built = built_server()
-        if built.is_file():
-            return built
-        found = shutil.which("llama-server")
-        if found:
-            return Path(found)
-        raise ServeError(f"no llama-server: {SETUP_HINT}")
-    given = os.environ.get("VLLM_EXECUTABLE")
+    variable, program = ("LLAMA_SERVER", "llama-server") if kind == "llamacpp" else ("VLLM_EXECUTABLE", "vllm")
+    given = os.environ.get(variable)
     if given:
         if not Path(given).is_file():
-            raise ServeError(f"VLLM_EXECUTABLE is {given}, which is not a file")
+            raise ServeError(f"{variable} is {given}, which is not a file")
         return Path(given)
-    if vllm_installed():
+    if kind == "llamacpp" and built_server().is_file():
+        return built_server()
+    if kind != "llamacpp" and vllm_installed():
         return installed_vllm()
-    found = shutil.which("vllm")
-    if not found:
-        raise ServeError(f"no vllm executable to serve the model: {VLLM_SETUP_HINT}, pip install vllm on a GPU "
-                         "machine, give the server's address with --vllm-url, or set VLLM_EXECUTABLE")
-    return Path(found)
+    found = shutil.which(program)
+    if found:
+        return Path(found)
+    if kind == "llamacpp":
+        raise ServeError(f"no llama-server: {SETUP_HINT}")
+    raise ServeError(f"no vllm executable to serve the model: {VLLM_SETUP_HINT}, pip install vllm on a GPU "
+                     "machine, give the server's address with --vllm-url, or set VLLM_EXECUTABLE")
 
 
 def served_model(provider: str, model: str, explicit_url: bool) -> ServedModel | None:
@@ -198,17 +190,11 @@ def served_model(provider: str, model: str, explicit_url: bool) -> ServedModel |
       its file, unless the run names a llama.cpp server of its own; either ``+ADAPTER``: with that
       LoRA adapter;
     - ``vllm:MODEL`` with no vLLM server named; ``vllm:smollm2``: the folder setup-vllm made."""
-    if provider == "llamacpp":
-        base, adapter = split_adapter(model)
-        if base.lower().endswith(".gguf"):
-            return ServedModel("llamacpp", base, adapter=adapter)
-        bundled = bundled_model(base)
-        if bundled is not None and not explicit_url:
-            return ServedModel("llamacpp", str(bundled), adapter=adapter)
+    base, adapter = split_adapter(model)
+    bundled = bundled_model(base) if provider == "llamacpp" and not explicit_url else None
+    if provider == "llamacpp" and (base.lower().endswith(".gguf") or bundled is not None):
+        return ServedModel("llamacpp", base if bundled is None else str(bundled), adapter=adapter)
     if provider == "vllm" and not explicit_url:
-        base, adapter = split_adapter(model)
         folder = vllm_model_folder(base)
-        if folder is not None:
-            return ServedModel("vllm", str(folder), served_as=base, adapter=adapter)
-        return ServedModel("vllm", base, adapter=adapter)
+        return ServedModel("vllm", base if folder is None else str(folder), served_as="" if folder is None else base, adapter=adapter)
     return None

@@ -66,13 +66,13 @@ class BatchService:
             web.post("/v1/files", openai(self.upload)), web.get("/v1/files/{id}", openai(self.file)),
             web.get("/v1/files/{id}/content", openai(self.content)), web.delete("/v1/files/{id}", openai(self.delete_file)),
             web.post("/v1/batches", openai(self.create_openai)), web.get("/v1/batches", openai(self.list_openai)),
-            web.get("/v1/batches/{id}", self._found(False, self.get_openai)),
-            web.post("/v1/batches/{id}/cancel", self._found(False, self.cancel_openai)),
+            web.get("/v1/batches/{id}", self._found(False, self.get)),
+            web.post("/v1/batches/{id}/cancel", self._found(False, self.cancel)),
             web.post("/v1/messages/batches", anthropic(self.create_anthropic)),
             web.get("/v1/messages/batches", anthropic(self.list_anthropic)),
-            web.get("/v1/messages/batches/{id}", self._found(True, self.get_anthropic)),
+            web.get("/v1/messages/batches/{id}", self._found(True, self.get)),
             web.get("/v1/messages/batches/{id}/results", self._found(True, self.results_anthropic)),
-            web.post("/v1/messages/batches/{id}/cancel", self._found(True, self.cancel_anthropic)),
+            web.post("/v1/messages/batches/{id}/cancel", self._found(True, self.cancel)),
             web.delete("/v1/messages/batches/{id}", self._found(True, self.delete_anthropic)),
             web.post("/fake/batch-delay", self.set_delay),
         ])
@@ -177,15 +177,16 @@ class BatchService:
         return web.json_response({"object": "list", "data": data, "first_id": data[0]["id"] if data else None,
                                   "last_id": data[-1]["id"] if data else None, "has_more": self._more})
 
-    async def get_openai(self, request: web.Request, batch: FakeBatch) -> web.Response:
-        return web.json_response(batch.openai())
+    async def get(self, request: web.Request, batch: FakeBatch) -> web.Response:
+        return web.json_response(batch.message_batch(str(request.url.origin())) if batch.anthropic else batch.openai())
 
-    async def cancel_openai(self, request: web.Request, batch: FakeBatch) -> web.Response:
+    async def cancel(self, request: web.Request, batch: FakeBatch) -> web.Response:
         if batch.status == "in_progress":
-            batch.status, batch.cancel = "cancelling", True
-            batch.times["cancelling"] = time.time()
+            status = "canceling" if batch.anthropic else "cancelling"  # as each API spells it
+            batch.status, batch.cancel = status, True
+            batch.times[status] = time.time()
             batch.wake.set()
-        return web.json_response(batch.openai())
+        return await self.get(request, batch)
 
     # ---- Anthropic message batches ----
 
@@ -209,15 +210,12 @@ class BatchService:
         batch = FakeBatch(True, requests)
         self._sent(batch)
         self._start(batch)
-        return web.json_response(batch.message_batch(str(request.url.origin())))
+        return await self.get(request, batch)
 
     async def list_anthropic(self, request: web.Request) -> web.Response:
         data = [b.message_batch(str(request.url.origin())) for b in self._page(request, True, "after_id")]
         return web.json_response({"data": data, "has_more": self._more, "first_id": data[0]["id"] if data else None,
                                   "last_id": data[-1]["id"] if data else None})
-
-    async def get_anthropic(self, request: web.Request, batch: FakeBatch) -> web.Response:
-        return web.json_response(batch.message_batch(str(request.url.origin())))
 
     async def results_anthropic(self, request: web.Request, batch: FakeBatch) -> web.Response:
         if batch.status != "ended":
@@ -225,13 +223,6 @@ class BatchService:
         self.downloads += 1
         data = "".join(json.dumps(line) + "\n" for line in batch.results).encode()
         return web.Response(body=data, content_type="application/binary")
-
-    async def cancel_anthropic(self, request: web.Request, batch: FakeBatch) -> web.Response:
-        if batch.status == "in_progress":
-            batch.status, batch.cancel = "canceling", True
-            batch.times["canceling"] = time.time()
-            batch.wake.set()
-        return web.json_response(batch.message_batch(str(request.url.origin())))
 
     async def delete_anthropic(self, request: web.Request, batch: FakeBatch) -> web.Response:
         if batch.status != "ended":

@@ -10,6 +10,7 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -130,8 +131,8 @@ class FakeServer:
         # A batch's input file may be as large as the providers take (OpenAI: 200 MB), not aiohttp's 1 MB.
         self.app = web.Application(client_max_size=200 * 1024 * 1024)
         self.app.add_routes([
-            web.post("/v1/chat/completions", self.chat_completions),
-            web.post("/v1/messages", self.messages),
+            web.post("/v1/chat/completions", partial(self._handle, anthropic=False)),
+            web.post("/v1/messages", partial(self._handle, anthropic=True)),
             web.get("/health", self.health),
             web.get("/version", self.version),
             web.get("/v1/models", self.models),
@@ -417,12 +418,6 @@ class FakeServer:
         else:
             reply = openai_completion(model, text, prompt, cached, completion, cut, returned)
         return web.json_response(reply, headers=headers)
-
-    async def chat_completions(self, request: web.Request) -> web.StreamResponse:
-        return await self._handle(request, anthropic=False)
-
-    async def messages(self, request: web.Request) -> web.StreamResponse:
-        return await self._handle(request, anthropic=True)
 
     # ---- vLLM's extras ----
 

@@ -227,17 +227,17 @@ def check_saved(parser: OneLineParser, args: argparse.Namespace, saved: Plan, ga
     check_plan(parser, saved, game, factory, calls=not args.dry_run)
 
 
-def chosen_game(argv: list[str] | None) -> str:
-    """The game the command line is about: --game, else the resumed run's, else the default."""
+def chosen_game(argv: list[str] | None) -> Game:
+    """The game the command line is about: --game, else the resumed run's, else the default (also
+    for a name no game has: the parser then says so)."""
     pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     pre.add_argument("--game")
     pre.add_argument("--resume")
     known, _ = pre.parse_known_args(argv)
-    if known.game is not None:
-        return known.game.strip().lower()
-    if known.resume is not None:
+    name = known.game.strip().lower() if known.game is not None else DEFAULT_GAME
+    if known.game is None and known.resume is not None:
         try:
-            return RunDir.open(known.resume).config().game
+            name = RunDir.open(known.resume).config().game
         except (RunDirError, OSError, ValueError):
             pass  # reported properly once the whole command line is read
-    return DEFAULT_GAME
+    return GAMES.get(name) or GAMES[DEFAULT_GAME]

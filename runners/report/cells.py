@@ -56,12 +56,8 @@ def p_csv(p: float) -> float:
 MEAN_INTERVAL = "95% t interval, cut to the range of the values from 8 values on"
 
 
-def value_label(field_name: str, value: str) -> str:
-    return value if field_name in SELF_NAMED else f"{field_name}={value}"
-
-
 def key_label(fields: Sequence[str], key: Sequence[str]) -> str:
-    return ", ".join(value_label(f, v) for f, v in zip(fields, key)) or "all"
+    return ", ".join(v if f in SELF_NAMED else f"{f}={v}" for f, v in zip(fields, key)) or "all"
 
 
 def fixed_note(run: Source) -> str:

@@ -62,9 +62,7 @@ def board_of(replay: Any, state: Any) -> dict | None:
     return {"columns": list(board.columns), "rows": [[[c.text, c.mark] for c in row] for row in board.rows]}
 
 
-def plain(value: Any) -> Any:
-    """``value`` as JSON data (structs become objects)."""
-    return msgspec.to_builtins(value)
+plain = msgspec.to_builtins  # a value as JSON data (structs become objects)
 
 
 def rejected_of(items: Any) -> list[list[str]]:

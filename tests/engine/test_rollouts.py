@@ -12,12 +12,13 @@ import anyio
 import msgspec
 import pytest
 
+from bus import Tokens
 from engine.analysis import advantages
 from engine.backends import BackendSettings
 from engine.plan import Grid
 from engine.records import RunDir
 from engine.rollouts import (
-    Group, GroupIds, MissingTokens, Settings, TurnTokens, encode_group, rollouts, run_groups, trajectories,
+    Group, GroupIds, MissingTokens, Settings, encode_group, rollouts, run_groups, trajectories,
 )
 from puzzles import GAMES
 from runners.branch import main as branch_main
@@ -102,7 +103,7 @@ def test_token_ids_are_kept_where_asked_and_given(model_runs):
     for i, step in enumerate(made["alice"].steps):
         assert step.tokens is not None and step.tokens.completion_ids[0] == 7
     first_turn = json.loads(with_tokens)["turns"][0]
-    assert made["alice"].steps[0].tokens == msgspec.convert(first_turn["tokens"], TurnTokens)
+    assert made["alice"].steps[0].tokens == msgspec.convert(first_turn["tokens"], Tokens)
     assert all(step.tokens is None for step in made["carol"].steps)  # scripted: no model call
     assert all(step.tokens is None for t in trajectories(record, with_tokens, game) for step in t.steps)  # text only
     with pytest.raises(MissingTokens, match=r"seat bob, turn 1: the server \(openai:noisy\) returned no token ids"):

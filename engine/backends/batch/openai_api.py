@@ -21,6 +21,7 @@ import msgspec
 from engine.backends.base import Failure
 from engine.backends.provider import status_failure
 from engine.backends.batch.log import BatchState
+from engine.backends.lean import error_message
 from engine.backends.sdk import openai_fixed, sdk_failure
 from engine.backends.settings import History, ModelOptions, chat_turns
 from engine.backends.wire import MalformedReply, Reply, encode, openai_body, openai_reply
@@ -49,17 +50,6 @@ class _Line(msgspec.Struct):
 _read_line = msgspec.json.Decoder(_Line).decode
 
 
-def _message(body: bytes) -> str:
-    """The message of an error body, as the SDK words it."""
-    try:
-        data = msgspec.json.decode(body)
-    except msgspec.DecodeError:
-        return ""
-    error = data.get("error", data) if isinstance(data, dict) else None
-    message = error.get("message") if isinstance(error, dict) else None
-    return message if isinstance(message, str) else ""
-
-
 def read_line(line: bytes) -> tuple[str, Reply | Failure] | None:
     """One line of an output or error file: (custom id, its outcome); None for a line not of the form."""
     try:
@@ -74,7 +64,7 @@ def read_line(line: bytes) -> tuple[str, Reply | Failure] | None:
             return entry.custom_id, Failure(f"malformed reply: {exc}", True, None, False, "malformed")
     if response is not None:
         status = response.status_code
-        return entry.custom_id, status_failure(status, f"Error code: {status} - {_message(bytes(response.body))}", {})
+        return entry.custom_id, status_failure(status, error_message(status, bytes(response.body)), {})
     code = (error.code if error is not None else None) or "no_response"
     message = (error.message if error is not None else None) or "the request has no response"
     counter = "timeouts" if code in ("batch_expired", "batch_cancelled") else "server_errors"

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 from engine import PolicyFactory
 from engine.policies import DEFAULT_ABSENT_AFTER, DEFAULT_TURN_SECONDS, HUMAN, participant_id
 from engine.records import Plan
-from puzzles import DEFAULT_GAME, GAMES, Game, InvalidParameter, get_game
+from puzzles import DEFAULT_GAME, GAMES, Game, InvalidParameter
 from runners.args import OneLineParser, bounded, choice, integer, key_value
 from runners.flags.game import CHANNEL_FLAGS, EXTENSION_FLAGS, add_game_parameters, check_saved, chosen_game, config_from_args, role_assignment
 from runners.flags.models import add_model_arguments
@@ -153,8 +153,7 @@ def _command(prog: str, prepared: Prepared, args: argparse.Namespace) -> str:
 
 def prepare(argv: list[str] | None, factory: PolicyFactory, prog: str = PROG) -> Setup:
     """Parse and check everything, create (or open) the run directory; exits with status 2 on bad input."""
-    name = chosen_game(argv)
-    game = GAMES.get(name) or get_game(DEFAULT_GAME)
+    game = chosen_game(argv)
     parser = build_parser(factory, game, prog)
     args = parser.parse_args(argv)
     found: dict[str, Any] = {}
