@@ -8,8 +8,9 @@ Prints figures; asserts nothing.
 The server is one already running, started as the engine starts it (``vllm serve FOLDER
 --served-model-name smollm2 --max-num-seqs S --max-model-len 2048 --enable-prompt-tokens-details``; on a
 CPU ``--enforce-eager`` too, and ``VLLM_CPU_KVCACHE_SPACE``; ``asymgames setup-vllm`` makes the folder).
-Both sides run against it in rounds, each side for the same wall time, their order alternating
-(engine then bare client, bare client then engine, ...):
+After a warm-up (``--warmup`` seconds of the engine's games, counted in no round), both sides run
+against it in rounds, each side for the same wall time, their order alternating (engine then bare
+client, bare client then engine, ...):
 
 - engine: AsymPuzl games (size 3, structured replies) played by the engine through the ``vllm:`` path
   at the server's URL, twice S games in flight, its calls steered by the server's ``/metrics``. The
@@ -247,6 +248,9 @@ async def main_async(args) -> None:
     recorded = Recorded()
     rows = []
     bodies: list[bytes] = []
+    if args.warmup > 0:  # the server's first requests (its first reply schema compiled, say) are counted in no round
+        w = await engine_side(base, args.seqs, args.warmup, args.rounds, args.max_tokens, recorded)
+        print(f"warm-up: {line('engine', w[0], w[1], args.seqs)}", flush=True)
     for round_ in range(args.rounds):
         engine_first = round_ % 2 == 0  # the first round has no bodies yet; then the order alternates
         if engine_first:
@@ -277,6 +281,7 @@ def main() -> None:
     parser.add_argument("--seqs", type=int, default=8, help="the server's --max-num-seqs")
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--warmup", type=float, default=30.0, help="seconds of the engine's games before the first round, not counted")
     parser.add_argument("--max-tokens", type=int, default=300)
     anyio.run(main_async, parser.parse_args())
 
