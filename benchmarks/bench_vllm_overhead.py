@@ -8,7 +8,7 @@ asserts nothing.
 Each side runs for the same wall time against one server:
 
 - bare: an aiohttp client keeping the batch and its headroom in flight (``vllm_headroom``), each request
-  the first-turn prompt of an AsymPuzl game with its reply schema, as ``bench_vllm.py``'s anchor;
+  the first-turn prompt of an AsymPuzl game with its reply schema (the server takes the same time over any prompt);
 - engine: AsymPuzl games (size 3, structured replies) through the ``vllm:`` path, twice S games in
   flight, steered by the server's ``/metrics`` (4 reads a second) as a run is.
 
