@@ -100,23 +100,13 @@ class Prompt:
 class SeatBackend:
     """The client's seat as a model backend: each call is a ``Prompt`` the client answers."""
 
+    name = CLIENT
+
     def __init__(self, tokenizer: Tokenizer) -> None:
-        self._tokenizer = tokenizer
-        self._limiter = Limiter(CLIENT, max_in_flight=1 << 20, learn_limits=False, adaptive=False)
+        self.tokenizer = tokenizer
+        self.limiter = Limiter(CLIENT, max_in_flight=1 << 20, learn_limits=False, adaptive=False)
         self.send, self.calls = anyio.create_memory_object_stream[Prompt](math.inf)
         self.left = False
-
-    @property
-    def name(self) -> str:
-        return CLIENT
-
-    @property
-    def limiter(self) -> Limiter:
-        return self._limiter
-
-    @property
-    def tokenizer(self) -> Tokenizer:
-        return self._tokenizer
 
     async def complete(self, request: Request) -> Completion:
         if self.left:
