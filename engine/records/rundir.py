@@ -11,6 +11,7 @@ resumed is upgraded in place first, so that its results stay one format.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import mmap
 import os
@@ -367,10 +368,8 @@ class RecordWriter:
                 data = data[written:]
             self._end += len(line)
         except OSError as exc:
-            try:
+            with contextlib.suppress(OSError):  # the next resume drops a line cut short
                 self._file.truncate(self._end)  # no half record left behind
-            except OSError:
-                pass  # the next resume drops a line cut short
             self._failed = StorageError(exc.errno, f"cannot write {self.path}: {exc.strerror or exc}")
             raise self._failed from exc
 
