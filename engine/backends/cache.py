@@ -209,10 +209,8 @@ class ResponseStore:
 
     def put(self, key: bytes, entry: Entry) -> None:
         """Keep ``entry`` as ``key``'s (replacing a damaged or expired one). Does nothing read-only."""
-        if not self.writable:
-            return
         self._open()
-        if self.broken or self._writer is None:
+        if self.broken or self._writer is None:  # read only: no writer
             return
         value = _encode(entry if entry.tokens is not None else msgspec.structs.astuple(entry)[:-1])
         try:
@@ -265,9 +263,7 @@ def prune(path: Path, older_than: float | None = None, *, vacuum: bool = False) 
     before = _size(path)
     with contextlib.closing(sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)) as db:
         db.execute("PRAGMA journal_mode=WAL")
-        old = 0
-        if older_than is not None:
-            old = db.execute("DELETE FROM replies WHERE created < ?", (time.time() - older_than,)).rowcount
+        old = 0 if older_than is None else db.execute("DELETE FROM replies WHERE created < ?", (time.time() - older_than,)).rowcount
         damaged = []
         for key, crc, value in db.execute("SELECT key, crc, value FROM replies"):
             try:
