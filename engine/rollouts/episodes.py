@@ -315,9 +315,7 @@ class EpisodeHost:
         """A game ended: its transcript and record written, the episode forgotten."""
         self.transcripts.game_finished(spec, record)
         self.writer.write(record)
-        for name, episode in list(self.episodes.items()):
-            if episode.spec.game_id == spec.game_id:
-                del self.episodes[name]
+        self.episodes = {name: episode for name, episode in self.episodes.items() if episode.spec.game_id != spec.game_id}
 
     async def _reap(self, scope: anyio.CancelScope) -> None:
         """End the named episodes that waited ``idle`` seconds without a step (until ``scope`` is cancelled)."""
