@@ -130,9 +130,7 @@ class Builder:
     def caches_prefixes(self, name: str) -> bool:
         """Whether the model's server is llama.cpp's (one the engine starts, or the ``llamacpp``
         endpoint), which reuses a prompt it computed for a call after, not for one beside."""
-        if name in self.served:
-            return self.served[name].kind == "llamacpp"
-        return split_name(name)[0] == "llamacpp"
+        return (self.served[name].kind if name in self.served else split_name(name)[0]) == "llamacpp"
 
     def _limit(self, table: dict[str, float], provider: str, model: str) -> float | None:
         return table.get(f"{provider}:{model}", table.get(provider))

@@ -42,6 +42,7 @@ the event loop: a write may wait for another process's), and a miss one write: s
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sqlite3
@@ -150,6 +151,8 @@ class ResponseStore:
         return sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
 
     def _open(self) -> None:
+        if self._opened:  # the common case, without the lock
+            return
         with self._open_lock:
             if self._opened:
                 return
@@ -172,8 +175,7 @@ class ResponseStore:
 
     def check(self) -> str | None:
         """Open the file now: why no call can be answered from it or kept in it, or None."""
-        if not self._opened:
-            self._open()
+        self._open()
         return self.problem if self.broken else None
 
     def _failed(self, exc: BaseException, hard: bool = False) -> None:
@@ -185,8 +187,7 @@ class ResponseStore:
 
     def get(self, key: bytes) -> Entry | None:
         """The entry of ``key``, or None: none kept, expired, damaged, or the file unusable."""
-        if not self._opened:
-            self._open()
+        self._open()
         if self.broken or self._reader is None:
             return None
         try:
@@ -208,11 +209,8 @@ class ResponseStore:
 
     def put(self, key: bytes, entry: Entry) -> None:
         """Keep ``entry`` as ``key``'s (replacing a damaged or expired one). Does nothing read-only."""
-        if not self.writable:
-            return
-        if not self._opened:
-            self._open()
-        if self.broken or self._writer is None:
+        self._open()
+        if self.broken or self._writer is None:  # read only: no writer
             return
         value = _encode(entry if entry.tokens is not None else msgspec.structs.astuple(entry)[:-1])
         try:
@@ -230,10 +228,8 @@ class ResponseStore:
         with self._open_lock, self._read_lock, self._write_lock:
             for db in (self._reader, self._writer):
                 if db is not None:
-                    try:
+                    with contextlib.suppress(sqlite3.Error):
                         db.close()
-                    except sqlite3.Error:
-                        pass
             self._reader = self._writer = None
             self._opened = False
 
@@ -252,12 +248,9 @@ def store_figures(path: Path) -> dict[str, Any]:
     seconds, None without entries) and its bytes on disk."""
     figures: dict[str, Any] = {"file": str(path), "entries": 0, "oldest": None, "newest": None, "bytes": 0}
     if path.exists():
-        db = sqlite3.connect(path, timeout=BUSY_TIMEOUT)
-        try:
+        with contextlib.closing(sqlite3.connect(path, timeout=BUSY_TIMEOUT)) as db:
             figures["entries"], figures["oldest"], figures["newest"] = db.execute(
                 "SELECT count(*), min(created), max(created) FROM replies").fetchone()
-        finally:
-            db.close()
         figures["bytes"] = _size(path)
     return figures
 
@@ -268,12 +261,9 @@ def prune(path: Path, older_than: float | None = None, *, vacuum: bool = False) 
     rewrites the file, and waits for every other process to finish writing). Other processes may use
     the file meanwhile. (removed old, removed damaged, entries left, bytes before and after.)"""
     before = _size(path)
-    db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)
-    try:
+    with contextlib.closing(sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)) as db:
         db.execute("PRAGMA journal_mode=WAL")
-        old = 0
-        if older_than is not None:
-            old = db.execute("DELETE FROM replies WHERE created < ?", (time.time() - older_than,)).rowcount
+        old = 0 if older_than is None else db.execute("DELETE FROM replies WHERE created < ?", (time.time() - older_than,)).rowcount
         damaged = []
         for key, crc, value in db.execute("SELECT key, crc, value FROM replies"):
             try:
@@ -285,8 +275,6 @@ def prune(path: Path, older_than: float | None = None, *, vacuum: bool = False) 
             db.execute("VACUUM")
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         left = db.execute("SELECT count(*) FROM replies").fetchone()[0]
-    finally:
-        db.close()
     return {"file": str(path), "old": old, "damaged": len(damaged), "entries": left, "bytes_before": before, "bytes_after": _size(path)}
 
 

@@ -108,12 +108,9 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
 
 
 def _number(headers: Mapping[str, str], name: str) -> float | None:
-    value = headers.get(name)
-    if value is None:
-        return None
     try:
-        return float(value)
-    except ValueError:
+        return float(headers[name])
+    except (KeyError, ValueError):
         return None
 
 

@@ -371,10 +371,8 @@ def openai_body(fixed: dict[str, Any], messages: list[dict[str, Any]], seed: int
         body["seed"] = seed
     if schema is not None:
         body["response_format"] = {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": True}}
-    elif grammar is not None and grammar_form == "llamacpp":
-        body["grammar"] = grammar
-    elif grammar is not None and grammar_form == "vllm":
-        body["structured_outputs"] = {"grammar": grammar}
-    elif grammar is not None and grammar_form == "vllm_guided":
-        body["guided_grammar"] = grammar
+    elif grammar is not None and grammar_form is not None:
+        field, value = {"llamacpp": ("grammar", grammar), "vllm": ("structured_outputs", {"grammar": grammar}),
+                        "vllm_guided": ("guided_grammar", grammar)}[grammar_form]
+        body[field] = value
     return encode(body)

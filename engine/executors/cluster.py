@@ -219,10 +219,7 @@ class RayExecutor:
 
         def within_caps() -> Iterator[int]:
             """The games to start, while the caps allow another (a refusal is final; games in flight finish)."""
-            while spending is None or spending.allows_another():
-                game_id = next(pending, None)
-                if game_id is None:
-                    return
+            while (spending is None or spending.allows_another()) and (game_id := next(pending, None)) is not None:
                 yield game_id
 
         def next_batch() -> list[GameSpec]:

@@ -143,9 +143,7 @@ class RunProgress:
             by_condition = self.scores_by_condition.setdefault(condition, {})
             tally_scores(self.scores, scores)
             tally_scores(by_condition, scores)
-        counts = self.by_condition.get(condition)
-        if counts is None:
-            counts = self.by_condition[condition] = [0, 0, 0]
+        counts = self.by_condition.setdefault(condition, [0, 0, 0])
         if outcome == "success":
             self.successes += 1
             counts[0] += 1
@@ -208,10 +206,7 @@ async def run_games(
         """The next game to play, None when there is none (or no more may start). It returns before
         the game is played: no frame of it is held while the game goes on."""
         if stream is not None:
-            try:
-                return await stream.__anext__()
-            except StopAsyncIteration:
-                return None
+            return await anext(stream, None)
         spec = next(pending, None)  # one shared iterator: each game is taken by exactly one worker
         if spec is not None and starts is not None and not await starts.next():
             return None  # the spec taken is left unplayed, as are the rest

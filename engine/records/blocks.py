@@ -29,6 +29,7 @@ comment or time; the extra field holds one subfield ``TB`` of: the member's leng
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import struct
@@ -61,13 +62,9 @@ class Block(NamedTuple):
 
 def ranges(ids: Iterable[int]) -> bytes:
     """Sorted game ids as ASCII ranges: ``0-3,5,7-9``."""
-    runs: list[list[int]] = []  # [first, last] of each run of consecutive ids
-    for game_id in sorted(set(ids)):
-        if runs and game_id == runs[-1][1] + 1:
-            runs[-1][1] = game_id
-        else:
-            runs.append([game_id, game_id])
-    return ",".join(str(first) if first == last else f"{first}-{last}" for first, last in runs).encode()
+    # Consecutive ids keep their difference from their place in the sorted list: one group a run.
+    runs = [[game_id for _, game_id in run] for _, run in itertools.groupby(enumerate(sorted(set(ids))), lambda p: p[1] - p[0])]
+    return ",".join(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs).encode()
 
 
 def parse_ranges(text: bytes) -> list[int]:
@@ -311,18 +308,10 @@ class GameLines:
                 for where, game_id in lines:
                     f.seek(where // 2)
                     yield game_id, f.readline()
-        in_blocks = sorted(w for w in wanted if w[0] % 2 == 1)
-        if in_blocks:
-            assert self.blocks is not None, "only a block's games have odd places"
-            with self.blocks.open("rb") as f:
-                current, found = -1, {}
-                for where, game_id in in_blocks:
-                    if where != current:
-                        current, offset = where, where // 2
-                        found = _lines_by_game(read_block(f, Block(offset, self.sizes[offset], [])))
-                    line = found.get(game_id)
-                    if line is not None:
-                        yield game_id, line
+        for _, game_id in sorted(w for w in wanted if w[0] % 2 == 1):  # by block: ``line`` keeps the last one read
+            line = self.line(game_id)
+            if line is not None:
+                yield game_id, line
 
 
 def _stat(path: Path) -> os.stat_result | None:

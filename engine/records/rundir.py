@@ -11,7 +11,9 @@ resumed is upgraded in place first, so that its results stay one format.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import mmap
 import os
 from collections.abc import Container, Iterator
 from pathlib import Path
@@ -227,12 +229,10 @@ class RunDir:
     def contradiction_error(self, plan: Plan, *, skip_damaged: bool = False, resume: str = "--resume") -> RunDirError | None:
         """A RunDirError naming the first record that contradicts ``plan``, or None; its advice is to
         move it aside with ``resume`` (the flag, or a whole command) and ``--repair``."""
-        for number, game_id, what in self.contradictions(plan, skip_damaged=skip_damaged):
-            return RunDirError(
-                f"{self.results_path} line {number} holds game {game_id} with {what} than the run's plan "
-                f"gives it (a record changed by hand or of another run); move it aside with {resume} {self.path} --repair"
-            )
-        return None
+        return next((RunDirError(
+            f"{self.results_path} line {number} holds game {game_id} with {what} than the run's plan "
+            f"gives it (a record changed by hand or of another run); move it aside with {resume} {self.path} --repair"
+        ) for number, game_id, what in self.contradictions(plan, skip_damaged=skip_damaged)), None)
 
     def conflicts(self, *, skip_damaged: bool = False) -> Iterator[tuple[int, int, int]]:
         """(game id, line number, line number) of each game recorded twice with different records, the
@@ -267,12 +267,10 @@ class RunDir:
 
     def conflict_error(self) -> RunDirError | None:
         """A RunDirError naming the first game recorded twice with different records, or None."""
-        for game_id, one, other in self.conflicts():
-            return RunDirError(
-                f"{self.results_path} lines {one} and {other} hold different records of game {game_id} (refusing to "
-                f"choose, as merge does); move every record of such games aside, to play them again, with --resume {self.path} --repair"
-            )
-        return None
+        return next((RunDirError(
+            f"{self.results_path} lines {one} and {other} hold different records of game {game_id} (refusing to "
+            f"choose, as merge does); move every record of such games aside, to play them again, with --resume {self.path} --repair"
+        ) for game_id, one, other in self.conflicts()), None)
 
     def repair(self, total: int, plan: Plan | None = None) -> tuple[int, Path]:
         """Move aside every line that is not a whole record of a game of the plan (``total`` games),
@@ -370,10 +368,8 @@ class RecordWriter:
                 data = data[written:]
             self._end += len(line)
         except OSError as exc:
-            try:
+            with contextlib.suppress(OSError):  # the next resume drops a line cut short
                 self._file.truncate(self._end)  # no half record left behind
-            except OSError:
-                pass  # the next resume drops a line cut short
             self._failed = StorageError(exc.errno, f"cannot write {self.path}: {exc.strerror or exc}")
             raise self._failed from exc
 
@@ -389,29 +385,12 @@ class RecordWriter:
 
 def drop_partial_tail(path: Path) -> None:
     """Cut a last line that a kill left without its newline."""
-    if not path.exists():
+    if not path.exists() or (size := path.stat().st_size) == 0:
         return
-    with path.open("rb+") as f:
-        f.seek(0, os.SEEK_END)
-        size = f.tell()
-        if size == 0:
-            return
-        f.seek(size - 1)
-        if f.read(1) == b"\n":
-            return
-        offset = size - 1
-        chunk = 4096
-        while offset > 0:
-            start = max(0, offset - chunk)
-            f.seek(start)
-            data = f.read(offset - start)
-            newline = data.rfind(b"\n")
-            if newline != -1:
-                f.truncate(start + newline + 1)
-                return
-            offset = start
-        f.truncate(0)  # the file's one line is the one cut short
-        f.truncate(0)
+    with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        end = data.rfind(b"\n") + 1  # 0: the file's one line is the one cut short
+    if end < size:
+        os.truncate(path, end)
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

@@ -187,10 +187,7 @@ class _MessagesCollector(msgspec.Struct, gc=False):
                 return
             entry = self.played[place]
             if type(entry) is list:  # the turn's Act has not passed yet
-                if entry[4] is None:
-                    entry[4] = [message]
-                else:
-                    entry[4].append(message)
+                entry[4] = [*(entry[4] or ()), message]
                 return
             entry.heard, entry.delivered = _recipients([message], entry.message, entry.heard, entry.delivered)
 

@@ -100,23 +100,13 @@ class Prompt:
 class SeatBackend:
     """The client's seat as a model backend: each call is a ``Prompt`` the client answers."""
 
+    name = CLIENT
+
     def __init__(self, tokenizer: Tokenizer) -> None:
-        self._tokenizer = tokenizer
-        self._limiter = Limiter(CLIENT, max_in_flight=1 << 20, learn_limits=False, adaptive=False)
+        self.tokenizer = tokenizer
+        self.limiter = Limiter(CLIENT, max_in_flight=1 << 20, learn_limits=False, adaptive=False)
         self.send, self.calls = anyio.create_memory_object_stream[Prompt](math.inf)
         self.left = False
-
-    @property
-    def name(self) -> str:
-        return CLIENT
-
-    @property
-    def limiter(self) -> Limiter:
-        return self._limiter
-
-    @property
-    def tokenizer(self) -> Tokenizer:
-        return self._tokenizer
 
     async def complete(self, request: Request) -> Completion:
         if self.left:
@@ -325,9 +315,7 @@ class EpisodeHost:
         """A game ended: its transcript and record written, the episode forgotten."""
         self.transcripts.game_finished(spec, record)
         self.writer.write(record)
-        for name, episode in list(self.episodes.items()):
-            if episode.spec.game_id == spec.game_id:
-                del self.episodes[name]
+        self.episodes = {name: episode for name, episode in self.episodes.items() if episode.spec.game_id != spec.game_id}
 
     async def _reap(self, scope: anyio.CancelScope) -> None:
         """End the named episodes that waited ``idle`` seconds without a step (until ``scope`` is cancelled)."""

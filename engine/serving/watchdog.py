@@ -13,6 +13,7 @@ Run as a file with the standard library alone (``-I``): it loads nothing of the 
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -32,10 +33,8 @@ def _server_child() -> None:
 
 
 def _kill_group(group: int, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(group, sig)
-    except ProcessLookupError:
-        pass
 
 
 def _group_alive(group: int) -> bool:

@@ -115,10 +115,7 @@ class StudyHost:
             found = block.records(set(open_games))
             for game_id, game in open_games.items():
                 record = found.get(game_id)
-                if record is None:
-                    self.add(Interrupted(b, game_id, time.time()))
-                else:
-                    self.add(self._ended(b, game.started, record))
+                self.add(Interrupted(b, game_id, time.time()) if record is None else self._ended(b, game.started, record))
         for person in self.ledger.people.values():
             front = self._front(person)
             front.number = len(person.games)
@@ -174,10 +171,8 @@ class StudyHost:
             elif person.left is not None:
                 front.gone = True
                 texts, reason = self.study.texts, person.left.reason
-                if reason == TIME_UP:
-                    front.show(time_up_screen(texts, person.joined.code), final=True)
-                else:
-                    front.show(full_screen(texts) if reason == "full" else left_screen(texts), final=True)
+                front.show(time_up_screen(texts, person.joined.code) if reason == TIME_UP
+                           else full_screen(texts) if reason == "full" else left_screen(texts), final=True)
         return front
 
     def go(self, front: Page) -> None:
@@ -381,11 +376,9 @@ class StudyHost:
         had, place, at_place = person.had(wait.block), person.rounds(wait.block), self.ledger.at_place(wait.block)
         people = {c for c in open_cells(self.study, wait.block, counts) if c.seat is None}
         others = {c for c in open_cells(self.study, wait.block, counts) if c.condition != instead}
-        cell = None
-        for shut in (people | others, people):  # the fallback first, then any cell with a model partner
-            cell = choose(self.study, wait.block, {**counts, **dict.fromkeys(shut, 10**9)}, at_place, had, place)
-            if cell is not None:
-                break
+        cell = next((found for shut in (people | others, people)  # the fallback first, then any cell with a model partner
+                     if (found := choose(self.study, wait.block, {**counts, **dict.fromkeys(shut, 10**9)}, at_place, had, place))
+                     is not None), None)
         front = self.fronts[person.id]
         if cell is None or not self._start(cell, {cell.seat or self.study.seats(wait.block)[0]: person.id}):
             front.skipped.add(wait.block)

@@ -27,6 +27,7 @@ files kept (uploaded and written, less those deleted).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import random
 import time
@@ -267,10 +268,8 @@ class BatchService:
     async def _run(self, batch: FakeBatch) -> None:
         while not batch.cancel and (left := batch.started + self.delay - time.monotonic()) > 0:
             batch.wake.clear()
-            try:
+            with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(batch.wake.wait(), left)
-            except asyncio.TimeoutError:
-                pass
         expired = not batch.cancel and self._fault("expired")
         run = 0 if batch.cancel else len(batch.requests) // 2 if expired else len(batch.requests)
         for number, (custom_id, body) in enumerate(batch.requests):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
 
 from runners.args import bounded, key_value
@@ -109,8 +110,6 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     except ValueError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve(config, args.host, args.port))
-    except KeyboardInterrupt:
-        pass
     return 0

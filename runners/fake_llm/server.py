@@ -201,10 +201,7 @@ class FakeServer:
         return any(start <= elapsed < start + length for start, length in self.config.storms)
 
     def _draw_fault(self) -> str | None:
-        for kind, probability in self.config.faults.items():
-            if self.rng.random() < probability:
-                return kind
-        return None
+        return next((kind for kind, probability in self.config.faults.items() if self.rng.random() < probability), None)
 
     def _limit_headers(self, anthropic: bool) -> dict[str, str]:
         headers: dict[str, str] = {}

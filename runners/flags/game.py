@@ -5,6 +5,7 @@ their check against a run being resumed."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import typing
 from typing import Any
 
@@ -236,8 +237,6 @@ def chosen_game(argv: list[str] | None) -> Game:
     known, _ = pre.parse_known_args(argv)
     name = known.game.strip().lower() if known.game is not None else DEFAULT_GAME
     if known.game is None and known.resume is not None:
-        try:
+        with contextlib.suppress(RunDirError, OSError, ValueError):  # reported properly once the whole command line is read
             name = RunDir.open(known.resume).config().game
-        except (RunDirError, OSError, ValueError):
-            pass  # reported properly once the whole command line is read
     return GAMES.get(name) or GAMES[DEFAULT_GAME]

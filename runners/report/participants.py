@@ -79,9 +79,7 @@ class ParticipantTally:
             seat = seats.get(role)
             mine.setdefault((seat.participant if seat is not None else None) or NO_ID, []).append(role)
         for who, played in mine.items():
-            person = self.people.get(who)
-            if person is None:
-                person = self.people[who] = Participant(who)
+            person = self.people.setdefault(who, Participant(who))
             person.games += 1
             person.conditions[label] = person.conditions.get(label, 0) + 1
             for role in played:

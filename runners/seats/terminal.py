@@ -292,13 +292,9 @@ class TerminalFront:
         seats = self.seats
         async with seats.terminal:  # hot-seat: one form on the screen at a time
             lines = seats.keyboard.lines()
-            dropped = 0
-            while True:
-                try:
-                    lines.receive_nowait()
-                    dropped += 1
-                except (anyio.WouldBlock, anyio.EndOfStream):
-                    break
+            dropped = lines.statistics().current_buffer_used
+            for _ in range(dropped):
+                lines.receive_nowait()
             if dropped:
                 seats.console.print(Text(f"({dropped} line{'s' * (dropped != 1)} typed between turns discarded)", style="dim"))
             form = Form(turn, seats.console, lines, echo=seats.keyboard.echo, first=self.turns == 0,

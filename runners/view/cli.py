@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from engine import RunDirError
@@ -32,12 +33,8 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     if args.serve:
         server = make_server(index, args.port)
         print(f"Serving {args.run_dir} on http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)", flush=True)
-        try:
+        with server, contextlib.suppress(KeyboardInterrupt):  # leaving closes the server
             server.serve_forever()
-        except KeyboardInterrupt:
-            pass
-        finally:
-            server.server_close()
         return 0
     out = args.out or args.run_dir / "view.html"
     try:
