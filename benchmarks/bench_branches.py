@@ -39,9 +39,11 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
 COMMAND = [sys.executable, "-m", "asymgames"]
 
 
@@ -113,6 +115,9 @@ def prefix_figures(args: argparse.Namespace, work: Path) -> None:
     if args.structured:
         common += ["--structured"]
     env = dict(os.environ)
+    calls = work / "calls"
+    if args.breakdown:  # every server started records its calls (benchmarks/prefix_misses.py)
+        env["LLAMA_SERVER"] = recording_server(work, calls)
     if args.server_threads:
         env["LLAMA_ARG_THREADS"] = str(args.server_threads)  # read by llama-server, which the engine starts with its environment
     slots = args.serve_slots or 4
@@ -127,6 +132,7 @@ def prefix_figures(args: argparse.Namespace, work: Path) -> None:
         timed(["run", "--games", str(args.games), "--size", "3", "--max-turns", str(args.max_turns), "--model", "llamacpp:smollm2",
                "--out", str(plain), *common], env)
         before = server_counts(env["LLAMACPP_BASE_URL"]) if server is not None else None
+        between = time.time()
         timed(["branch", str(plain), "--alternative", "resample", "--k", str(args.k), "--out", str(branched), *common], env)
         if before is not None:
             evaluated, cached = (after - first for after, first in zip(server_counts(env["LLAMACPP_BASE_URL"]), before))
@@ -137,9 +143,34 @@ def prefix_figures(args: argparse.Namespace, work: Path) -> None:
             server.terminate()
             server.wait()
     for name, run in (("plain run", plain), ("branch run", branched)):
-        prompt, cached, calls = cached_share(run)
-        print(f"llama.cpp, {name}: {len(records(run))} games, {calls} calls, {prompt} prompt tokens, {cached} read from "
+        prompt, cached, count = cached_share(run)
+        print(f"llama.cpp, {name}: {len(records(run))} games, {count} calls, {prompt} prompt tokens, {cached} read from "
               f"the server's cache: share {cached / max(prompt, 1):.3f}" + (" (target >= 0.9)" if run == branched else ""))
+    if args.breakdown:
+        from prefix_misses import read_log, report
+
+        from engine.serving.kinds import find_executable
+
+        logged = sorted((call for log in sorted(calls.glob("*.jsonl")) for call in read_log(log)), key=lambda call: call["came"])
+        origin = [call for call in logged if call["came"] < between]
+        tokenizer, url = llama_server(1, env | {"LLAMA_SERVER": str(find_executable("llamacpp"))}, work / "tokenizer.log")
+        try:
+            report(origin, logged[len(origin):], url, one_server=args.one_server)
+        finally:
+            tokenizer.terminate()
+            tokenizer.wait()
+
+
+def recording_server(work: Path, calls: Path) -> str:
+    """A program standing in for llama-server that runs the real one behind a proxy writing each
+    call to ``calls`` (``prefix_misses.py wrap``); its path."""
+    from engine.serving.kinds import find_executable
+
+    script = work / "recording-llama-server"
+    real = find_executable("llamacpp")
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} {ROOT / 'benchmarks' / 'prefix_misses.py'} wrap --real {real} --log {calls} -- \"$@\"\n")
+    script.chmod(0o755)
+    return str(script)
 
 
 def server_counts(url: str) -> tuple[int, int]:
@@ -157,7 +188,6 @@ SLOT_CONTEXT = 2048  # tokens of each slot of the server: an AsymPuzl prompt of 
 
 def llama_server(slots: int, env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]:
     """llama-server on the bundled model, started as the engine starts it; (its process, its URL)."""
-    import time
     import urllib.request
 
     from engine.serving import ServedModel, free_port
@@ -165,6 +195,8 @@ def llama_server(slots: int, env: dict[str, str], log: Path) -> tuple[subprocess
 
     port = free_port()
     command = ServedModel("llamacpp", str(bundled_model("smollm2"))).command(port, slots, SLOT_CONTEXT)
+    if env.get("LLAMA_SERVER"):  # as the engine would take it (the recording stand-in, with --breakdown)
+        command[0] = env["LLAMA_SERVER"]
     process = subprocess.Popen(command, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
     for _ in range(600):
         try:
@@ -207,6 +239,8 @@ def main() -> None:
     parser.add_argument("--serve-slots", type=int, metavar="N", help="with --llamacpp: the server's slots (default the engine's, 4), of 2,048 tokens each")
     parser.add_argument("--one-server", action="store_true",
                         help="with --llamacpp: both runs on one llama-server the benchmark starts (the llamacpp endpoint), not one each")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="with --llamacpp: record every call to the servers and split the branch run's prompt tokens into cached, intrinsic and avoidable misses")
     parser.add_argument("--keep", type=Path, metavar="DIR", help="play the runs into DIR and keep them (default: a temporary folder)")
     args = parser.parse_args()
     if args.keep is not None:
