@@ -90,13 +90,17 @@ async def proxy(port: int, upstream: str, log: Path) -> None:
 def wrap(args: argparse.Namespace, rest: list[str]) -> None:
     """Run the real server on a port of its own and the recording proxy on the port it was given."""
     port = int(rest[rest.index("--port") + 1])
+    args.log.mkdir(parents=True, exist_ok=True)
+    log = args.log / f"{time.time():.3f}-{os.getpid()}.jsonl"
+    if args.upstream:  # a server already running, the same for every run: nothing started
+        asyncio.run(proxy(port, args.upstream.removesuffix("/v1"), log))
+        return
     inner = free_port()
     command = list(rest)
     command[command.index("--port") + 1] = str(inner)
     server = subprocess.Popen([args.real, *command, *args.extra.split()])
-    args.log.mkdir(parents=True, exist_ok=True)
     try:
-        asyncio.run(proxy(port, f"http://127.0.0.1:{inner}", args.log / f"{time.time():.3f}-{os.getpid()}.jsonl"))
+        asyncio.run(proxy(port, f"http://127.0.0.1:{inner}", log))
     finally:
         server.terminate()
         server.wait()
@@ -214,6 +218,7 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "wrap":
         parser = argparse.ArgumentParser(prog="prefix_misses.py wrap")
         parser.add_argument("--real", required=True)
+        parser.add_argument("--upstream", help="pass the calls to this server, already running, instead of starting one")
         parser.add_argument("--log", type=Path, required=True, help="a folder: a file of calls for each server started")
         parser.add_argument("--extra", default="", help="more options for the real server")
         split = sys.argv.index("--")
