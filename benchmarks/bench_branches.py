@@ -5,6 +5,8 @@ Prints figures; asserts nothing.
     .venv/bin/python benchmarks/bench_branches.py                       # G = 1000 AsymPuzl games, K = 8
     .venv/bin/python benchmarks/bench_branches.py --games 100 --k 8
     .venv/bin/python benchmarks/bench_branches.py --llamacpp --games 10 --k 8 --max-tokens 32   # the prefix-cache share
+    .venv/bin/python benchmarks/bench_branches.py --llamacpp --games 3 --k 8 --max-turns 1 --max-tokens 64 --structured \
+        --server-threads 1 --serve-slots 16 --response-cache --breakdown                       # where the misses are
 
 CPU: the local model server (``asymgames fake-llm``, its own process, not counted) plays a model in
 both seats; the plain run plays G games with the response cache on; the branch run resamples every
@@ -24,11 +26,22 @@ asked again with the prompt the original sent; with ``--response-cache``, the re
 both runs, so the turns before a point are answered from it and the server is asked only for the
 point (K samples of the recorded prompt) and the turns after it. Each run starts its own server (the
 engine's), so the branch run's server starts cold; with ``--one-server``, the benchmark starts one
-server as the engine would and both runs use it (``LLAMACPP_BASE_URL``), so the branch run finds the
-first run's prompts in it. The figure is the share of the branch run's prompt tokens the
-server reported as read from its cache: the sum over every reply of llama.cpp's own count
-(``usage.prompt_tokens_details.cached_tokens``, its ``timings.cache_n``; the records' ``cached_tokens``)
-over the sum of its prompt tokens (``usage.prompt_tokens``).
+server with the engine's command line and each run's engine starts, in its stead, a stand-in that
+passes every call on to it (``prefix_misses.py wrap --upstream``), so that both runs send the calls
+the engine sends its own server (the reply's schema bounded, ``served_schema_bounds``) and the branch
+run finds the first run's prompts in it. The figure is the share of the
+branch run's prompt tokens the server reported as read from its cache: the sum over every reply of
+llama.cpp's own count (``usage.prompt_tokens_details.cached_tokens``, its ``timings.cache_n``; the
+records' ``cached_tokens``) over the sum of its prompt tokens (``usage.prompt_tokens``).
+
+``--breakdown``: every server the engine starts is a stand-in that runs the real ``llama-server``
+behind a proxy recording each call (``prefix_misses.py wrap``; with ``--one-server``, the stand-ins
+record the calls they pass on);
+after the runs, each prompt of the branch run, as the server's token ids, is split into cached,
+intrinsic (past the longest prefix it shares with any earlier call of either run: what no earlier
+call could have computed) and avoidable misses (a prefix an ended call, a call in flight, or only
+the first run had computed), overall and by kind of call (a point's prompt the first time, again,
+and the calls after a point), with the ceiling: the share with every avoidable miss removed.
 """
 
 from __future__ import annotations
@@ -39,9 +52,11 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
 COMMAND = [sys.executable, "-m", "asymgames"]
 
 
@@ -113,23 +128,27 @@ def prefix_figures(args: argparse.Namespace, work: Path) -> None:
     if args.structured:
         common += ["--structured"]
     env = dict(os.environ)
+    calls = work / "calls"
     if args.server_threads:
         env["LLAMA_ARG_THREADS"] = str(args.server_threads)  # read by llama-server, which the engine starts with its environment
     slots = args.serve_slots or 4
-    server = None
-    if args.one_server:  # both runs on one server, as the llamacpp endpoint: the branch run finds the first run's prompts
+    server = url = None
+    if args.one_server:  # one server for both runs: each run's engine "starts" a stand-in that passes its calls to it
         server, url = llama_server(slots, env, work / "server.log")
-        env["LLAMACPP_BASE_URL"] = url
-    elif args.serve_slots:
+        env["LLAMA_SERVER"] = recording_server(work, calls, upstream=url)
+    elif args.breakdown:  # every server started records its calls (benchmarks/prefix_misses.py)
+        env["LLAMA_SERVER"] = recording_server(work, calls)
+    if args.serve_slots or args.one_server:
         common += ["--serve-slots", str(slots), "--serve-context", str(SLOT_CONTEXT)]
     plain, branched = work / "plain-llamacpp", work / "branches-llamacpp"
     try:
         timed(["run", "--games", str(args.games), "--size", "3", "--max-turns", str(args.max_turns), "--model", "llamacpp:smollm2",
                "--out", str(plain), *common], env)
-        before = server_counts(env["LLAMACPP_BASE_URL"]) if server is not None else None
+        before = server_counts(url) if url is not None else None
+        between = time.time()
         timed(["branch", str(plain), "--alternative", "resample", "--k", str(args.k), "--out", str(branched), *common], env)
-        if before is not None:
-            evaluated, cached = (after - first for after, first in zip(server_counts(env["LLAMACPP_BASE_URL"]), before))
+        if before is not None and url is not None:
+            evaluated, cached = (after - first for after, first in zip(server_counts(url), before))
             print(f"llama.cpp's /metrics over the branch run: {evaluated} prompt tokens evaluated, {cached} read from its cache: "
                   f"share {cached / max(evaluated + cached, 1):.3f}")
     finally:
@@ -137,9 +156,36 @@ def prefix_figures(args: argparse.Namespace, work: Path) -> None:
             server.terminate()
             server.wait()
     for name, run in (("plain run", plain), ("branch run", branched)):
-        prompt, cached, calls = cached_share(run)
-        print(f"llama.cpp, {name}: {len(records(run))} games, {calls} calls, {prompt} prompt tokens, {cached} read from "
+        prompt, cached, count = cached_share(run)
+        print(f"llama.cpp, {name}: {len(records(run))} games, {count} calls, {prompt} prompt tokens, {cached} read from "
               f"the server's cache: share {cached / max(prompt, 1):.3f}" + (" (target >= 0.9)" if run == branched else ""))
+    if args.breakdown:
+        from prefix_misses import read_log, report
+
+        from engine.serving.kinds import find_executable
+
+        logged = sorted((call for log in sorted(calls.glob("*.jsonl")) for call in read_log(log)), key=lambda call: call["came"])
+        origin = [call for call in logged if call["came"] < between]
+        tokenizer, address = llama_server(1, env | {"LLAMA_SERVER": str(find_executable("llamacpp"))}, work / "tokenizer.log")
+        try:
+            report(origin, logged[len(origin):], address, one_server=args.one_server)
+        finally:
+            tokenizer.terminate()
+            tokenizer.wait()
+
+
+def recording_server(work: Path, calls: Path, upstream: str | None = None) -> str:
+    """A program standing in for llama-server that runs the real one behind a proxy writing each
+    call to ``calls`` (``prefix_misses.py wrap``), or, given ``upstream``, passes the calls to that
+    server, already running, instead; its path."""
+    from engine.serving.kinds import find_executable
+
+    script = work / "recording-llama-server"
+    real = find_executable("llamacpp")
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} {ROOT / 'benchmarks' / 'prefix_misses.py'} wrap --real {real} --log {calls}"
+                      + (f" --upstream {upstream}" if upstream else "") + " -- \"$@\"\n")
+    script.chmod(0o755)
+    return str(script)
 
 
 def server_counts(url: str) -> tuple[int, int]:
@@ -157,7 +203,6 @@ SLOT_CONTEXT = 2048  # tokens of each slot of the server: an AsymPuzl prompt of 
 
 def llama_server(slots: int, env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]:
     """llama-server on the bundled model, started as the engine starts it; (its process, its URL)."""
-    import time
     import urllib.request
 
     from engine.serving import ServedModel, free_port
@@ -206,7 +251,9 @@ def main() -> None:
                         help="with --llamacpp: the response cache on in both runs, so the branch run asks only the turns from its points on")
     parser.add_argument("--serve-slots", type=int, metavar="N", help="with --llamacpp: the server's slots (default the engine's, 4), of 2,048 tokens each")
     parser.add_argument("--one-server", action="store_true",
-                        help="with --llamacpp: both runs on one llama-server the benchmark starts (the llamacpp endpoint), not one each")
+                        help="with --llamacpp: both runs on one llama-server the benchmark starts (each engine's server a stand-in passing calls to it), not one each")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="with --llamacpp: record every call to the servers and split the branch run's prompt tokens into cached, intrinsic and avoidable misses")
     parser.add_argument("--keep", type=Path, metavar="DIR", help="play the runs into DIR and keep them (default: a temporary folder)")
     args = parser.parse_args()
     if args.keep is not None:
