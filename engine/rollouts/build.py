@@ -29,6 +29,11 @@ class MissingTokens(ValueError):
     """Token ids or log-probabilities were asked for and a model turn has none."""
 
 
+class _Delivered(msgspec.Struct):
+    recipient: str
+    text: str
+
+
 class _Turn(msgspec.Struct):
     """A full transcript's turn, as far as a trajectory reads it."""
 
@@ -40,6 +45,7 @@ class _Turn(msgspec.Struct):
     actions: list[Any] = []
     rejected: list[Any] = []
     format_error: str | None = None
+    delivered: list[_Delivered] = []
     tokens: TurnTokens | None = None
 
 
@@ -107,7 +113,7 @@ def trajectories(
             steps.append(TurnStep(
                 turn=turn.turn, messages=messages, reply=turn.reply, message=turn.message, actions=turn.actions,
                 rejected=turn.rejected, format_error=turn.format_error, reward=earned, progress=progress,
-                tokens=turn.tokens if tokens else None,
+                delivered={d.recipient: d.text for d in turn.delivered}, tokens=turn.tokens if tokens else None,
             ))
             if messages:
                 played.append(turn)
