@@ -5,9 +5,10 @@ whole episode for each of the group's samples: the model writes the seat's reply
 protocol, over its WebSocket) plays it and the other seats, and shows the seat's next prompt, whose user
 message follows the reply in the chat, until the game ends. The episode is one sequence: the first
 prompt, then each reply (trained) and the server's message after it (masked out of the loss,
-``env_mask``). Its rewards are the game's: ``game_reward``, the sum of the turns' rewards (the share
-of the way the seat came), and ``readable``, the share of its replies the game could read (a format
-reward). TRL computes the group's advantages and updates the model; the loss, the gradient norm and
+``env_mask``). Its rewards: ``game_reward``, the game's, the sum of the turns' rewards (the share of
+the way the seat came); ``readable``, the share of its replies the game could read (a format reward);
+``brief``, the share of the token limit its replies left unused (a reply the limit cuts cannot be
+read: the game's reply ends with its JSON object). TRL computes the group's advantages and updates the model; the loss, the gradient norm and
 the rewards are printed, one JSON line per step.
 
 Start the server (the openenv extra), then train (the train extra; a CPU is enough for a few steps
@@ -59,7 +60,8 @@ class Episodes:
             shown = [await ask(ws, "reset", {"seed": seed}) for ws, seed in zip(sockets, seeds)]
             prompt_ids = [tok.apply_chat_template(s["observation"]["messages"], add_generation_prompt=True, return_dict=False) for s in shown]
             out = {"prompt_ids": prompt_ids, "completion_ids": [[] for _ in seeds], "logprobs": [[] for _ in seeds],
-                   "env_mask": [[] for _ in seeds], "game_reward": [0.0] * len(seeds), "readable": [0.0] * len(seeds)}
+                   "env_mask": [[] for _ in seeds], "game_reward": [0.0] * len(seeds), "readable": [0.0] * len(seeds),
+                   "brief": [0.0] * len(seeds)}
             turns = [0] * len(seeds)
             while playing := [i for i, s in enumerate(shown) if not s["done"]]:
                 replies = generate(trainer, [prompt_ids[i] + out["completion_ids"][i] for i in playing])
@@ -72,11 +74,13 @@ class Episodes:
                     out["env_mask"][i] += [1] * len(ids) + [0] * len(after)
                     out["game_reward"][i] += step["reward"] or 0.0
                     out["readable"][i] += step["observation"]["format_error"] is None
+                    out["brief"][i] += 1 - len(ids) / trainer.generation_config.max_new_tokens
                     turns[i] += 1
                     shown[i] = step
             for ws in sockets:
                 await ws.close()
-        out["readable"] = [r / max(t, 1) for r, t in zip(out["readable"], turns)]
+        for key in ("readable", "brief"):
+            out[key] = [r / max(t, 1) for r, t in zip(out[key], turns)]
         return out
 
 
@@ -148,13 +152,16 @@ def main(argv: list[str] | None = None) -> int:
     def readable(completions: list[Any], readable: list[float], **_: Any) -> list[float]:
         return readable
 
+    def brief(completions: list[Any], brief: list[float], **_: Any) -> list[float]:
+        return brief
+
     config = GRPOConfig(
         output_dir=str(args.out), max_steps=args.steps, per_device_train_batch_size=args.seeds * args.generations,
         num_generations=args.generations, max_completion_length=args.max_completion_length, learning_rate=1e-4,
         temperature=args.temperature, logging_steps=1, save_strategy="no", report_to=[], use_cpu=True, bf16=False, seed=0,
     )
     trainer = GRPOTrainer(
-        model=AutoModelForCausalLM.from_pretrained(args.model), reward_funcs=[game_reward, readable], args=config,
+        model=AutoModelForCausalLM.from_pretrained(args.model), reward_funcs=[game_reward, readable, brief], args=config,
         train_dataset=dataset, processing_class=AutoTokenizer.from_pretrained(args.model, padding_side="left"),
         peft_config=LoraConfig(r=8, lora_alpha=16, target_modules="all-linear", task_type="CAUSAL_LM"),
         rollout_func=Episodes(args.url, {json.dumps(p): s for p, s in zip(prompts, seeds)}), callbacks=[PrintLogs()],

@@ -1,6 +1,6 @@
 """The worked GRPO example (examples/grpo_env.py): TRL's own GRPOTrainer updates SmolLM2-135M on one
 seat of a game that ``asymgames serve-env`` serves, on whole episodes (TRL's ``rollout_func``), and
-logs the loss, the gradient norm and both rewards at each step; some step's gradient is not zero.
+logs the loss, the gradient norm and the rewards at each step; some step's gradient is not zero.
 
 The server runs with this interpreter (the openenv extra); the trainer with ``$ASYMGAMES_TRAIN_PYTHON``
 (an environment with the train extra), else this one. The model is SmolLM2-135M as a Hugging Face
@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.real_model, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = Path(os.environ.get("ASYMGAMES_HF_MODEL") or str(vllm_model_folder("smollm2")))
 TRAIN_PYTHON = os.environ.get("ASYMGAMES_TRAIN_PYTHON") or sys.executable
-STEPS, SEEDS, GENERATIONS = 2, 2, 4
+STEPS, SEEDS, GENERATIONS = 2, 1, 4
 
 
 def test_grpo_on_whole_episodes_logs_a_loss_the_rewards_and_a_gradient(tmp_path):
@@ -54,7 +54,8 @@ def test_grpo_on_whole_episodes_logs_a_loss_the_rewards_and_a_gradient(tmp_path)
     steps = [log for log in logs if "loss" in log]
     assert [log["step"] for log in steps] == list(range(1, STEPS + 1))
     for log in steps:
-        assert all(isinstance(log[key], float) for key in ("loss", "grad_norm", "reward", "rewards/game_reward/mean", "rewards/readable/mean"))
+        rewards = [f"rewards/{name}/mean" for name in ("game_reward", "readable", "brief")]
+        assert all(isinstance(log[key], float) for key in ("loss", "grad_norm", "reward", *rewards))
     assert any(log["grad_norm"] > 0 for log in steps), steps  # the group's rewards differed: the update moved the adapter
     records = [json.loads(r) for r in (tmp_path / "env" / "results.jsonl").read_text().splitlines()]
     assert {r["spec"]["agents"]["alice"] for r in records} == {"env:client"}
