@@ -57,7 +57,7 @@ class LLMPolicy:
         modules: list[dict[str, str]] = []
         if self.prepare is not None:
             async def ask(system: str, user: str, purpose: str) -> str:
-                completion = await self.backend.complete(Request(system, user))
+                completion = await self.backend.complete(Request(system, user, sample=first_sample))  # a group member's own sample
                 usages.append(completion.usage)
                 text = clean_text(completion.text)
                 modules.append({"purpose": purpose, "system": system, "user": user, "reply": text})

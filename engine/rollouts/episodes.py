@@ -285,20 +285,22 @@ class EpisodeHost:
             self.writer.close()
             self.transcripts.close()
 
-    async def reset(self, seed: int | None = None, episode_id: str | None = None) -> tuple[Episode, Shown]:
+    async def reset(self, seed: int | None = None, episode_id: str | None = None, *, keep: bool = False) -> tuple[Episode, Shown]:
         """A new episode on the game of ``seed`` (None: one drawn from the plan's seed and the
-        episode's number), kept under ``episode_id`` when one is given; its first prompt."""
+        episode's number), kept under ``episode_id`` when one is given, or with ``keep`` under the
+        id it is shown with (``game-N``); its first prompt."""
         if self._tg is None:
             raise EpisodeError("the server is not serving episodes")
-        if episode_id is not None and episode_id in self.episodes:
-            raise EpisodeError(f"episode {episode_id} is being played: give another episode_id")
+        name = episode_id if episode_id is not None else f"game-{self.next_id}"
+        if (episode_id is not None or keep) and name in self.episodes:
+            raise EpisodeError(f"episode {name} is being played: give another episode_id")
         game_id = self.next_id
         self.next_id += 1
         seed = game_seed(self.session.plan.seed, game_id) if seed is None else seed
         spec = msgspec.structs.replace(self.template, game_id=game_id, seed=seed)
-        episode = Episode(self, spec, episode_id or f"game-{game_id}")
-        if episode_id is not None:
-            self.episodes[episode_id] = episode
+        episode = Episode(self, spec, name)
+        if episode_id is not None or keep:
+            self.episodes[name] = episode
         self.started += 1
         self.running.add(episode)
         episode.start(self._tg)

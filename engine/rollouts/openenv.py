@@ -6,8 +6,9 @@ an episode and whose step plays the client's reply.
   ``{"type": "step", "data": {"reply": TEXT}}`` until ``done``. Closing the connection mid-episode
   ends the game (recorded with the error ``client_left``).
 - ``POST /reset`` and ``POST /step`` (OpenEnv's HTTP, one environment per request): an episode lives
-  across requests only under a name, ``{"episode_id": ID}`` in the reset and in each step's body; it
-  ends when it is done, or after the server's idle time without a step.
+  across requests under a name, the one the reset's body gives (``{"episode_id": ID}``) or, without
+  one, the ``episode_id`` its first observation shows; each step's body names it. It ends when it is
+  done, or after the server's idle time without a step.
 - ``GET /health``, ``/metadata``, ``/schema``, ``/state`` as OpenEnv serves them.
 """
 
@@ -15,15 +16,18 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from contextvars import ContextVar
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 from openenv.core.env_server import Action, Environment, HTTPEnvServer, Observation, State
 from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import Field
 
 from engine.rollouts.episodes import Episode, EpisodeError, EpisodeHost, Shown
+
+OVER_HTTP: ContextVar[bool] = ContextVar("over_http", default=False)  # set for OpenEnv's HTTP requests, not its WebSocket sessions
 
 
 class GameReply(Action):
@@ -80,9 +84,12 @@ class SeatEnv(Environment[GameReply, SeatPrompt, SeatState]):
         raise EpisodeError("reset is served asynchronously")
 
     async def reset_async(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> SeatPrompt:
+        """A new episode: the session's own over the WebSocket; over HTTP, where the environment
+        lasts one request, kept under its name (the one given, else the one it is shown with)."""
         self._leave_own()
-        episode, shown = await self.host.reset(seed, episode_id)
-        if episode_id is None:
+        over_http = OVER_HTTP.get()
+        episode, shown = await self.host.reset(seed, episode_id, keep=over_http)
+        if episode_id is None and not over_http:
             self.episode = episode
         return observation(shown)
 
@@ -94,7 +101,7 @@ class SeatEnv(Environment[GameReply, SeatPrompt, SeatState]):
         if episode_id is not None:
             episode = self.host.named(episode_id)
         elif self.episode is None:
-            raise EpisodeError("step before reset: reset an episode first (over HTTP, name it: episode_id in the reset and each step)")
+            raise EpisodeError("step before reset: reset an episode first (over HTTP, send its episode_id with each step)")
         else:
             episode = self.episode
         return observation(await episode.step(action.reply))
@@ -139,6 +146,13 @@ def make_app(host: EpisodeHost, loop: asyncio.AbstractEventLoop, *, sessions: in
     on ``loop`` (the loop the host serves on). A request no episode can answer is a 400 with the
     reason over HTTP, an error message over the WebSocket."""
     app = FastAPI(title=f"asymgames {host.game.name}")
+
+    @app.middleware("http")
+    async def over_http(request: Request, call_next: Any) -> Response:
+        OVER_HTTP.set(True)  # the request's handler runs in a copy of this context
+        response: Response = await call_next(request)
+        return response
+
     server = HTTPEnvServer(functools.partial(SeatEnv, host, loop), action_cls=GameReply, observation_cls=SeatPrompt,
                            max_concurrent_envs=sessions)
     server.register_routes(app)

@@ -30,7 +30,9 @@ class ChatMessage(msgspec.Struct, frozen=True):
 class TurnStep(msgspec.Struct, kw_only=True, omit_defaults=True):
     """One turn of a seat. ``messages`` is the prompt the model was sent (empty for a seat no model
     played); ``reply`` the text played; ``message``, ``actions`` and ``rejected`` what the game read
-    and did with it (``format_error`` when it could not be read); ``reward`` the turn's reward (the
+    and did with it (``format_error`` when it could not be read); ``delivered`` the message as each
+    partner received it through its channel (a partner missing: nothing reached it, dropped, refused
+    or held past the game's end); ``reward`` the turn's reward (the
     change of the seat's progress, as a share, since its previous turn) and ``progress`` the share
     after it. ``advantage``: in a branch run's group, the leave-one-out advantage of the turn the
     branches changed. ``cut``: the reply could not be read because the run's token limit cut it."""
@@ -42,6 +44,7 @@ class TurnStep(msgspec.Struct, kw_only=True, omit_defaults=True):
     actions: list[Any] = []
     rejected: list[Any] = []
     format_error: str | None = None
+    delivered: dict[str, str] = {}
     cut: bool = False
     reward: float = 0.0
     progress: float = 0.0

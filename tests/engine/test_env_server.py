@@ -238,3 +238,31 @@ def test_a_named_episode_left_idle_is_ended_and_recorded(tmp_path):
 
     (record,) = anyio.run(main)
     assert record["error"]["kind"] == "client_left"
+
+
+def test_an_http_reset_without_a_name_is_kept_under_the_id_it_shows(tmp_path):
+    """OpenEnv's HTTP makes an environment per request: an episode reset without an ``episode_id``
+    is kept under the id its first observation shows, and the steps that name it play it on; a
+    WebSocket session's episode stays its own (a step naming it elsewhere is refused)."""
+    async def main() -> dict:
+        out: dict = {}
+        async with env_server(tmp_path / "env", CHAIN, "alice") as (url, host), aiohttp.ClientSession() as client:
+            async with client.post(url + "/reset", json={"seed": 5}) as r:
+                out["reset"] = (r.status, await r.json())
+            name = out["reset"][1]["observation"]["episode_id"]
+            for key in ("step1", "step2"):
+                async with client.post(url + "/step", json={"action": {"reply": '{"message": "hi", "actions": []}'}, "episode_id": name}) as r:
+                    out[key] = (r.status, await r.json())
+            async with client.ws_connect(url + "/ws") as ws:
+                own = await ask(ws, "reset", {"seed": 6})
+                async with client.post(url + "/step", json={"action": {"reply": "hi"}, "episode_id": own["data"]["observation"]["episode_id"]}) as r:
+                    out["other_session"] = r.status
+            out["kept"] = sorted(host.episodes)
+        return out
+
+    out = anyio.run(main)
+    assert out["reset"][0] == 200 and out["reset"][1]["observation"]["messages"] and not out["reset"][1]["done"]
+    assert out["step1"][0] == 200 and out["step1"][1]["observation"]["turn"] == 2
+    assert out["step2"][0] == 200 and out["step2"][1]["observation"]["turn"] == 3  # one episode across requests
+    assert out["other_session"] == 400
+    assert out["kept"] == [out["reset"][1]["observation"]["episode_id"]]

@@ -104,3 +104,13 @@ async def test_the_modules_calls_count_in_the_first_answer_and_the_message_is_co
     assert (first.usage.calls, first.usage.prompt_tokens, second.usage.calls) == (2, 20, 1)
     assert first.prompt is second.prompt and [m["purpose"] for m in first.prompt["modules"]] == ["plan"]
     assert first.count_tokens("hello") == 5
+
+
+async def test_a_group_members_module_calls_are_its_own_samples():
+    """Member k of a group samples every call as k, the agent modules' too: a response cache keeps
+    them apart from member 0's."""
+    from engine.policies.member import member_seat
+
+    backend = Scripted()
+    await member_seat(LLMPolicy(backend, ModulePrompter()), 2).reply(context(1))
+    assert backend.calls == [("module user", (), 2), ("turn 1", (), 2)]

@@ -1,7 +1,8 @@
 """Rollouts for training (``engine.rollouts``): groups of K games per seed, played by scripted agents
 and by models through the local model server; the same seed gives the same group; trained,
 frozen and scripted seats; 3 and 4 agents in both turn orders; token ids kept only where asked and
-given; a branch run's advantages in the same format."""
+given; a branch run's advantages in the same format; groups over channels that cut messages, and
+groups through a shared response cache."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import msgspec
 import pytest
 
 from bus import Tokens
+from bus.channel import ChannelSpec
 from engine.analysis import advantages
-from engine.backends import BackendSettings
+from engine.backends import BackendSettings, CacheSettings
 from engine.plan import Grid
 from engine.records import RunDir
 from engine.rollouts import (
@@ -287,3 +289,57 @@ def test_member_0_is_the_game_a_run_without_groups_plays():
         assert (first.turn_log, first.scores) == (alone.turn_log, alone.scores)
         redrawn += (first.turn_log, first.scores) != (second.turn_log, second.scores)
     assert redrawn  # member 1's seats drew anew
+
+
+def _members_differ(groups: list[Group]) -> bool:
+    """Some seat of some group played other replies in another member."""
+    return any(len({tuple(s.reply for s in t.steps) for t in g.seat(role)}) > 1
+               for g in groups for role in {t.role for t in g.trajectories})
+
+
+def test_a_group_over_channels_that_cut_messages_keeps_what_each_partner_received(tmp_path, monkeypatch):
+    """Every message goes through a channel of 16 words: each step keeps the message as each partner
+    received it (its first 16 words), the partners' prompts show that and never the whole message,
+    and the members of a group are still other samples of the game."""
+    monkeypatch.setenv(*next(iter(KEY.items())))
+    grid = Grid(game="chain", seeds=2, agents=[["openai:noisy", "openai:noisy", "noisy"]], params={"size": [4]},
+                channel=[ChannelSpec(max_tokens=16)])
+    with server_process() as url:
+        groups = collect(grid, tmp_path / "run", 3, models=BackendSettings(urls={"openai": url + "/v1"}))
+    assert len(groups) == 2 and _members_differ(groups)
+    cut = shown = 0
+    for group in groups:
+        for trajectory in group.trajectories:
+            game = [t for t in group.trajectories if t.game_id == trajectory.game_id]
+            for step in (s for s in trajectory.steps if s.message):
+                short = " ".join(step.message.split()[:16])
+                assert step.delivered == {t.role: short for t in game if t.role != trajectory.role}
+                if short == step.message:
+                    continue
+                cut += 1
+                for partner in (t for t in game if t.role != trajectory.role and t.model is not None):
+                    later = [m.content for s in partner.steps if s.turn >= step.turn for m in s.messages if m.role == "user"]
+                    assert not any(step.message in text for text in later)
+                    shown += any(short in text for text in later)
+    assert cut > 10 and shown > 10
+
+
+def test_a_shared_response_cache_keeps_each_members_own_sample(tmp_path, monkeypatch):
+    """Two rollouts through one response cache: in the first, the members of a group still differ and
+    no call of member k is answered from another member's entry (no hit at all); the second is
+    answered wholly from the cache, each member from its own entries, and gives the same groups."""
+    monkeypatch.setenv(*next(iter(KEY.items())))
+    grid = Grid(game="chain", seeds=2, agents=[["openai:noisy", "openai:noisy", "noisy"]], params={"size": [4]})
+
+    def counts(run: Path) -> dict:
+        model = json.loads((run / "usage.json").read_text())["models"]["openai:noisy"]
+        return {"calls": model["calls"], "hits": model["cache_hits"]}
+
+    with server_process() as url:
+        models = BackendSettings(urls={"openai": url + "/v1"}, cache=CacheSettings(mode="on", directory=str(tmp_path / "cache")))
+        first, again = (collect(grid, tmp_path / name, 3, models=models) for name in ("first", "again"))
+    assert _members_differ(first)
+    made = counts(tmp_path / "first")
+    assert made["calls"] > 2 * 3 * 2 and made["hits"] == 0
+    assert counts(tmp_path / "again") == {"calls": 0, "hits": made["calls"]}
+    assert [encode_group(g) for g in again] == [encode_group(g) for g in first]
