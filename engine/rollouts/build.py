@@ -30,52 +30,7 @@ class MissingTokens(ValueError):
     """Token ids or log-probabilities were asked for and a model turn has none."""
 
 
-<<<<<<< HEAD
 def chat(turn: TranscriptTurn, earlier: list[TranscriptTurn], chat_memory: bool) -> list[ChatMessage]:
-=======
-class _Delivered(msgspec.Struct):
-    recipient: str
-    text: str
-
-
-class _Turn(msgspec.Struct):
-    """A full transcript's turn, as far as a trajectory reads it."""
-
-    turn: int
-    role: str
-    prompt: Any = None
-    reply: str = ""
-    message: str = ""
-    actions: list[Any] = []
-    rejected: list[Any] = []
-    format_error: str | None = None
-    delivered: list[_Delivered] = []
-    tokens: TurnTokens | None = None
-
-
-class _Transcript(msgspec.Struct):
-    game_id: int
-    turns: list[_Turn] = []
-    detail: str = "full"
-
-
-_decode_transcript = msgspec.json.Decoder(_Transcript).decode
-
-
-def read_turns(line: bytes | None) -> list[_Turn] | None:
-    """The turns of a transcript line; None for none, a damaged one or one without prompts
-    (messages only)."""
-    if line is None:
-        return None
-    try:
-        transcript = _decode_transcript(line)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
-    return transcript.turns if transcript.detail == "full" else None
-
-
-def chat(turn: _Turn, earlier: list[_Turn], chat_memory: bool) -> list[ChatMessage]:
->>>>>>> grpo
     """The prompt of a model turn as the messages sent; empty for a turn no model played."""
     prompt = turn.prompt
     if not isinstance(prompt, dict) or "user" not in prompt:
@@ -120,11 +75,7 @@ def trajectories(
             steps.append(TurnStep(
                 turn=turn.turn, messages=messages, reply=turn.reply, message=turn.message, actions=turn.actions,
                 rejected=turn.rejected, format_error=turn.format_error, reward=earned, progress=progress,
-<<<<<<< HEAD
-                tokens=given if tokens else None,
-=======
-                delivered={d.recipient: d.text for d in turn.delivered}, tokens=turn.tokens if tokens else None,
->>>>>>> grpo
+                delivered={d.recipient: d.text for d in turn.delivered}, tokens=given if tokens else None,
             ))
             if messages:
                 played.append(turn)
