@@ -21,6 +21,7 @@ from engine.serving import ServeError, Servers, find_executable, served_model
 from engine.serving.install import bundled_model
 from engine.serving.lora import ADAPTER_GGUF, llama_cpp_source
 from runners.concurrent import main as run_main
+from tests.helpers import make_adapter
 
 pytestmark = pytest.mark.real_model
 
@@ -43,17 +44,6 @@ def peft():
     if not (HF_MODEL / "config.json").is_file():
         pytest.skip(f"no Hugging Face model folder at {HF_MODEL} (set ASYMGAMES_HF_MODEL)")
     return pytest.importorskip("peft", reason="the train extra is not installed (pip install -e '.[train]')")
-
-
-def make_adapter(peft, base, out: Path, rank: int = 4) -> Path:
-    """A LoRA adapter of ``base`` (a model folder or a model) as PEFT writes it, untrained: B is zero,
-    so the tuned model answers as its base."""
-    import transformers
-
-    model = base if not isinstance(base, Path) else transformers.AutoModelForCausalLM.from_pretrained(str(base), dtype="float32")
-    config = peft.LoraConfig(r=rank, lora_alpha=2 * rank, target_modules="all-linear", task_type="CAUSAL_LM")
-    peft.get_peft_model(model, config).save_pretrained(str(out))
-    return out
 
 
 @pytest.fixture(scope="module")
