@@ -12,7 +12,7 @@ Start the server (the openenv extra), then train (the train extra; a CPU is enou
 of SmolLM2-135M):
 
     asymgames serve-env --game asympuzl --seat alice --agent bob=share_everything --port 8010 &
-    python examples/grpo_env.py --url http://127.0.0.1:8010 --model ~/.cache/asymgames/smollm2-hf --steps 2
+    python examples/grpo_env.py --url http://127.0.0.1:8010 --model ~/.cache/asymgames/models/smollm2-hf --steps 2
 
 The episodes the prompts were read from, and each one a reward played, are recorded in the server's
 run directory (they end after their first turn, as a client that leaves: ``client_left``).

@@ -3,7 +3,7 @@ seat of a game that ``asymgames serve-env`` serves, and logs a loss and a reward
 
 The server runs with this interpreter (the openenv extra); the trainer with ``$ASYMGAMES_TRAIN_PYTHON``
 (an environment with the train extra), else this one. The model is SmolLM2-135M as a Hugging Face
-folder: ``$ASYMGAMES_HF_MODEL``, else ``~/.cache/asymgames/smollm2-hf``. Skipped without any of them."""
+folder: ``$ASYMGAMES_HF_MODEL``, else ``~/.cache/asymgames/models/smollm2-hf``. Skipped without any of them."""
 
 import json
 import os
@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from engine.serving import vllm_model_folder
+
 pytestmark = [pytest.mark.real_model, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-MODEL = Path(os.environ.get("ASYMGAMES_HF_MODEL") or Path.home() / ".cache" / "asymgames" / "smollm2-hf")
+MODEL = Path(os.environ.get("ASYMGAMES_HF_MODEL") or str(vllm_model_folder("smollm2")))
 TRAIN_PYTHON = os.environ.get("ASYMGAMES_TRAIN_PYTHON") or sys.executable
 
 

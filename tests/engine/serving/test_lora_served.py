@@ -2,10 +2,11 @@
 adapter of SmolLM2-135M is converted to GGUF, loaded by the server (``--lora``) and plays a game; an
 adapter of another base model is refused in one line before any server starts.
 
-Marked ``real_model``: it needs the server and the model ``asymgames setup-llamacpp`` fetches (and its
-llama.cpp source, whose converter it runs), the Hugging Face folder of SmolLM2-135M
-(``$ASYMGAMES_HF_MODEL``, else ``~/.cache/asymgames/smollm2-hf``) and the train extra (torch, PEFT);
-skipped without them."""
+Marked ``real_model`` and ``slow`` (a conversion, a server's start, a game): it needs the server and
+the model ``asymgames setup-llamacpp`` fetches (and its llama.cpp source, whose converter it runs), the
+Hugging Face folder of SmolLM2-135M (``$ASYMGAMES_HF_MODEL``, else ``~/.cache/asymgames/models/smollm2-hf``,
+which ``asymgames setup-vllm --model-only`` makes) and the train extra (torch, PEFT); skipped without
+them."""
 
 from __future__ import annotations
 
@@ -17,15 +18,15 @@ from pathlib import Path
 import anyio
 import pytest
 
-from engine.serving import ServeError, Servers, find_executable, served_model
+from engine.serving import ServeError, Servers, find_executable, served_model, vllm_model_folder
 from engine.serving.install import bundled_model
 from engine.serving.lora import ADAPTER_GGUF, llama_cpp_source
 from runners.concurrent import main as run_main
 from tests.helpers import make_adapter
 
-pytestmark = pytest.mark.real_model
+pytestmark = [pytest.mark.real_model, pytest.mark.slow]
 
-HF_MODEL = Path(os.environ.get("ASYMGAMES_HF_MODEL") or Path.home() / ".cache" / "asymgames" / "smollm2-hf")
+HF_MODEL = Path(os.environ.get("ASYMGAMES_HF_MODEL") or str(vllm_model_folder("smollm2")))
 
 
 @pytest.fixture(scope="module")
