@@ -42,6 +42,9 @@ def main(argv: list[str] | None = None, prog: str = "python -m runners.setup_vll
     except SetupError as exc:
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 3
+    if not vllm_installed():  # --model-only, by this Python: a folder to train on, no server yet
+        print(f"Ready in {time.monotonic() - started:.0f} s: asymgames train DATASET --model {folder} --out ADAPTER")
+        return 0
     print(f"Ready in {time.monotonic() - started:.0f} s: asymgames run --model vllm:smollm2 --games 4 --structured "
           "(the first start of the server takes a few minutes on a CPU)")
     return 0

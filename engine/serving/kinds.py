@@ -38,7 +38,7 @@ from engine.serving.install import BUNDLED, built_server, bundled_model
 from engine.serving.lora import adapter_found, gguf_lora, lora_file, split_adapter
 from engine.serving.process import ServeError
 from engine.serving.vllm_install import vllm_model_folder, installed_vllm, vllm_installed
-from engine.serving.vllm_lora import lora_arguments
+from engine.serving.vllm_lora import lora_arguments, misfit
 
 GGUF_MAGIC = b"GGUF"
 SETUP_HINT = "asymgames setup-llamacpp builds it (about 8 minutes on 2 cores), or set LLAMA_SERVER to one"
@@ -73,6 +73,9 @@ class ServedModel:
             raise ServeError(f"no model folder {self.model} for vllm:{self.served_as} ({VLLM_SETUP_HINT})")
         if self.kind == "vllm" and self.adapter:
             lora_arguments(self.adapter)  # the folder whole, its rank one vLLM serves
+            reason = misfit(Path(self.adapter).expanduser(), Path(self.model).expanduser())
+            if reason is not None:
+                raise ServeError(f"the adapter {self.adapter} does not fit {Path(self.model).name}: {reason}")
         if self.kind == "llamacpp":
             path = Path(self.model).expanduser()
             if not path.is_file():

@@ -6,13 +6,16 @@ vLLM loads a PEFT adapter folder as PEFT wrote it (no conversion): the server is
 rank of its ``rank_pattern``, rounded up to a rank vLLM takes). Each request names the adapter as its
 model. The name is the adapter as the model name writes it (``adapters/x``), so that two adapters are
 two models to the response cache; the path, the folder made absolute. Before the server starts, the
-folder is checked (``engine.serving.lora.peft_config``) and its rank read: a missing or damaged
-adapter, or a rank vLLM cannot serve, is refused in one line.
+folder is checked (``engine.serving.lora.peft_config``) and its rank read, and where the model is a
+folder on this machine every tensor of the adapter is compared with the model's (``misfit``: the
+safetensors files' headers, no weights read): a missing or damaged adapter, a rank vLLM cannot
+serve, an adapter of another base model, each is refused in one line.
 """
 
 from __future__ import annotations
 
 import json
+import struct
 from pathlib import Path
 
 from engine.serving.lora import peft_config
@@ -54,3 +57,55 @@ def lora_arguments(adapter: str) -> list[str]:
     if any(c in adapter + path for c in "=,"):
         module = json.dumps({"name": adapter, "path": path})
     return ["--enable-lora", "--lora-modules", module, "--max-lora-rank", str(max_lora_rank(adapter_rank(adapter)))]
+
+
+PEFT_PREFIX = "base_model.model."  # PEFT's saved names: this, then the model's module, then .lora_A.weight or .lora_B.weight
+
+
+def tensor_shapes(path: Path) -> dict[str, list[int]]:
+    """Each tensor's shape in a safetensors file, from its header: eight bytes (little-endian) giving
+    the length of a JSON object of name -> dtype, shape, offsets (the format's own definition)."""
+    with path.open("rb") as f:
+        (size,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(size))
+    return {name: [int(n) for n in entry["shape"]] for name, entry in header.items() if name != "__metadata__"}
+
+
+def model_shapes(folder: Path) -> dict[str, list[int]] | None:
+    """The shapes of a Hugging Face model folder's tensors (one file, or the shards its index names),
+    or None where the folder holds no safetensors weights."""
+    index = folder / "model.safetensors.index.json"
+    if index.is_file():
+        files = sorted(set(json.loads(index.read_text())["weight_map"].values()))
+    elif (folder / "model.safetensors").is_file():
+        files = ["model.safetensors"]
+    else:
+        return None
+    shapes: dict[str, list[int]] = {}
+    for name in files:
+        shapes.update(tensor_shapes(folder / name))
+    return shapes
+
+
+def misfit(adapter: Path, model: Path) -> str | None:
+    """Why the PEFT adapter folder ``adapter`` does not fit the model folder ``model``, or None if it
+    does or the model's tensors cannot be known (a model vLLM fetches by name, or another format)."""
+    try:
+        base = model_shapes(model)
+        if base is None:
+            return None
+        lora = tensor_shapes(adapter / "adapter_model.safetensors")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, struct.error) as exc:
+        return f"cannot read the tensors' shapes ({exc})"
+    for name, dims in lora.items():
+        module, dot, part = name.removeprefix(PEFT_PREFIX).removesuffix(".weight").rpartition(".")
+        if not dot or part not in ("lora_A", "lora_B"):
+            continue  # an embedding's or a bias's: vLLM checks those itself
+        target = base.get(module + ".weight")
+        if target is None:
+            return f"the adapter changes {module}, which the model does not have (a model of another size)"
+        size, expected = (dims[-1], target[-1]) if part == "lora_A" else (dims[0], target[0])
+        if size != expected:
+            which = "input" if part == "lora_A" else "output"
+            return f"the adapter's {module} has {size} {which} features, the model's {expected} (another base model)"
+    return None

@@ -6,6 +6,7 @@ converts nothing."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -126,3 +127,39 @@ def test_a_forecast_looks_at_the_adapter_and_converts_nothing(tmp_path, monkeypa
         ServedModel("llamacpp", str(model), adapter=str(tmp_path / "nowhere")).check(prepare=False)
     with pytest.raises(ServeError, match=r"^no adapter file "):
         ServedModel("llamacpp", str(model), adapter=str(tmp_path / "nowhere.gguf")).check(prepare=False)
+
+
+def _safetensors(path: Path, shapes: dict[str, list[int]]) -> None:
+    """A safetensors file of zeros: its header (eight bytes of length, then JSON), then the data."""
+    header, offset = {}, 0
+    for name, shape in shapes.items():
+        size = 2 * math.prod(shape)  # bfloat16
+        header[name] = {"dtype": "BF16", "shape": shape, "data_offsets": [offset, offset + size]}
+        offset += size
+    text = json.dumps(header).encode()
+    path.write_bytes(len(text).to_bytes(8, "little") + text + bytes(offset))
+
+
+def test_a_vllm_adapter_of_another_base_model_is_refused_before_the_server_starts(tmp_path, monkeypatch):
+    """The adapter's tensors against the model folder's (the headers of their safetensors files): one
+    of another size, or of a module the model does not have, is refused in one line; a model vLLM
+    would fetch by name is left to vLLM."""
+    monkeypatch.setenv("VLLM_EXECUTABLE", str(tmp_path / "vllm"))
+    (tmp_path / "vllm").write_text("")
+    model = tmp_path / "model"
+    model.mkdir()
+    _safetensors(model / "model.safetensors", {"model.layers.0.mlp.down_proj.weight": [8, 16], "model.norm.weight": [8]})
+    fits = _adapter(tmp_path / "fits", {"peft_type": "LORA", "r": 2})
+    _safetensors(fits / "adapter_model.safetensors", {"base_model.model.model.layers.0.mlp.down_proj.lora_A.weight": [2, 16],
+                                                      "base_model.model.model.layers.0.mlp.down_proj.lora_B.weight": [8, 2]})
+    ServedModel("vllm", str(model), served_as="m", adapter=str(fits)).check()
+    wide = _adapter(tmp_path / "wide", {"peft_type": "LORA", "r": 2})
+    _safetensors(wide / "adapter_model.safetensors", {"base_model.model.model.layers.0.mlp.down_proj.lora_A.weight": [2, 32]})
+    with pytest.raises(ServeError, match=r"^the adapter .*wide does not fit model: the adapter's model.layers.0.mlp.down_proj "
+                                         r"has 32 input features, the model's 16 \(another base model\)$"):
+        ServedModel("vllm", str(model), served_as="m", adapter=str(wide)).check()
+    deep = _adapter(tmp_path / "deep", {"peft_type": "LORA", "r": 2})
+    _safetensors(deep / "adapter_model.safetensors", {"base_model.model.model.layers.9.mlp.down_proj.lora_B.weight": [8, 2]})
+    with pytest.raises(ServeError, match=r"the adapter changes model.layers.9.mlp.down_proj, which the model does not have"):
+        ServedModel("vllm", str(model), served_as="m", adapter=str(deep)).check()
+    ServedModel("vllm", "org/some-model", adapter=str(wide)).check()  # fetched by vLLM: its tensors unknown here
