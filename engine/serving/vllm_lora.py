@@ -62,17 +62,20 @@ def lora_arguments(adapter: str) -> list[str]:
 PEFT_PREFIX = "base_model.model."  # PEFT's saved names: this, then the model's module, then .lora_A.weight or .lora_B.weight
 
 
-def tensor_shapes(path: Path) -> dict[str, list[int]]:
-    """Each tensor's shape in a safetensors file, from its header: eight bytes (little-endian) giving
-    the length of a JSON object of name -> dtype, shape, offsets (the format's own definition)."""
+def tensor_sizes(path: Path) -> dict[str, list[int]]:
+    """Each tensor's dimensions in a safetensors file, from its header: eight bytes (little-endian)
+    giving the length of a JSON object of tensor name -> its three fields, ``dtype``, the dimensions
+    and ``data_offsets`` (the format's own definition)."""
     with path.open("rb") as f:
         (size,) = struct.unpack("<Q", f.read(8))
         header = json.loads(f.read(size))
-    return {name: [int(n) for n in entry["shape"]] for name, entry in header.items() if name != "__metadata__"}
+    header.pop("__metadata__", None)
+    return {name: [int(n) for n in next(v for k, v in entry.items() if k not in ("dtype", "data_offsets"))]
+            for name, entry in header.items()}
 
 
-def model_shapes(folder: Path) -> dict[str, list[int]] | None:
-    """The shapes of a Hugging Face model folder's tensors (one file, or the shards its index names),
+def model_sizes(folder: Path) -> dict[str, list[int]] | None:
+    """The dimensions of a Hugging Face model folder's tensors (one file, or the shards its index names),
     or None where the folder holds no safetensors weights."""
     index = folder / "model.safetensors.index.json"
     if index.is_file():
@@ -81,22 +84,22 @@ def model_shapes(folder: Path) -> dict[str, list[int]] | None:
         files = ["model.safetensors"]
     else:
         return None
-    shapes: dict[str, list[int]] = {}
+    sizes: dict[str, list[int]] = {}
     for name in files:
-        shapes.update(tensor_shapes(folder / name))
-    return shapes
+        sizes.update(tensor_sizes(folder / name))
+    return sizes
 
 
 def misfit(adapter: Path, model: Path) -> str | None:
     """Why the PEFT adapter folder ``adapter`` does not fit the model folder ``model``, or None if it
     does or the model's tensors cannot be known (a model vLLM fetches by name, or another format)."""
     try:
-        base = model_shapes(model)
+        base = model_sizes(model)
         if base is None:
             return None
-        lora = tensor_shapes(adapter / "adapter_model.safetensors")
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, struct.error) as exc:
-        return f"cannot read the tensors' shapes ({exc})"
+        lora = tensor_sizes(adapter / "adapter_model.safetensors")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, StopIteration, struct.error) as exc:
+        return f"cannot read the tensors' sizes ({exc})"
     for name, dims in lora.items():
         module, dot, part = name.removeprefix(PEFT_PREFIX).removesuffix(".weight").rpartition(".")
         if not dot or part not in ("lora_A", "lora_B"):
