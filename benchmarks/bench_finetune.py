@@ -9,7 +9,7 @@ server the engine starts), without structured output. Prints, per game and model
 partial scores with 95% intervals (Wilson for rates, t for means: ``engine.analysis.stats``), and
 the wall time of each stage. Asserts nothing. Needs the train extra, ``asymgames setup-llamacpp``
 (server, model, llama.cpp source) and the Hugging Face folder of SmolLM2 (``asymgames setup-vllm``
-makes it at ``~/.cache/asymgames/smollm2-hf``).
+makes it at ``~/.cache/asymgames/models/smollm2-hf``).
 
     python benchmarks/bench_finetune.py --games asympuzl chain --train-games 40 --eval 12 --steps 8
 """
@@ -30,10 +30,11 @@ import msgspec  # noqa: E402
 
 from engine.analysis.stats import mean_interval, wilson_interval  # noqa: E402
 from engine.records.record import GameRecord, decode_record  # noqa: E402
+from engine.serving.vllm_install import vllm_model_folder  # noqa: E402
 from puzzles.referee import TurnLog  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-HF_MODEL = Path.home() / ".cache" / "asymgames" / "smollm2-hf"
+HF_MODEL = vllm_model_folder("smollm2")  # ~/.cache/asymgames/models/smollm2-hf, or under $ASYMGAMES_HOME
 PARAMS = {"asympuzl": {"size": "3"}, "chain": {"size": "3"}, "einstein": {"blocks": "4"}}  # small games: seconds a turn
 
 

@@ -2,7 +2,8 @@
 (``engine.serving.vllm_install`` says how and why that way).
 
     asymgames setup-vllm                # both: vLLM in its own environment (~8 min, 3.4 GB) and the model folder
-    asymgames setup-vllm --model-only   # only the model folder (vLLM must be installed: it makes it)
+    asymgames setup-vllm --model-only   # only the model folder (made by vLLM's environment, else by this
+                                        # Python where it has the train extra)
 
 Then ``asymgames run --model vllm:smollm2 --games 4`` plays with it; the engine starts ``vllm serve``
 itself. ``--where`` prints the paths and what is there.
@@ -37,12 +38,13 @@ def main(argv: list[str] | None = None, prog: str = "python -m runners.setup_vll
     try:
         if not args.model_only:
             setup_vllm(print)
-        elif not vllm_installed():
-            raise SetupError("the model folder is made with vLLM's environment: run asymgames setup-vllm first")
         setup_vllm_model(print)
     except SetupError as exc:
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 3
+    if not vllm_installed():  # --model-only, by this Python: a folder to train on, no server yet
+        print(f"Ready in {time.monotonic() - started:.0f} s: asymgames train DATASET --model {folder} --out ADAPTER")
+        return 0
     print(f"Ready in {time.monotonic() - started:.0f} s: asymgames run --model vllm:smollm2 --games 4 --structured "
           "(the first start of the server takes a few minutes on a CPU)")
     return 0

@@ -2,7 +2,7 @@
 with TRL's ``SFTTrainer`` (``engine.dataset.training``; the ``train`` extra). The defaults are the
 Einstein paper's: rank 32, a global batch of 128, learning rate 2e-4 on a cosine schedule, one epoch.
 
-    asymgames train data/einstein_sft/share_ask-cot --model ~/.cache/asymgames/smollm2-hf --out adapters/share_ask-cot
+    asymgames train data/einstein_sft/share_ask-cot --model ~/.cache/asymgames/models/smollm2-hf --out adapters/share_ask-cot
 """
 
 from __future__ import annotations

@@ -159,3 +159,14 @@ def drain(inbox):
         except anyio.WouldBlock:
             return out
 
+
+
+def make_adapter(peft, base, out: Path, rank: int = 4) -> Path:
+    """A LoRA adapter of ``base`` (a model folder or a model) as PEFT writes it, untrained: B is zero,
+    so the tuned model answers as its base. ``peft``: the module (the train extra)."""
+    import transformers
+
+    model = base if not isinstance(base, Path) else transformers.AutoModelForCausalLM.from_pretrained(str(base), dtype="float32")
+    config = peft.LoraConfig(r=rank, lora_alpha=2 * rank, target_modules="all-linear", task_type="CAUSAL_LM")
+    peft.get_peft_model(model, config).save_pretrained(str(out))
+    return out

@@ -243,6 +243,7 @@ class Builder:
 
         client = self.clients[name] = LeanClient(url, "EMPTY", slots * 2 + 16, settings.options.timeout)
         self._watch(name, url, limiter, slots)
+        model = self.served[name].requested or model  # a vLLM adapter: its name on the server
         parts = (client, None, model, limiter, settings.options, self.tokenizer, self.prices, self.secrets)
         # llama.cpp turns the schema into a grammar: bounded strings and arrays keep a looping small
         # model's reply whole (``wire.bounded``); vLLM's guided decoding is left the schema as given.

@@ -143,7 +143,8 @@ class ModelHub:
     def check(self, name: str, calls: bool = True) -> None:
         """Raise ValueError with a one-line reason if ``name`` cannot be played (unknown provider, no key,
         a model file or server program the engine cannot serve). A model it must serve is noted, to be
-        started with the hub. ``calls=False``: nothing will be sent (a forecast), so no key is needed."""
+        started with the hub. ``calls=False``: nothing will be sent (a forecast), so no key is needed and no
+        adapter is converted."""
         provider, _ = split_name(name)
         endpoint = self._settings.endpoint(provider)
         served = self._served(name)
@@ -151,7 +152,7 @@ class ModelHub:
             from engine.serving import ServeError
 
             try:
-                served.check()
+                served.check(prepare=calls)
             except ServeError as exc:
                 raise ValueError(f"{name}: {exc}") from None
             max_tokens, context = self._settings.options.max_tokens, self._settings.serve_context

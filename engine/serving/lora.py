@@ -8,7 +8,9 @@ transformers and safetensors: the Python running the engine if it has them (the 
 the vLLM environment's (``asymgames setup-vllm``); the base model's config comes from the folder the
 adapter names as its base (``base_model_name_or_path``). Before a server starts, every tensor of the
 GGUF LoRA is compared with the model's (``engine.serving.lora_gguf``): an adapter of another base
-model, a missing or damaged folder, each is refused in one line.
+model, a missing or damaged folder, each is refused in one line. A forecast converts nothing: it only
+looks at the folder or file (``adapter_found``). vLLM takes the PEFT folder as it is
+(``engine.serving.vllm_lora``).
 """
 
 from __future__ import annotations
@@ -49,19 +51,27 @@ def lora_file(adapter: str) -> Path:
     return path if path.suffix.lower() == ".gguf" else path / ADAPTER_GGUF
 
 
+def adapter_found(adapter: str) -> dict[str, object] | None:
+    """The adapter's PEFT config (None for a GGUF LoRA file), without converting anything: what a
+    forecast checks. ServeError, one line, if the folder or file is missing or damaged."""
+    path = Path(adapter).expanduser()
+    if path.suffix.lower() == ".gguf":
+        if not path.is_file():
+            raise ServeError(f"no adapter file {adapter}")
+        return None
+    if not path.is_dir():
+        raise ServeError(f"no adapter folder {adapter} (a folder asymgames train wrote, or a GGUF LoRA file)")
+    return peft_config(path)
+
+
 def gguf_lora(adapter: str, model: Path) -> Path:
     """The adapter as a GGUF LoRA that fits the GGUF model ``model``, converted if need be.
     ServeError, one line, if the adapter is missing, damaged or made for another model."""
     path = Path(adapter).expanduser()
     target = lora_file(adapter)
-    if path.suffix.lower() != ".gguf":
-        if not path.is_dir():
-            raise ServeError(f"no adapter folder {adapter} (a folder asymgames train wrote, or a GGUF LoRA file)")
-        config = _peft_config(path)
-        if not _fresh(target, path):
-            _convert(path, config, target)
-    elif not path.is_file():
-        raise ServeError(f"no adapter file {adapter}")
+    config = adapter_found(adapter)
+    if config is not None and not _fresh(target, path):
+        _convert(path, config, target)
     key = (str(target.resolve()), target.stat().st_mtime_ns, str(model.resolve()))
     if key not in _FITTED:  # a sweep checks its models once per condition
         reason = _run(sys.executable, ["fit", str(target), str(model)], "checking the adapter")
@@ -71,7 +81,8 @@ def gguf_lora(adapter: str, model: Path) -> Path:
     return target
 
 
-def _peft_config(folder: Path) -> dict[str, object]:
+def peft_config(folder: Path) -> dict[str, object]:
+    """A PEFT LoRA folder's adapter_config.json; ServeError, one line, if the folder is not a whole LoRA adapter."""
     for name in PEFT_FILES:
         if not (folder / name).is_file():
             raise ServeError(f"{folder} is not a whole LoRA adapter: it has no {name}")

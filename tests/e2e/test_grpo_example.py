@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.serving.vllm_install import vllm_model_folder
+from engine.serving import vllm_model_folder
 
 pytestmark = [pytest.mark.real_model, pytest.mark.slow]
 

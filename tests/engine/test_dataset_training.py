@@ -1,8 +1,9 @@
 """A LoRA adapter trained on a dataset with TRL's SFTTrainer (the train extra): a few steps on a tiny
 slice lower the loss on it, and the adapter is written; a model folder without a chat template is
 refused in one line. The model is SmolLM2-135M as a Hugging Face folder: ``$ASYMGAMES_HF_MODEL``, else
-the one made for the vLLM server (``~/.cache/asymgames/smollm2-hf``); skipped without it or without
-the train extra."""
+the one ``asymgames setup-vllm`` makes (``~/.cache/asymgames/models/smollm2-hf``; ``--model-only`` makes it with
+the train extra alone); skipped without it or without the train extra. Marked ``real_model`` and
+``slow``: a real model, trained a few steps on the CPU."""
 
 import json
 import os
@@ -13,11 +14,12 @@ import anyio
 import pytest
 
 from engine.dataset import DatasetError, DatasetPlan, LoraSettings, Part, build, load_model, samples_of, trainer_for, write_dataset
+from engine.serving import vllm_model_folder
 from puzzles import get_game
 
-pytestmark = pytest.mark.real_model
+pytestmark = [pytest.mark.real_model, pytest.mark.slow]
 
-MODEL = Path(os.environ.get("ASYMGAMES_HF_MODEL") or Path.home() / ".cache" / "asymgames" / "smollm2-hf")
+MODEL = Path(os.environ.get("ASYMGAMES_HF_MODEL") or str(vllm_model_folder("smollm2")))
 
 
 @pytest.fixture

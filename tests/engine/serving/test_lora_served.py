@@ -2,10 +2,11 @@
 adapter of SmolLM2-135M is converted to GGUF, loaded by the server (``--lora``) and plays a game; an
 adapter of another base model is refused in one line before any server starts.
 
-Marked ``real_model``: it needs the server and the model ``asymgames setup-llamacpp`` fetches (and its
-llama.cpp source, whose converter it runs), the Hugging Face folder of SmolLM2-135M
-(``$ASYMGAMES_HF_MODEL``, else ``~/.cache/asymgames/smollm2-hf``) and the train extra (torch, PEFT);
-skipped without them."""
+Marked ``real_model`` and ``slow`` (a conversion, a server's start, a game): it needs the server and
+the model ``asymgames setup-llamacpp`` fetches (and its llama.cpp source, whose converter it runs), the
+Hugging Face folder of SmolLM2-135M (``$ASYMGAMES_HF_MODEL``, else ``~/.cache/asymgames/models/smollm2-hf``,
+which ``asymgames setup-vllm --model-only`` makes) and the train extra (torch, PEFT); skipped without
+them."""
 
 from __future__ import annotations
 
@@ -17,14 +18,15 @@ from pathlib import Path
 import anyio
 import pytest
 
-from engine.serving import ServeError, Servers, find_executable, served_model
+from engine.serving import ServeError, Servers, find_executable, served_model, vllm_model_folder
 from engine.serving.install import bundled_model
 from engine.serving.lora import ADAPTER_GGUF, llama_cpp_source
 from runners.concurrent import main as run_main
+from tests.helpers import make_adapter
 
-pytestmark = pytest.mark.real_model
+pytestmark = [pytest.mark.real_model, pytest.mark.slow]
 
-HF_MODEL = Path(os.environ.get("ASYMGAMES_HF_MODEL") or Path.home() / ".cache" / "asymgames" / "smollm2-hf")
+HF_MODEL = Path(os.environ.get("ASYMGAMES_HF_MODEL") or str(vllm_model_folder("smollm2")))
 
 
 @pytest.fixture(scope="module")
@@ -43,17 +45,6 @@ def peft():
     if not (HF_MODEL / "config.json").is_file():
         pytest.skip(f"no Hugging Face model folder at {HF_MODEL} (set ASYMGAMES_HF_MODEL)")
     return pytest.importorskip("peft", reason="the train extra is not installed (pip install -e '.[train]')")
-
-
-def make_adapter(peft, base, out: Path, rank: int = 4) -> Path:
-    """A LoRA adapter of ``base`` (a model folder or a model) as PEFT writes it, untrained: B is zero,
-    so the tuned model answers as its base."""
-    import transformers
-
-    model = base if not isinstance(base, Path) else transformers.AutoModelForCausalLM.from_pretrained(str(base), dtype="float32")
-    config = peft.LoraConfig(r=rank, lora_alpha=2 * rank, target_modules="all-linear", task_type="CAUSAL_LM")
-    peft.get_peft_model(model, config).save_pretrained(str(out))
-    return out
 
 
 @pytest.fixture(scope="module")

@@ -74,3 +74,20 @@ def test_where_says_what_is_there(home, capsys):
     assert setup_main(["--where"]) == 0
     said = capsys.readouterr().out
     assert f"vllm: {home / 'vllm-venv' / 'bin' / 'vllm'} (not there" in said and "model folder:" in said
+
+
+def test_without_vllm_the_model_folder_is_made_by_this_python_where_it_has_the_train_extra(home, monkeypatch, capsys):
+    """``--model-only`` with no vLLM environment: this Python writes the folder where it has
+    transformers, torch and gguf (the train extra), and is refused in one line where it has not."""
+    (home / "models").mkdir()
+    (home / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf").write_bytes(b"GGUF")
+    monkeypatch.setattr(vllm_install, "has_modules", lambda *names: False)
+    assert setup_main(["--model-only"]) == 3
+    assert "run asymgames setup-vllm first, or pip install -e '.[train]'" in capsys.readouterr().err
+    monkeypatch.setattr(vllm_install, "has_modules", lambda *names: set(names) == {"torch", "transformers", "gguf"})
+    ran = []
+    monkeypatch.setattr(vllm_install, "run_step", lambda command, what, log: ran.append(command))
+    vllm_install.setup_vllm_model(print)
+    [command] = ran
+    assert command[0] == sys.executable and command[-2:] == [str(home / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"),
+                                                              str(home / "models" / "smollm2-hf")]
