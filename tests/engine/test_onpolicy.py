@@ -114,3 +114,31 @@ def test_a_rollout_without_weights_refuses_a_swap(tmp_path):
                 await groups.load_weights(tmp_path)
 
     anyio.run(go)
+
+
+def test_the_response_cache_keeps_each_versions_replies_apart(tmp_path):
+    """A call routed to other weights is another call for the cache; a call of no routed model keeps
+    the key it had."""
+    from engine.backends import Request
+    from engine.backends.cache import CachedCalls, ResponseStore, model_key
+    from engine.backends.hub import ModelHub
+    from engine.backends.routes import ROUTES
+    from engine.backends.wrappers import Wrapper
+
+    backend = ModelHub(BackendSettings(urls={"vllm": "http://127.0.0.1:9/v1"}), environ={}).backend("vllm:base")
+    while isinstance(backend, Wrapper):
+        backend = backend.inner
+    fixed = model_key("vllm", "127.0.0.1:9", "vllm", "base", backend.options, None)
+    cached = CachedCalls(backend, ResponseStore(tmp_path / "r.sqlite"), fixed, None)
+    call = Request("sys", "user")
+    plain = cached.key(call)
+
+    def key_with(routes: dict) -> bytes:
+        token = ROUTES.set(routes)
+        try:
+            return cached.key(call)
+        finally:
+            ROUTES.reset(token)
+
+    assert key_with({"other": {"model": "other@1"}}) == plain
+    assert len({plain, key_with({"base": {"model": "base@1"}}), key_with({"base": {"model": "base@2"}})}) == 3
