@@ -120,12 +120,12 @@ def in_flight(rows: list[tuple[float, float, bytes, int]], start: float, end: fl
     return sum(min(b, end) - max(a, start) for a, b, *_ in rows if b > start and a < end) / (end - start)
 
 
-async def rollout_phase(base: str, game: str, slots: int, k: int, seconds: float, max_tokens: int, seed: int, sent: Sent,
-                        tokens: bool) -> tuple[dict[str, float], list[bytes]]:
-    options = ModelOptions(structured=True, max_tokens=max_tokens, temperature=0.0)
+async def rollout_phase(base: str, game: str, args: argparse.Namespace, seed: int, sent: Sent) -> tuple[dict[str, float], list[bytes]]:
+    slots, k, seconds, tokens = args.slots, args.group, args.seconds, not args.no_tokens
+    options = ModelOptions(structured=True, max_tokens=args.max_tokens, temperature=args.temperature, seed=args.model_seed)
     models = BackendSettings(options=options, serve_slots=slots)
-    plan = Grid(game=game, seeds=100_000, seed=seed, agents=[[NAME, NAME]],
-                params=dict(SMALL.get(game, {})))
+    plan = Grid(game=game, seeds=100_000, seed=seed, agents=[[NAME, NAME]], params=dict(SMALL.get(game, {})),
+                max_turns=[args.max_turns])
     out = Path(tempfile.mkdtemp(prefix=f"bench-rollouts-{game}-")) / "run"
     sent.rows.clear()
     groups_seen = 0
@@ -192,16 +192,15 @@ async def main_async(args: argparse.Namespace) -> None:
         ratios: dict[str, list[float]] = {}
         for round_ in range(args.rounds):
             for game in args.games:
-                r, bodies = await rollout_phase(base, game, args.slots, args.group, args.seconds, args.max_tokens, round_, sent,
-                                                not args.no_tokens)
+                r, bodies = await rollout_phase(base, game, args, round_, sent)
                 b = await bare_phase(base, bodies, 2 * args.slots)
                 ratio = r["tokens_per_s"] / b["tokens_per_s"] if b["tokens_per_s"] else 0.0
                 ratios.setdefault(game, []).append(ratio)
                 print(json.dumps(rounded({"round": round_ + 1, "game": game, "rollouts": r, "bare": b, "tokens_per_s_ratio": ratio})),
                       flush=True)
     summary = {game: round(statistics.median(found), 3) for game, found in ratios.items()}
-    print(json.dumps({"slots": args.slots, "seconds": args.seconds, "max_tokens": args.max_tokens, "group": args.group,
-                      "rounds": args.rounds, "median_tokens_per_s_ratio": summary}))
+    print(json.dumps({"slots": args.slots, "seconds": args.seconds, "max_tokens": args.max_tokens, "max_turns": args.max_turns,
+                      "group": args.group, "rounds": args.rounds, "median_tokens_per_s_ratio": summary}))
     print(f"rollouts/bare completion tokens per second, median of the rounds: {summary} (target >= 0.95); server log in {log_dir}")
 
 
@@ -212,6 +211,9 @@ def main() -> None:
     parser.add_argument("--group", type=int, default=4, help="games per seed (K)")
     parser.add_argument("--seconds", type=float, default=60.0, help="each rollout phase's wall time")
     parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument("--max-turns", type=int, default=4, help="turns of each game")
+    parser.add_argument("--temperature", type=float, default=0.0, help="the replies' sampling temperature")
+    parser.add_argument("--model-seed", type=int, default=None, help="the sampling seed (member k of a group: seed + k)")
     parser.add_argument("--context", type=int, default=4096, help="tokens of context per slot")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--no-tokens", action="store_true", help="text-only trajectories (no token ids asked)")

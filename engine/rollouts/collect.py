@@ -128,6 +128,8 @@ async def play_groups(
     plan = session.plan
     settings.check(plan, games)
     if weights is not None:
+        if weights.current is None:
+            raise ValueError(f"no weights of {weights.model} loaded: load the first version (PolicyWeights.load) before the games")
         weights.attach(session.run.path)
         play["observers"] = [*play.get("observers", ()), weights]
     ids = GroupIds(plan)

@@ -126,9 +126,8 @@ class PolicyWeights:
     def game_started(self, spec: GameSpec) -> None:
         if self.model not in spec.agents.values():
             return None
-        if self.current is None:
-            raise RuntimeError(f"no weights loaded for {self.model}: load the first version (PolicyWeights.load) before the games start")
         weights = self.current
+        assert weights is not None, "play_groups checks that a version is loaded"
         self._in_use[weights.version] += 1
         self._by_game[spec.game_id] = weights
         self.pins[spec.game_id, self.model] = weights

@@ -21,6 +21,7 @@ from engine.plan import Grid
 from engine.rollouts import Group, PolicyWeights, Settings, rollouts
 from engine.serving import find_executable
 from engine.serving.install import bundled_model
+from engine.serving.lora import gguf_lora
 from engine.serving.swap import LlamaCppRouter, adapter_digest
 from tests.engine.serving.test_lora_served import HF_MODEL, peft  # noqa: F401  (the fixture)
 
@@ -51,7 +52,8 @@ def ask(url: str, model: str, messages: list[dict]) -> str:
 
 def test_weights_loaded_mid_run_play_the_games_started_after_and_are_named_in_their_trajectories(peft, tmp_path):  # noqa: F811
     adapter = random_adapter(peft, tmp_path / "step-1", seed=1)
-    grid = Grid(game="asympuzl", seeds=2, agents=[[TRAINED, "share_everything"]], params={"size": [3]}, max_turns=[2])
+    gguf_lora(str(adapter), bundled_model("smollm2"))  # converted now (half a minute), so that the swap itself is quick
+    grid = Grid(game="asympuzl", seeds=4, agents=[[TRAINED, "share_everything"]], params={"size": [3]}, max_turns=[2])
 
     async def go() -> tuple[list[Group], dict, dict[str, str]]:
         async with LlamaCppRouter(find_executable("llamacpp"), bundled_model("smollm2"), tmp_path / "server",  # type: ignore[arg-type]

@@ -106,6 +106,19 @@ def test_a_version_the_server_cannot_load_leaves_the_current_one(tmp_path):
     assert weights.current is not None and weights.current.version == 0
 
 
+def test_a_rollout_whose_weights_have_no_version_loaded_is_refused_before_any_game(tmp_path):
+    weights = PolicyWeights(TRAINED, VllmAdapters("http://127.0.0.1:9", "share_everything"))
+
+    async def go() -> None:
+        async with rollouts(GRID, k=2, out=tmp_path / "run", weights=weights) as groups:
+            async for _ in groups:
+                pass
+
+    with pytest.raises(ValueError, match="no weights of vllm:share_everything loaded"):
+        anyio.run(go)
+    assert not (tmp_path / "run" / "results.jsonl").exists() or not (tmp_path / "run" / "results.jsonl").read_text()
+
+
 def test_a_rollout_without_weights_refuses_a_swap(tmp_path):
     async def go() -> None:
         grid = Grid(game="chain", seeds=1, agents=[["noisy", "noisy", "noisy"]], params={"size": [3]})
