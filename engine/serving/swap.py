@@ -144,6 +144,12 @@ class LlamaCppRouter:
     async def __aexit__(self, *exc_info: object) -> None:
         if self.process is not None:
             with anyio.CancelScope(shield=True):
+                for name in list(self.presets):  # the instances first: each is a process of its own
+                    with anyio.move_on_after(15):
+                        try:
+                            await _post(self.url.removesuffix("/v1") + "/models/unload", {"model": name}, f"unloading {name}", 10)
+                        except ServeError:
+                            pass
                 await self.process.stop()
 
     async def load(self, name: str, adapter: Path | None) -> str:

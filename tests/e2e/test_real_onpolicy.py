@@ -28,6 +28,7 @@ from tests.engine.serving.test_lora_served import HF_MODEL, peft  # noqa: F401  
 pytestmark = pytest.mark.real_model
 
 TRAINED = "llamacpp:policy"
+MAX_TOKENS = 8  # a 135M model on a loaded 2-core machine: a few seconds a call
 
 
 def random_adapter(peft, out, seed: int):  # noqa: F811
@@ -44,7 +45,7 @@ def random_adapter(peft, out, seed: int):  # noqa: F811
 
 
 def ask(url: str, model: str, messages: list[dict]) -> str:
-    body = json.dumps({"model": model, "messages": messages, "max_tokens": 24, "temperature": 0.0}).encode()
+    body = json.dumps({"model": model, "messages": messages, "max_tokens": MAX_TOKENS, "temperature": 0.0}).encode()
     request = urllib.request.Request(url + "/chat/completions", data=body, headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=300) as response:
         return json.loads(response.read())["choices"][0]["message"]["content"]
@@ -53,14 +54,14 @@ def ask(url: str, model: str, messages: list[dict]) -> str:
 def test_weights_loaded_mid_run_play_the_games_started_after_and_are_named_in_their_trajectories(peft, tmp_path):  # noqa: F811
     adapter = random_adapter(peft, tmp_path / "step-1", seed=1)
     gguf_lora(str(adapter), bundled_model("smollm2"))  # converted now (half a minute), so that the swap itself is quick
-    grid = Grid(game="asympuzl", seeds=4, agents=[[TRAINED, "share_everything"]], params={"size": [3]}, max_turns=[2])
+    grid = Grid(game="asympuzl", seeds=3, agents=[[TRAINED, "share_everything"]], params={"size": [3]}, max_turns=[1])
 
     async def go() -> tuple[list[Group], dict, dict[str, str]]:
         async with LlamaCppRouter(find_executable("llamacpp"), bundled_model("smollm2"), tmp_path / "server",  # type: ignore[arg-type]
                                   slots=1, context=2048) as router:
             weights = PolicyWeights(TRAINED, router)
             await weights.load(None)
-            models = BackendSettings(urls={"llamacpp": router.url}, options=ModelOptions(max_tokens=24, temperature=0.0))
+            models = BackendSettings(urls={"llamacpp": router.url}, options=ModelOptions(max_tokens=MAX_TOKENS, temperature=0.0))
             got = []
             async with rollouts(grid, k=2, out=tmp_path / "run", models=models, weights=weights, concurrency=1,
                                 settings=Settings(tokens=True)) as groups:
@@ -69,14 +70,13 @@ def test_weights_loaded_mid_run_play_the_games_started_after_and_are_named_in_th
                     if len(got) == 1:
                         await groups.load_weights(adapter)
             listed = json.loads(urllib.request.urlopen(router.url.removesuffix("/v1") + "/models", timeout=30).read())
-            # What each version answers now to the first prompt each game's trained seat was sent.
+            # What each version answers now to the first prompt of one game of each version.
             answers = {}
-            for group in got:
-                for trajectory in group.seat("alice"):
-                    first = trajectory.steps[0]
-                    messages = [{"role": m.role, "content": m.content} for m in first.messages]
-                    for served in ("policy@0", "policy@1"):
-                        answers[f"{trajectory.game_id}:{served}"] = await anyio.to_thread.run_sync(ask, router.url, served, messages)
+            one_each = {t.weights.version: t for g in got for t in g.seat("alice") if t.weights}
+            for trajectory in one_each.values():
+                messages = [{"role": m.role, "content": m.content} for m in trajectory.steps[0].messages]
+                for served in ("policy@0", "policy@1"):
+                    answers[f"{trajectory.game_id}:{served}"] = await anyio.to_thread.run_sync(ask, router.url, served, messages)
             return got, listed, answers
 
     groups, listed, answers = anyio.run(go)
@@ -93,6 +93,8 @@ def test_weights_loaded_mid_run_play_the_games_started_after_and_are_named_in_th
         assert trajectory.weights.sha256 == (None if trajectory.weights.version == 0 else adapter_digest(adapter))
         played = trajectory.steps[0]
         assert played.tokens is not None and played.tokens.completion_ids  # the router answered the token calls too
+        if f"{trajectory.game_id}:policy@0" not in answers:
+            continue
         # The server applied the weights the trajectory names: its reply is that version's, not the other's.
         mine, other = trajectory.weights.served, {"policy@0": "policy@1", "policy@1": "policy@0"}[trajectory.weights.served]
         assert answers[f"{trajectory.game_id}:{mine}"] == played.reply
