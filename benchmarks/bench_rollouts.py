@@ -4,7 +4,7 @@ side by side with a bare client replaying exactly the rollout's own requests. Pr
 asserts nothing.
 
     .venv/bin/python benchmarks/bench_rollouts.py                                # every game, 2 rounds
-    .venv/bin/python benchmarks/bench_rollouts.py --games chain --seconds 60 --max-tokens 48 --rounds 3
+    .venv/bin/python benchmarks/bench_rollouts.py --games chain --phase-games 64 --max-tokens 48 --rounds 3
 
 One server is started (``engine.serving.Servers``: S slots, its ``/metrics`` on) and every phase runs
 against it. For each game and round, two phases, one after the other:
@@ -12,7 +12,8 @@ against it. For each game and round, two phases, one after the other:
 - rollouts: ``rollouts(plan, k=K)`` with every seat played by the model, 2S games in flight (as a
   run on a server it starts), each model turn's tokens asked for (``Settings(tokens=True)``: what a
   trainer takes; on llama.cpp that is its ``/apply-template`` and ``/tokenize`` after each reply), the
-  groups taken as they finish, for ``--seconds``; the games then in flight are stopped;
+  groups taken as they finish, until ``--phase-games`` games have been played to their end (the
+  last ones finishing with fewer in flight: collection as a trainer gets it);
 - bare: an aiohttp client keeping 2S requests in flight, sending the chat requests the rollout
   phase sent and the server answered, byte for byte, in the order they were sent.
 
@@ -42,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import engine.serving  # noqa: E402
 from engine import PolicyFactory  # noqa: E402
 from engine.backends import BackendSettings, ModelOptions  # noqa: E402
+from engine.backends.hub import ModelHub  # noqa: E402
 from engine.backends.lean import LeanBackend  # noqa: E402
 from engine.plan.grid import Grid  # noqa: E402
 from engine.records import RunDir, is_infra_error  # noqa: E402
@@ -121,7 +123,7 @@ def in_flight(rows: list[tuple[float, float, bytes, int]], start: float, end: fl
 
 
 async def rollout_phase(base: str, game: str, args: argparse.Namespace, seed: int, sent: Sent) -> tuple[dict[str, float], list[bytes]]:
-    slots, k, seconds, tokens = args.slots, args.group, args.seconds, not args.no_tokens
+    slots, k, tokens = args.slots, args.group, not args.no_tokens
     options = ModelOptions(structured=True, max_tokens=args.max_tokens, temperature=args.temperature, seed=args.model_seed)
     models = BackendSettings(options=options, serve_slots=slots)
     plan = Grid(game=game, seeds=100_000, seed=seed, agents=[[NAME, NAME]], params=dict(SMALL.get(game, {})),
@@ -131,11 +133,10 @@ async def rollout_phase(base: str, game: str, args: argparse.Namespace, seed: in
     groups_seen = 0
     before = await metrics(base)
     started = time.monotonic()
-    with anyio.move_on_after(seconds):
-        async with rollouts(plan, k=k, out=out, factory=PolicyFactory(), models=models, settings=Settings(tokens=tokens),
-                            concurrency=2 * slots) as groups:
-            async for _ in groups:
-                groups_seen += 1
+    async with rollouts(plan, k=k, out=out, factory=PolicyFactory(), models=models, settings=Settings(tokens=tokens),
+                        concurrency=2 * slots, limit=args.phase_games) as groups:
+        async for _ in groups:
+            groups_seen += 1
     wall = time.monotonic() - started
     after = await metrics(base)
     games = sum(1 for record in RunDir.open(out).iter_records() if not is_infra_error(record) and record.outcome != "error")
@@ -188,6 +189,15 @@ async def main_async(args: argparse.Namespace) -> None:
     async with Servers({NAME: ServedModel("llamacpp", str(model))}, log_dir, slots=args.slots, context=args.context) as urls:
         RunningServer.url = urls[NAME]
         engine.serving.Servers = RunningServer  # type: ignore[attr-defined, misc]  # the hub's servers: the running one
+        for_run = ModelHub.for_run
+
+        def run_hub(hub: ModelHub, context: Any) -> ModelHub:  # a run's hub knows the running server from the start
+            made = for_run(hub, context)
+            made.served[NAME] = ServedModel("llamacpp", str(model))
+            made.served_urls[NAME] = urls[NAME]
+            return made
+
+        ModelHub.for_run = run_hub  # type: ignore[method-assign]
         base = urls[NAME].removesuffix("/v1")
         ratios: dict[str, list[float]] = {}
         for round_ in range(args.rounds):
@@ -199,7 +209,7 @@ async def main_async(args: argparse.Namespace) -> None:
                 print(json.dumps(rounded({"round": round_ + 1, "game": game, "rollouts": r, "bare": b, "tokens_per_s_ratio": ratio})),
                       flush=True)
     summary = {game: round(statistics.median(found), 3) for game, found in ratios.items()}
-    print(json.dumps({"slots": args.slots, "seconds": args.seconds, "max_tokens": args.max_tokens, "max_turns": args.max_turns,
+    print(json.dumps({"slots": args.slots, "phase_games": args.phase_games, "max_tokens": args.max_tokens, "max_turns": args.max_turns,
                       "group": args.group, "rounds": args.rounds, "median_tokens_per_s_ratio": summary}))
     print(f"rollouts/bare completion tokens per second, median of the rounds: {summary} (target >= 0.95); server log in {log_dir}")
 
@@ -209,7 +219,7 @@ def main() -> None:
     parser.add_argument("--games", type=lambda text: text.split(","), default=list(SMALL), help="games, comma-separated")
     parser.add_argument("--slots", type=int, default=4, help="the server's slots (S); 2S games and 2S bare requests in flight")
     parser.add_argument("--group", type=int, default=4, help="games per seed (K)")
-    parser.add_argument("--seconds", type=float, default=60.0, help="each rollout phase's wall time")
+    parser.add_argument("--phase-games", type=int, default=32, help="games each rollout phase plays to their end")
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--max-turns", type=int, default=4, help="turns of each game")
     parser.add_argument("--temperature", type=float, default=0.0, help="the replies' sampling temperature")
