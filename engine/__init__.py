@@ -28,6 +28,7 @@ _EXPORTS = {
     "wilson_interval": "engine.analysis.stats",
     "rollouts": "engine.rollouts.collect", "run_groups": "engine.rollouts.collect",
     "Group": "engine.rollouts.trajectory", "Trajectory": "engine.rollouts.trajectory", "TurnStep": "engine.rollouts.trajectory",
+    "Weights": "engine.rollouts.trajectory", "PolicyWeights": "engine.rollouts.weights",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -59,6 +59,7 @@ import msgspec
 from bus import Tokens, Usage
 
 from engine.backends.base import Backend, Completion, FinishReason, Request
+from engine.backends.routes import routed
 from engine.backends.settings import CacheSettings, ModelOptions
 from engine.backends.wrappers import Wrapper
 
@@ -289,6 +290,7 @@ class CachedCalls(Wrapper):
         self.stats = inner.limiter.stats
         self.seed = seed
         self._prefix = hashlib.sha256(_encode(fixed))
+        self._model = str(fixed.get("model", ""))
 
     def key(self, request: Request) -> bytes:
         """The digest the call is kept under: the model's fixed part, then this call's."""
@@ -298,6 +300,9 @@ class CachedCalls(Wrapper):
         # The grammar only where one is sent: the keys of every other call stay what they were. Whether
         # the call asks for its tokens is no part of the key: it changes what is kept, not the reply.
         digest.update(_encode((system, history, user, schema, seed, sample, *(() if grammar is None else (grammar,)))))
+        route = routed(self._model)  # the game's weights, where a trainer swaps them (``routes``): only then
+        if route:
+            digest.update(_encode(dict(route)))
         return digest.digest()
 
     async def complete(self, request: Request) -> Completion:

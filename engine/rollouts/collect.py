@@ -38,7 +38,8 @@ from engine.policies import PolicyFactory, is_model
 from engine.records import GameRecord, RunDir, TranscriptIndex, is_infra_error
 from engine.rollouts.groups import GroupIds, branch_groups, make_group
 from engine.rollouts.rewards import rewards_of
-from engine.rollouts.trajectory import Group
+from engine.rollouts.trajectory import Group, Weights
+from engine.rollouts.weights import PolicyWeights, read_pins, with_weights
 from engine.session import Session, open_session, play_plan
 
 
@@ -65,8 +66,10 @@ class GroupStream:
     """The groups of a rollout as they finish (``async for group in stream``); each is built from
     disk when it is taken, so a trajectory that cannot be made (``MissingTokens``) raises here."""
 
-    def __init__(self, run: RunDir, game: Game, settings: Settings, receive: MemoryObjectReceiveStream[tuple[int, list[GameRecord]]]) -> None:
+    def __init__(self, run: RunDir, game: Game, settings: Settings, receive: MemoryObjectReceiveStream[tuple[int, list[GameRecord]]],
+                 weights: PolicyWeights | None = None) -> None:
         self.game, self.settings, self._receive = game, settings, receive
+        self.weights = weights
         self._index = TranscriptIndex(run.path)
 
     def __aiter__(self) -> GroupStream:
@@ -79,8 +82,16 @@ class GroupStream:
             raise StopAsyncIteration from None
         self._index.refresh()
         s = self.settings
-        return make_group(number, [(r, self._index.line(r.game_id)) for r in records], self.game,
-                          trained=s.trained, reward=s.reward, tokens=s.tokens)
+        group = make_group(number, [(r, self._index.line(r.game_id)) for r in records], self.game,
+                           trained=s.trained, reward=s.reward, tokens=s.tokens)
+        return group if self.weights is None else with_weights(group, self.weights.pins)
+
+    async def load_weights(self, adapter: Path | None) -> Weights:
+        """Hand the running rollout new weights (a PEFT folder): loaded into the server, they play
+        every game started from now on (``PolicyWeights.load``). Only for a rollout with weights."""
+        if self.weights is None:
+            raise ValueError("this rollout was started without weights to swap (rollouts(..., weights=PolicyWeights(...)))")
+        return await self.weights.load(adapter)
 
 
 class Assembler:
@@ -107,14 +118,20 @@ class Assembler:
 @asynccontextmanager
 async def play_groups(
     session: Session, factory: PolicyFactory, *, settings: Settings = Settings(), skip: Collection[int] = (),
-    concurrency: int = 256, games: Mapping[str, Game] = GAMES, **play: Any,
+    concurrency: int = 256, games: Mapping[str, Game] = GAMES, weights: PolicyWeights | None = None, **play: Any,
 ) -> AsyncIterator[GroupStream]:
     """The groups of the open ``session``'s plan, played into its run directory with full
     transcripts: first those its earlier processes finished (but ``skip``), then each as it
-    finishes. ``play``: more of ``play_plan``'s arguments (``limit``, ``stop``, ``progress``,
-    ``observers``, ``log_level``, ``spending``, ``executor``)."""
+    finishes. ``weights``: the trained model's weights, which the trainer swaps as the run plays
+    (``engine.rollouts.weights``). ``play``: more of ``play_plan``'s arguments (``limit``, ``stop``,
+    ``progress``, ``observers``, ``log_level``, ``spending``, ``executor``)."""
     plan = session.plan
     settings.check(plan, games)
+    if weights is not None:
+        if weights.current is None:
+            raise ValueError(f"no weights of {weights.model} loaded: load the first version (PolicyWeights.load) before the games")
+        weights.attach(session.run.path)
+        play["observers"] = [*play.get("observers", ()), weights]
     ids = GroupIds(plan)
     send, receive = anyio.create_memory_object_stream[tuple[int, list[GameRecord]]](math.inf)
     assembler = Assembler(ids, set(skip), lambda number, records: send.send_nowait((number, records)))
@@ -131,7 +148,7 @@ async def play_groups(
     async with anyio.create_task_group() as tg:
         tg.start_soon(play_all)
         try:
-            yield GroupStream(session.run, plan.the_game(games), settings, receive)
+            yield GroupStream(session.run, plan.the_game(games), settings, receive, weights)
         finally:
             tg.cancel_scope.cancel()
 
@@ -140,13 +157,14 @@ async def play_groups(
 async def rollouts(
     plan: Grid, *, k: int | None = None, out: Path | None = None, resume: Path | None = None,
     factory: PolicyFactory | None = None, models: BackendSettings | None = None, settings: Settings = Settings(),
-    **play: Any,
+    weights: PolicyWeights | None = None, **play: Any,
 ) -> AsyncIterator[GroupStream]:
     """The groups of ``plan`` with ``k`` games per seed and condition, played into a new run
     directory ``out`` (or the run in ``resume``, with its saved plan and model settings).
     ``models``: a new run's model settings (where the servers are, sampling, limits, cache);
     ``factory``: the policies' factory (a fresh one by default); with ``settings.tokens``, the
-    models are asked for their tokens. Raises ``SessionError`` where the run cannot be opened,
+    models are asked for their tokens; ``weights``: the trained model's weights, which the trainer
+    swaps while the run plays (``GroupStream.load_weights``). Raises ``SessionError`` where the run cannot be opened,
     ValueError for settings that do not fit the plan."""
     factory = factory or PolicyFactory()
     models = models or BackendSettings()
@@ -159,15 +177,17 @@ async def rollouts(
     session = open_session(factory, plan=lambda: grouped, resume=resume, out=out,
                            settings=lambda saved: saved or models)
     with session:
-        async with play_groups(session, factory, settings=settings, **play) as groups:
+        async with play_groups(session, factory, settings=settings, weights=weights, **play) as groups:
             yield groups
 
 
 def run_groups(path: Path, settings: Settings = Settings(), games: Mapping[str, Game] = GAMES) -> Iterator[Group]:
     """The finished groups of the run at ``path``, read from disk: a rollout's groups in order, or a
     branch run's points with two or more branches (``branch_groups``). The run needs full
-    transcripts for the prompts and replies (without them, turns carry none)."""
+    transcripts for the prompts and replies (without them, turns carry none). Where the trainer
+    swapped weights as the run played, each model seat names its weights (``weights.jsonl``)."""
     run = RunDir.open(path)
+    pins = read_pins(run.path)
     plan = run.config()
     game = plan.the_game(games)
     index = TranscriptIndex(run.path)
@@ -185,8 +205,8 @@ def run_groups(path: Path, settings: Settings = Settings(), games: Mapping[str, 
         got = by_group[number]
         if len(got) == ids.k:
             members = [got[game_id] for game_id in ids.members(number)]
-            yield make_group(number, [(r, index.line(r.game_id)) for r in members], game,
-                             trained=s.trained, reward=s.reward, tokens=s.tokens)
+            yield with_weights(make_group(number, [(r, index.line(r.game_id)) for r in members], game,
+                                          trained=s.trained, reward=s.reward, tokens=s.tokens), pins)
 
 
 def groups_in(lines: Iterable[bytes]) -> set[int]:

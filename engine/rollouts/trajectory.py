@@ -19,6 +19,17 @@ import msgspec
 from bus import Tokens
 
 
+class Weights(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Which weights played a model's seat in a game (a rollout whose trainer swaps them in as it
+    trains, ``engine.rollouts.weights``): the version (0 for the weights the run started with, one
+    more for each the trainer handed over), the name the server serves it under, and the SHA-256 of
+    the adapter's files (``engine.serving.swap.adapter_digest``; None for the base model alone)."""
+
+    version: int
+    served: str
+    sha256: str | None = None
+
+
 class ChatMessage(msgspec.Struct, frozen=True):
     """One message of a prompt, in the chat form every trainer takes (``role``: system, user or
     assistant)."""
@@ -55,7 +66,8 @@ class TurnStep(msgspec.Struct, kw_only=True, omit_defaults=True):
 class Trajectory(msgspec.Struct, kw_only=True, omit_defaults=True):
     """One seat of one game. ``reward`` is the seat's reward by the name the rollout chose
     (``rewards`` holds every one the game names); None for a game that ended in an error.
-    ``advantage``: the reward less the mean of the same seat's in the group's other games."""
+    ``advantage``: the reward less the mean of the same seat's in the group's other games.
+    ``weights``: the weights that played the seat, where the trainer swaps them in (else None)."""
 
     game_id: int
     seed: int
@@ -72,6 +84,7 @@ class Trajectory(msgspec.Struct, kw_only=True, omit_defaults=True):
     advantage: float | None = None
     steps: list[TurnStep] = []
     error: str | None = None
+    weights: Weights | None = None
 
 
 class Group(msgspec.Struct, kw_only=True):

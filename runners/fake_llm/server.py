@@ -25,6 +25,7 @@ from runners.fake_llm.batches import BATCH_FAULT_KINDS, BatchService
 from runners.fake_llm.grammar import GrammarError, grammar_regex
 from runners.fake_llm.players import MAX_AGENTS_KEPT, Players
 from runners.fake_llm.tokens import TOKEN_FORMS, Sampled, TokenForm, asked, render, tokenize
+from runners.fake_llm.adapters import Adapters
 from runners.fake_llm.vllm_checks import model_permission, prometheus_text, refuse_as_vllm
 from runners.fake_llm.wire import (
     NOTHING, Broken, Refused, Returned, anthropic_message, anthropic_stream, broken_reply, error_reply, openai_completion,
@@ -130,6 +131,7 @@ class FakeServer:
         self.last_body: dict | None = None  # the last request body (for tests)
         # A batch's input file may be as large as the providers take (OpenAI: 200 MB), not aiohttp's 1 MB.
         self.app = web.Application(client_max_size=200 * 1024 * 1024)
+        self.adapters = Adapters()  # LoRA adapters loaded at runtime, as vLLM's endpoints load them
         self.app.add_routes([
             web.post("/v1/chat/completions", partial(self._handle, anthropic=False)),
             web.post("/v1/messages", partial(self._handle, anthropic=True)),
@@ -140,6 +142,7 @@ class FakeServer:
             web.post("/tokenize", self.tokenize),
             web.post("/apply-template", self.apply_template),
             web.get("/fake/stats", self.fake_stats),
+            *self.adapters.routes(),
         ])
         self.batches = BatchService(self)  # the batch APIs: its own routes
         self.app.on_startup.append(self._start_sampler)
@@ -316,7 +319,7 @@ class FakeServer:
     def _check_body(self, body: Any) -> None:
         if not isinstance(body, dict) or not isinstance(body.get("model"), str):
             raise Refused(400, "invalid_request_error", "The body must be an object with a model.")
-        if self.config.only_models and body["model"] not in self.config.models:
+        if self.config.only_models and body["model"] not in self.config.models and body["model"] not in self.adapters.loaded:
             raise Refused(404, "NotFoundError", f"The model `{body['model']}` does not exist. Valid aliases: "
                           f"{', '.join(self.config.models)}.", param="model", vllm=True)
         for name in VLLM_GRAMMAR_FIELDS:
@@ -351,7 +354,7 @@ class FakeServer:
     async def _play(self, body: dict, system: str, users: list[str], game: str | None, call: str | None) -> tuple[str, bool]:
         """The reply to a call and whether the request's max tokens cut it; a bad reply (``--bad-reply``)
         stands for what a model wrote within the limit."""
-        text = await self.players.reply(body["model"], system, users, game, call)
+        text = await self.players.reply(self.adapters.model(body["model"]), system, users, game, call)
         grammar = self._grammar(body)
         if grammar is not None and not grammar_regex(grammar).match(text):  # a constrained server never writes it
             self.stats.off_grammar += 1
@@ -486,4 +489,5 @@ class FakeServer:
         return web.json_response({"prompt": render(messages)})
 
     async def fake_stats(self, request: web.Request) -> web.Response:
-        return web.json_response({**vars(self.stats), **self.batches.stats()})
+        return web.json_response({**vars(self.stats), **self.batches.stats(), "served_models": self.adapters.served,
+                                  "adapters": self.adapters.loaded})

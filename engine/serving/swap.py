@@ -1,0 +1,205 @@
+"""New LoRA weights into a running server, without restarting it: each version of a trainer's
+adapter is loaded under a name of its own, which a request names in its ``model`` field, and
+unloaded when no game uses it any more (``engine.rollouts.weights`` decides when).
+
+- ``VllmAdapters``: vLLM's own runtime adapter endpoints, ``POST /v1/load_lora_adapter`` and
+  ``/v1/unload_lora_adapter``, on a server started with ``--enable-lora`` and the environment
+  variable ``VLLM_ALLOW_RUNTIME_LORA_UPDATING=True``. vLLM reads the PEFT folder itself.
+- ``LlamaCppRouter``: llama.cpp's server cannot load an adapter file into a running model: its
+  ``/lora-adapters`` endpoints and a request's ``lora`` field only set the scales of the adapters
+  given with ``--lora`` at its start. What it can do is its router mode (``llama-server`` started
+  with no model and a ``--models-preset`` file): the router loads and unloads model instances while
+  it runs (``POST /models/load``, ``/models/unload``, ``GET /models?reload=1`` to read the preset file
+  again) and sends each request to the instance its ``model`` field names. A version is a preset of
+  the base model with the version's adapter (``lora``), converted to GGUF and checked against the
+  model first (``engine.serving.lora``); each instance is a ``llama-server`` process of its own with
+  the router's ``--parallel``, ``-c`` and ``--metrics``. Version 0 is the base model without an
+  adapter unless one is given.
+
+``adapter_digest`` names a version's content: the SHA-256 of its files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import time
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio
+
+from engine.serving.lora import PEFT_FILES, gguf_lora
+from engine.serving.process import ServeError, ServerProcess, free_port
+
+LOAD_TIMEOUT = 300.0  # seconds a new version may take to load (a router starts an instance: a model load)
+PRESET_FILE = "presets.ini"
+
+
+def adapter_digest(adapter: Path) -> str:
+    """The SHA-256 of an adapter's content: a PEFT folder's ``adapter_config.json`` and
+    ``adapter_model.safetensors`` (each name, then its bytes), or a GGUF LoRA file's bytes.
+    ServeError when they are missing."""
+    digest = hashlib.sha256()
+    files = [adapter] if adapter.suffix.lower() == ".gguf" else [adapter / name for name in PEFT_FILES]
+    for path in files:
+        try:
+            with path.open("rb") as f:
+                digest.update(path.name.encode() + b"\0")
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    digest.update(block)
+        except OSError as exc:
+            raise ServeError(f"cannot read the adapter {adapter}: {exc.strerror or exc}") from None
+    return digest.hexdigest()
+
+
+class AdapterServer(Protocol):
+    """A running server that takes new adapters by name."""
+
+    async def load(self, name: str, adapter: Path | None) -> str:
+        """Serve ``adapter`` (a PEFT folder; None: the base model alone) as the model ``name``; the
+        name requests give it (``name``, or the base model's own). ServeError, one line, if it cannot."""
+
+    async def unload(self, name: str) -> None:
+        """Stop serving ``name`` (a version no game uses any more)."""
+
+
+async def _post(url: str, body: dict[str, Any], what: str, timeout: float = LOAD_TIMEOUT) -> bytes:
+    import aiohttp
+
+    try:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session:
+            async with session.post(url, json=body) as response:
+                data = await response.read()
+                if response.status != 200:
+                    raise ServeError(f"{what}: the server answered {response.status}: {data.decode(errors='replace')[:300]}")
+                return data
+    except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+        raise ServeError(f"{what}: {exc}") from None
+
+
+class VllmAdapters:
+    """A vLLM server at ``url`` (``http://HOST:PORT``, with or without ``/v1``) started with
+    ``--enable-lora`` and ``VLLM_ALLOW_RUNTIME_LORA_UPDATING=True``, serving the base model as
+    ``model`` (which no adapter needs loading for, nor unloading)."""
+
+    def __init__(self, url: str, model: str) -> None:
+        self.root = url.rstrip("/").removesuffix("/v1")
+        self.model = model
+
+    async def load(self, name: str, adapter: Path | None) -> str:
+        if adapter is None:
+            return self.model
+        await _post(self.root + "/v1/load_lora_adapter", {"lora_name": name, "lora_path": str(adapter.resolve())},
+                    f"loading the adapter {adapter} as {name}")
+        return name
+
+    async def unload(self, name: str) -> None:
+        if name != self.model:
+            await _post(self.root + "/v1/unload_lora_adapter", {"lora_name": name}, f"unloading {name}")
+
+
+class LlamaCppRouter:
+    """``llama-server`` in router mode, serving the GGUF ``model`` with the adapters loaded into it
+    (``async with LlamaCppRouter(...) as router``; ``router.url`` is its base URL, ``/v1`` included).
+    ``folder`` holds the preset file, each version's GGUF LoRA and the router's log; ``slots`` and
+    ``context`` are each instance's ``--parallel`` and its context per slot."""
+
+    def __init__(self, binary: Path, model: Path, folder: Path, *, slots: int = 4, context: int = 4096,
+                 load_timeout: float = LOAD_TIMEOUT) -> None:
+        self.binary, self.model, self.folder = binary, model, folder
+        self.slots, self.context, self.load_timeout = slots, context, load_timeout
+        self.presets: dict[str, str | None] = {}  # name -> its GGUF LoRA (None: the base model alone)
+        self.process: ServerProcess | None = None
+
+    @property
+    def url(self) -> str:
+        assert self.process is not None, "the router is not started"
+        return self.process.url + "/v1"
+
+    def _write_presets(self) -> None:
+        lines = ["version = 1", ""]
+        for name, lora in self.presets.items():
+            lines += [f"[{name}]", f"model = {self.model}"] + ([f"lora = {lora}"] if lora else []) + [""]
+        partial = self.folder / (PRESET_FILE + ".part")
+        partial.write_text("\n".join(lines))
+        partial.replace(self.folder / PRESET_FILE)
+
+    async def __aenter__(self) -> LlamaCppRouter:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._write_presets()
+        port = free_port()
+        command = [str(self.binary), "--models-preset", str(self.folder / PRESET_FILE), "--models-max", "0",
+                   "--no-models-autoload", "--host", "127.0.0.1", "--port", str(port), "--parallel", str(self.slots),
+                   "-c", str(self.slots * self.context), "--metrics"]
+        self.process = ServerProcess("llama.cpp router", command, port, self.folder / "router.log")
+        self.process.start()
+        try:
+            await self.process.wait_ready()
+        except BaseException:
+            await self.process.stop()
+            raise
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self.process is not None:
+            with anyio.CancelScope(shield=True):
+                for name in list(self.presets):  # the instances first: each is a process of its own
+                    with anyio.move_on_after(15):
+                        try:
+                            await _post(self.url.removesuffix("/v1") + "/models/unload", {"model": name}, f"unloading {name}", 10)
+                        except ServeError:
+                            pass
+                await self.process.stop()
+
+    async def load(self, name: str, adapter: Path | None) -> str:
+        """Serve the base model with ``adapter`` (a PEFT folder or a GGUF LoRA; None: none) as ``name``."""
+        lora: str | None = None
+        if adapter is not None:
+            made = await anyio.to_thread.run_sync(gguf_lora, str(adapter), self.model)
+            kept = self.folder / f"{name}.gguf"  # the version's own copy: the trainer may write the folder again
+            shutil.copyfile(made, kept)
+            lora = str(kept)
+        self.presets[name] = lora
+        self._write_presets()
+        await self._get("/models?reload=1")
+        await _post(self.url.removesuffix("/v1") + "/models/load", {"model": name}, f"loading {name}")
+        deadline = time.monotonic() + self.load_timeout
+        while (status := await self.status(name)).get("value") != "loaded":
+            if status.get("failed"):
+                raise ServeError(f"the llama.cpp router could not load {name} (exit status {status.get('exit_code')}; "
+                                 f"its log: {self.folder / 'router.log'})")
+            if time.monotonic() > deadline:
+                raise ServeError(f"the llama.cpp router did not load {name} within {self.load_timeout:.0f} s")
+            await anyio.sleep(0.2)
+        return name
+
+    async def unload(self, name: str) -> None:
+        await _post(self.url.removesuffix("/v1") + "/models/unload", {"model": name}, f"unloading {name}")
+        self.presets.pop(name, None)
+        (self.folder / f"{name}.gguf").unlink(missing_ok=True)
+
+    async def status(self, name: str) -> dict[str, Any]:
+        """The router's status of the model ``name`` (``{"value": "loaded"}``, ...; empty if unknown)."""
+        import json
+
+        listed = json.loads(await self._get("/models"))
+        for entry in listed.get("data", listed if isinstance(listed, list) else []):
+            if entry.get("id") == name:
+                status = entry.get("status", {})
+                return status if isinstance(status, dict) else {}
+        return {}
+
+    async def _get(self, path: str) -> bytes:
+        import aiohttp
+
+        root = self.url.removesuffix("/v1")
+        try:
+            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as session:
+                async with session.get(root + path) as response:
+                    data = await response.read()
+                    if response.status != 200:
+                        raise ServeError(f"the llama.cpp router answered {response.status} to {path}: {data[:300]!r}")
+                    return data
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            raise ServeError(f"the llama.cpp router at {root}: {exc}") from None
