@@ -109,7 +109,7 @@ def test_the_local_server_refuses_a_grammar_it_cannot_read_or_one_sent_with_a_sc
 
 
 def test_a_call_without_a_grammar_keeps_the_cache_key_it_had():
-    cached = types.SimpleNamespace(_prefix=hashlib.sha256(b"model"), seed=None)
+    cached = types.SimpleNamespace(_prefix=hashlib.sha256(b"model"), _model="model", seed=None)
     request = Request("system", "user", {"type": "object"}, (("a", "b"),), 0)
     before = hashlib.sha256(b"model")
     before.update(msgspec.json.encode(("system", (("a", "b"),), "user", {"type": "object"}, None, 0)))
