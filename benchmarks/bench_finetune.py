@@ -76,7 +76,8 @@ def report(model: str, found: list[GameRecord], seconds: float) -> None:
     wins = sum(r.outcome == "success" for r in played)
     low, high = wilson_interval(wins, len(played))
     print(f"  {model}: {len(found)} games ({len(found) - len(played)} errors), {sum(map(len, turns))} model turns, {seconds:.0f} s")
-    print(f"    format errors         {format_errors} ({interval(*mean_interval(per_turn))} a model turn)")
+    cut = sum(1 for ts in turns for t in ts if t.cut is True)
+    print(f"    unreadable / turn     {interval(*mean_interval(per_turn))}: {cut} cut at the token limit, {format_errors} format errors")
     print(f"    valid actions / turn  {interval(*mean_interval(valid))}")
     print(f"    success               {wins}/{len(played)} = {wins / max(1, len(played)):.3f} [{low:.3f}, {high:.3f}]")
     for name in sorted({k for r in played for k in r.scores}):
