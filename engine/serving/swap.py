@@ -64,12 +64,14 @@ class AdapterServer(Protocol):
         """Stop serving ``name`` (a version no game uses any more)."""
 
 
-async def _post(url: str, body: dict[str, Any], what: str, timeout: float = LOAD_TIMEOUT) -> bytes:
+async def _request(url: str, body: dict[str, Any] | None, what: str, timeout: float = LOAD_TIMEOUT) -> bytes:
+    """POST ``body`` to ``url`` (None: a GET) and the answer's bytes; ServeError naming ``what`` for
+    any answer but 200 or a connection that fails."""
     import aiohttp
 
     try:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session:
-            async with session.post(url, json=body) as response:
+            async with session.request("GET" if body is None else "POST", url, json=body) as response:
                 data = await response.read()
                 if response.status != 200:
                     raise ServeError(f"{what}: the server answered {response.status}: {data.decode(errors='replace')[:300]}")
@@ -90,13 +92,13 @@ class VllmAdapters:
     async def load(self, name: str, adapter: Path | None) -> str:
         if adapter is None:
             return self.model
-        await _post(self.root + "/v1/load_lora_adapter", {"lora_name": name, "lora_path": str(adapter.resolve())},
+        await _request(self.root + "/v1/load_lora_adapter", {"lora_name": name, "lora_path": str(adapter.resolve())},
                     f"loading the adapter {adapter} as {name}")
         return name
 
     async def unload(self, name: str) -> None:
         if name != self.model:
-            await _post(self.root + "/v1/unload_lora_adapter", {"lora_name": name}, f"unloading {name}")
+            await _request(self.root + "/v1/unload_lora_adapter", {"lora_name": name}, f"unloading {name}")
 
 
 class LlamaCppRouter:
@@ -147,7 +149,7 @@ class LlamaCppRouter:
                 for name in list(self.presets):  # the instances first: each is a process of its own
                     with anyio.move_on_after(15):
                         try:
-                            await _post(self.url.removesuffix("/v1") + "/models/unload", {"model": name}, f"unloading {name}", 10)
+                            await _request(self.url.removesuffix("/v1") + "/models/unload", {"model": name}, f"unloading {name}", 10)
                         except ServeError:
                             pass
                 await self.process.stop()
@@ -163,7 +165,7 @@ class LlamaCppRouter:
         self.presets[name] = lora
         self._write_presets()
         await self._get("/models?reload=1")
-        await _post(self.url.removesuffix("/v1") + "/models/load", {"model": name}, f"loading {name}")
+        await _request(self.url.removesuffix("/v1") + "/models/load", {"model": name}, f"loading {name}")
         deadline = time.monotonic() + self.load_timeout
         while (status := await self.status(name)).get("value") != "loaded":
             if status.get("failed"):
@@ -175,7 +177,7 @@ class LlamaCppRouter:
         return name
 
     async def unload(self, name: str) -> None:
-        await _post(self.url.removesuffix("/v1") + "/models/unload", {"model": name}, f"unloading {name}")
+        await _request(self.url.removesuffix("/v1") + "/models/unload", {"model": name}, f"unloading {name}")
         self.presets.pop(name, None)
         (self.folder / f"{name}.gguf").unlink(missing_ok=True)
 
@@ -191,15 +193,4 @@ class LlamaCppRouter:
         return {}
 
     async def _get(self, path: str) -> bytes:
-        import aiohttp
-
-        root = self.url.removesuffix("/v1")
-        try:
-            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as session:
-                async with session.get(root + path) as response:
-                    data = await response.read()
-                    if response.status != 200:
-                        raise ServeError(f"the llama.cpp router answered {response.status} to {path}: {data[:300]!r}")
-                    return data
-        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-            raise ServeError(f"the llama.cpp router at {root}: {exc}") from None
+        return await _request(self.url.removesuffix("/v1") + path, None, f"the llama.cpp router, {path}", 60)
