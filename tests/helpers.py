@@ -170,3 +170,23 @@ def make_adapter(peft, base, out: Path, rank: int = 4) -> Path:
     config = peft.LoraConfig(r=rank, lora_alpha=2 * rank, target_modules="all-linear", task_type="CAUSAL_LM")
     peft.get_peft_model(model, config).save_pretrained(str(out))
     return out
+
+
+def skip_without_real_vllm(folder: Path | None) -> None:
+    """At a real-vLLM test module's top: skip the module, saying why, without setup-vllm's vLLM or
+    model ``folder``; a failure instead where ``ASYMGAMES_REQUIRE_REAL_VLLM=1``."""
+    import os
+
+    import pytest
+
+    from engine.serving import vllm_installed
+
+    if not vllm_installed():
+        missing = "no vLLM for this CPU: asymgames setup-vllm installs it (about 10 minutes)"
+    elif folder is None or not folder.is_dir():
+        missing = f"no model folder at {folder}: asymgames setup-vllm makes it"
+    else:
+        return
+    if os.environ.get("ASYMGAMES_REQUIRE_REAL_VLLM") == "1":
+        raise RuntimeError(f"ASYMGAMES_REQUIRE_REAL_VLLM=1 but {missing}")
+    pytest.skip(missing, allow_module_level=True)

@@ -13,7 +13,6 @@ each. A 135M model plays badly; these tests check the path, not the play."""
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,9 +20,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from engine.serving import ServedModel, Servers, vllm_installed, vllm_model_folder
+from engine.serving import ServedModel, Servers, vllm_model_folder
 from runners.concurrent import main as run_main
-from tests.helpers import transcript_lines
+from tests.helpers import skip_without_real_vllm, transcript_lines
 
 pytestmark = [pytest.mark.real_vllm, pytest.mark.slow]
 
@@ -32,18 +31,7 @@ SLOTS = 4
 CONTEXT = 8192  # TSP's first prompts pass 2,048 tokens
 
 
-def _missing() -> str | None:
-    if not vllm_installed():
-        return "no vLLM for this CPU: asymgames setup-vllm installs it (about 10 minutes)"
-    if FOLDER is None or not FOLDER.is_dir():
-        return f"no model folder at {FOLDER}: asymgames setup-vllm makes it"
-    return None
-
-
-if _missing():
-    if os.environ.get("ASYMGAMES_REQUIRE_REAL_VLLM") == "1":
-        raise RuntimeError(f"ASYMGAMES_REQUIRE_REAL_VLLM=1 but {_missing()}")
-    pytest.skip(_missing(), allow_module_level=True)
+skip_without_real_vllm(FOLDER)
 
 SMALL = {"asympuzl": ["--size", "3"], "chain": ["--size", "3"], "tsp": [], "einstein": ["--blocks", "4"]}
 SCHEMA_GAMES = ("asympuzl", "chain")  # games whose replies have a JSON schema (vLLM's structured output)

@@ -11,31 +11,19 @@ takes minutes on a loaded CPU. The adapter is untrained: the test checks the pat
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
-from engine.serving import vllm_installed, vllm_model_folder
+from engine.serving import vllm_model_folder
 from runners.concurrent import main as run_main
-from tests.helpers import make_adapter
+from tests.helpers import make_adapter, skip_without_real_vllm
 
 pytestmark = [pytest.mark.real_vllm, pytest.mark.slow]
 
 FOLDER = vllm_model_folder("smollm2")
 
 
-def _missing() -> str | None:
-    if not vllm_installed():
-        return "no vLLM for this CPU: asymgames setup-vllm installs it (about 10 minutes)"
-    if FOLDER is None or not FOLDER.is_dir():
-        return f"no model folder at {FOLDER}: asymgames setup-vllm makes it"
-    return None
-
-
-if _missing():
-    if os.environ.get("ASYMGAMES_REQUIRE_REAL_VLLM") == "1":
-        raise RuntimeError(f"ASYMGAMES_REQUIRE_REAL_VLLM=1 but {_missing()}")
-    pytest.skip(_missing(), allow_module_level=True)
+skip_without_real_vllm(FOLDER)
 
 
 def test_a_tuned_model_plays_a_game_on_the_vllm_server_the_engine_starts(tmp_path):
