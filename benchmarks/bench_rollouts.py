@@ -1,38 +1,49 @@
 """Rollout collection against the model server's own limit: the rollouts API (``engine.rollouts``)
-playing groups on llama.cpp's ``llama-server`` with SmolLM2-135M (``asymgames setup-llamacpp``),
-side by side with a bare client replaying exactly the rollout's own requests. Prints figures;
-asserts nothing.
+playing groups with SmolLM2-135M, on llama.cpp's ``llama-server`` (``asymgames setup-llamacpp``) or
+on a vLLM server already running (``--vllm-url``), side by side with a bare client replaying exactly
+the rollout's own requests. Prints figures; asserts nothing.
 
     .venv/bin/python benchmarks/bench_rollouts.py                                # every game, 2 rounds
     .venv/bin/python benchmarks/bench_rollouts.py --games chain --phase-games 64 --max-tokens 48 --rounds 3
+    .venv/bin/python benchmarks/bench_rollouts.py --vllm-url http://127.0.0.1:PORT --slots 8
 
-One server is started (``engine.serving.Servers``: S slots, its ``/metrics`` on) and every phase runs
-against it. For each game and round, two phases, one after the other:
+Without ``--vllm-url`` one server is started (``engine.serving.Servers``: S slots, its ``/metrics``
+on) and every phase runs against it. With it, no server is started: the phases play ``vllm:smollm2``
+through the engine's ``vllm:`` path at that URL, S being the server's ``--max-num-seqs`` (started as
+``benchmarks/bench_vllm.py`` says). For each game and round, two phases, one after the other, their
+order alternating (rollouts then bare in odd rounds, bare then rollouts in even ones):
 
 - rollouts: ``rollouts(plan, k=K)`` with every seat played by the model, 2S games in flight (as a
   run on a server it starts), each model turn's tokens asked for (``Settings(tokens=True)``: what a
-  trainer takes; on llama.cpp that is its ``/apply-template`` and ``/tokenize`` after each reply), the
-  groups taken as they finish, until ``--phase-games`` games have been played to their end (the
-  last ones finishing with fewer in flight: collection as a trainer gets it);
-- bare: an aiohttp client keeping 2S requests in flight, sending the chat requests the rollout
-  phase sent and the server answered, byte for byte, in the order they were sent.
+  trainer takes; on llama.cpp that is its ``/apply-template`` and ``/tokenize`` after each reply, on
+  vLLM its ``return_token_ids`` in the reply), the groups taken as they finish, until
+  ``--phase-games`` games have been played to their end (the last ones finishing with fewer in
+  flight: collection as a trainer gets it);
+- bare: an aiohttp client sending the chat requests the game's latest rollout phase sent and the
+  server answered, byte for byte, in the order they were sent, with as many in flight as the engine
+  keeps at most (2S on llama.cpp; on vLLM the batch plus the engine's headroom,
+  ``engine.backends.vllm.vllm_headroom``, each body with a ``cache_salt`` of the phase's own, so
+  that none is read from the prefix cache the rollouts left behind).
 
-For each: completion tokens per second (the replies' ``usage``), the server's busy slots per decode
-(``llamacpp:n_busy_slots_per_decode`` and ``llamacpp:n_decode_total`` read before and after the phase:
-the phase's own mean), and the mean requests in flight; for the rollouts also the games finished per
-hour and the groups yielded. Target: the rollouts' completion tokens per second >= 0.95 of the bare
-client's.
+For each: completion tokens per second (the replies' ``usage``) and the mean requests in flight; the
+server's own figures: on llama.cpp its busy slots per decode (``llamacpp:n_busy_slots_per_decode``
+and ``llamacpp:n_decode_total`` read before and after the phase: the phase's own mean), on vLLM the
+tokens it generated per second over the phase (``vllm:generation_tokens_total``) and its running
+requests (``vllm:num_requests_running`` sampled every 0.1 s) as a share of S; for the rollouts also
+the games finished per hour and the groups yielded. Target: the rollouts' completion tokens per
+second >= 0.95 of the bare client's.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -45,13 +56,17 @@ from engine import PolicyFactory  # noqa: E402
 from engine.backends import BackendSettings, ModelOptions  # noqa: E402
 from engine.backends.hub import ModelHub  # noqa: E402
 from engine.backends.lean import LeanBackend  # noqa: E402
+from engine.backends.vllm import vllm_headroom  # noqa: E402
 from engine.plan.grid import Grid  # noqa: E402
 from engine.records import RunDir, is_infra_error  # noqa: E402
 from engine.rollouts import Settings, rollouts  # noqa: E402
 from engine.serving import ServedModel, Servers  # noqa: E402
 from engine.serving.install import bundled_model  # noqa: E402
 
+from bench_vllm import measured, salted  # noqa: E402
+
 NAME = "llamacpp:smollm2"
+VLLM_NAME = "vllm:smollm2"
 # Small games, as the token benchmark plays them (``bench_token_trajectories.py``): a 135M model on two cores.
 SMALL: Mapping[str, dict[str, list[Any]]] = {"asympuzl": {"size": [3]}, "chain": {"size": [3]},
                                              "tsp": {"board": ["generated"], "rooms": [4]}, "einstein": {"blocks": [4]}}
@@ -117,60 +132,100 @@ def busy_per_decode(before: Mapping[str, float], after: Mapping[str, float]) -> 
     return busy / decodes if decodes else 0.0
 
 
+class Target:
+    """The server the phases play: llama.cpp's, started here, or a vLLM server running at ``base``."""
+
+    def __init__(self, base: str, slots: int, vllm: bool) -> None:
+        self.base, self.slots, self.vllm = base, slots, vllm
+        self.name = VLLM_NAME if vllm else NAME
+        self.in_flight = slots + vllm_headroom(slots) if vllm else 2 * slots  # the engine's calls in flight at most
+        self.headers = {"Content-Type": "application/json"}
+        if vllm:
+            self.headers["Authorization"] = "Bearer none"  # a key for a server that asks for one
+
+    def models(self, options: ModelOptions) -> BackendSettings:
+        if self.vllm:
+            return BackendSettings(options=options, urls={"vllm": self.base + "/v1"}, vllm_max_seqs=self.slots)
+        return BackendSettings(options=options, serve_slots=self.slots)
+
+    def replayed(self, bodies: list[bytes], salt: str) -> list[bytes]:
+        """The bodies as the bare client sends them: on vLLM under a prefix-cache salt of their own."""
+        return salted(bodies, salt) if self.vllm else bodies
+
+    async def watched(self, work: Callable[[], Awaitable[None]]) -> dict[str, float]:
+        """Run ``work()`` to its end; the server's own figures over it."""
+        if self.vllm:
+            rate, samples = await measured(self.base, math.inf, work)
+            return {"server_tokens_per_s": rate, "running_share": samples.mean("running") / self.slots,
+                    "waiting": samples.mean("waiting")}
+        before = await metrics(self.base)
+        await work()
+        return {"busy_slots_per_decode": busy_per_decode(before, await metrics(self.base))}
+
+
 def in_flight(rows: list[tuple[float, float, bytes, int]], start: float, end: float) -> float:
     """Mean requests in flight over [start, end]."""
     return sum(min(b, end) - max(a, start) for a, b, *_ in rows if b > start and a < end) / (end - start)
 
 
-async def rollout_phase(base: str, game: str, args: argparse.Namespace, seed: int, sent: Sent) -> tuple[dict[str, float], list[bytes]]:
+async def rollout_phase(target: Target, game: str, args: argparse.Namespace, seed: int, sent: Sent) -> tuple[dict[str, float], list[bytes]]:
     slots, k, tokens = args.slots, args.group, not args.no_tokens
     options = ModelOptions(structured=True, max_tokens=args.max_tokens, temperature=args.temperature, seed=args.model_seed)
-    models = BackendSettings(options=options, serve_slots=slots)
-    plan = Grid(game=game, seeds=100_000, seed=seed, agents=[[NAME, NAME]], params=dict(SMALL.get(game, {})),
+    plan = Grid(game=game, seeds=100_000, seed=seed, agents=[[target.name, target.name]], params=dict(SMALL.get(game, {})),
                 max_turns=[args.max_turns])
     out = Path(tempfile.mkdtemp(prefix=f"bench-rollouts-{game}-")) / "run"
     sent.rows.clear()
     groups_seen = 0
-    before = await metrics(base)
-    started = time.monotonic()
-    async with rollouts(plan, k=k, out=out, factory=PolicyFactory(), models=models, settings=Settings(tokens=tokens),
-                        concurrency=2 * slots, limit=args.phase_games) as groups:
-        async for _ in groups:
-            groups_seen += 1
-    wall = time.monotonic() - started
-    after = await metrics(base)
+    span = [0.0, 0.0]
+
+    async def work() -> None:
+        nonlocal groups_seen
+        span[0] = time.monotonic()
+        async with rollouts(plan, k=k, out=out, factory=PolicyFactory(), models=target.models(options),
+                            settings=Settings(tokens=tokens), concurrency=2 * slots, limit=args.phase_games) as groups:
+            async for _ in groups:
+                groups_seen += 1
+        span[1] = time.monotonic()
+
+    server = await target.watched(work)
+    started, wall = span[0], span[1] - span[0]
     games = sum(1 for record in RunDir.open(out).iter_records() if not is_infra_error(record) and record.outcome != "error")
     rows = sorted(sent.rows)
     completion = sum(row[3] for row in rows)
     return ({"tokens_per_s": completion / wall, "games_per_hour": 3600 * games / wall, "games": games, "groups": groups_seen,
-             "requests": len(rows), "busy_slots_per_decode": busy_per_decode(before, after),
-             "in_flight": in_flight(rows, started, started + wall), "wall_s": wall}, [row[2] for row in rows])
+             "requests": len(rows), **server, "in_flight": in_flight(rows, started, started + wall), "wall_s": wall},
+            [row[2] for row in rows])
 
 
-async def bare_phase(base: str, bodies: list[bytes], in_flight_target: int) -> dict[str, float]:
+async def bare_phase(target: Target, bodies: list[bytes]) -> dict[str, float]:
     import aiohttp
 
     todo = iter(bodies)
     completion = 0
     spans: list[tuple[float, float, bytes, int]] = []
+    span = [0.0, 0.0]
 
     async def worker(session: aiohttp.ClientSession) -> None:
         nonlocal completion
         for body in todo:
             sent = time.monotonic()
-            async with session.post(base + "/v1/chat/completions", data=body, headers={"Content-Type": "application/json"}) as response:
+            async with session.post(target.base + "/v1/chat/completions", data=body, headers=target.headers) as response:
                 got = await response.json()
+            if response.status != 200:
+                raise RuntimeError(f"the server answered a bare request with {response.status}: {got}")
             completion += got["usage"]["completion_tokens"]
             spans.append((sent, time.monotonic(), b"", 0))
 
-    before = await metrics(base)
-    started = time.monotonic()
-    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=3600)) as session, anyio.create_task_group() as group:
-        for _ in range(in_flight_target):
-            group.start_soon(worker, session)
-    wall = time.monotonic() - started
-    after = await metrics(base)
-    return {"tokens_per_s": completion / wall, "requests": len(bodies), "busy_slots_per_decode": busy_per_decode(before, after),
+    async def work() -> None:
+        span[0] = time.monotonic()
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=3600)) as session, anyio.create_task_group() as group:
+            for _ in range(target.in_flight):
+                group.start_soon(worker, session)
+        span[1] = time.monotonic()
+
+    server = await target.watched(work)
+    started, wall = span[0], span[1] - span[0]
+    return {"tokens_per_s": completion / wall, "requests": len(bodies), **server,
             "in_flight": in_flight(spans, started, started + wall), "wall_s": wall}
 
 
@@ -180,51 +235,72 @@ def rounded(found: Any) -> Any:
     return round(found, 3) if isinstance(found, float) else found
 
 
+async def play_rounds(target: Target, args: argparse.Namespace, sent: Sent) -> dict[str, dict[str, float]]:
+    """Every round of every game, the two phases in alternating order; the median ratios per game
+    (rollouts over bare: completion tokens per second, and on vLLM the tokens the server generated per second)."""
+    ratios: dict[str, dict[str, list[float]]] = {}
+    bodies: dict[str, list[bytes]] = {}  # each game's latest rollout phase's bodies
+    for round_ in range(args.rounds):
+        rollouts_first = round_ % 2 == 0  # the first round has no bodies yet; then the order alternates
+        for game in args.games:
+            salt = f"bare-{game}-{round_}"
+            if rollouts_first:
+                r, bodies[game] = await rollout_phase(target, game, args, round_, sent)
+            b = await bare_phase(target, target.replayed(bodies[game], salt))
+            if not rollouts_first:
+                r, bodies[game] = await rollout_phase(target, game, args, round_, sent)
+            figures = ("tokens_per_s", "server_tokens_per_s") if target.vllm else ("tokens_per_s",)
+            found = {f"{key}_ratio": r[key] / b[key] if b[key] else 0.0 for key in figures}
+            for key, ratio in found.items():
+                ratios.setdefault(key, {}).setdefault(game, []).append(ratio)
+            print(json.dumps(rounded({"round": round_ + 1, "order": "rollouts, bare" if rollouts_first else "bare, rollouts",
+                                      "game": game, "rollouts": r, "bare": b, **found})), flush=True)
+    return {key: {game: round(statistics.median(values), 3) for game, values in by_game.items()} for key, by_game in ratios.items()}
+
+
 async def main_async(args: argparse.Namespace) -> None:
-    model = bundled_model("smollm2")
-    if model is None or not model.is_file():
-        sys.exit("no model: asymgames setup-llamacpp")
     sent = Sent()
-    log_dir = Path(tempfile.mkdtemp(prefix="bench-rollouts-"))
-    async with Servers({NAME: ServedModel("llamacpp", str(model))}, log_dir, slots=args.slots, context=args.context) as urls:
-        RunningServer.url = urls[NAME]
-        engine.serving.Servers = RunningServer  # type: ignore[attr-defined, misc]  # the hub's servers: the running one
-        for_run = ModelHub.for_run
+    if args.vllm_url:
+        summary = await play_rounds(Target(args.vllm_url.rstrip("/").removesuffix("/v1"), args.slots, vllm=True), args, sent)
+        where = f"vLLM at {args.vllm_url}"
+    else:
+        model = bundled_model("smollm2")
+        if model is None or not model.is_file():
+            sys.exit("no model: asymgames setup-llamacpp")
+        log_dir = Path(tempfile.mkdtemp(prefix="bench-rollouts-"))
+        async with Servers({NAME: ServedModel("llamacpp", str(model))}, log_dir, slots=args.slots, context=args.context) as urls:
+            RunningServer.url = urls[NAME]
+            engine.serving.Servers = RunningServer  # type: ignore[attr-defined, misc]  # the hub's servers: the running one
+            for_run = ModelHub.for_run
 
-        def run_hub(hub: ModelHub, context: Any) -> ModelHub:  # a run's hub knows the running server from the start
-            made = for_run(hub, context)
-            made.served[NAME] = ServedModel("llamacpp", str(model))
-            made.served_urls[NAME] = urls[NAME]
-            return made
+            def run_hub(hub: ModelHub, context: Any) -> ModelHub:  # a run's hub knows the running server from the start
+                made = for_run(hub, context)
+                made.served[NAME] = ServedModel("llamacpp", str(model))
+                made.served_urls[NAME] = urls[NAME]
+                return made
 
-        ModelHub.for_run = run_hub  # type: ignore[method-assign]
-        base = urls[NAME].removesuffix("/v1")
-        ratios: dict[str, list[float]] = {}
-        for round_ in range(args.rounds):
-            for game in args.games:
-                r, bodies = await rollout_phase(base, game, args, round_, sent)
-                b = await bare_phase(base, bodies, 2 * args.slots)
-                ratio = r["tokens_per_s"] / b["tokens_per_s"] if b["tokens_per_s"] else 0.0
-                ratios.setdefault(game, []).append(ratio)
-                print(json.dumps(rounded({"round": round_ + 1, "game": game, "rollouts": r, "bare": b, "tokens_per_s_ratio": ratio})),
-                      flush=True)
-    summary = {game: round(statistics.median(found), 3) for game, found in ratios.items()}
-    print(json.dumps({"slots": args.slots, "phase_games": args.phase_games, "max_tokens": args.max_tokens, "max_turns": args.max_turns,
-                      "group": args.group, "rounds": args.rounds, "median_tokens_per_s_ratio": summary}))
-    print(f"rollouts/bare completion tokens per second, median of the rounds: {summary} (target >= 0.95); server log in {log_dir}")
+            ModelHub.for_run = run_hub  # type: ignore[method-assign]
+            summary = await play_rounds(Target(urls[NAME].removesuffix("/v1"), args.slots, vllm=False), args, sent)
+        where = f"server log in {log_dir}"
+    print(json.dumps({"server": "vllm" if args.vllm_url else "llamacpp", "slots": args.slots, "phase_games": args.phase_games,
+                      "max_tokens": args.max_tokens, "max_turns": args.max_turns, "group": args.group, "rounds": args.rounds,
+                      **{f"median_{key}": value for key, value in summary.items()}}))
+    print(f"rollouts/bare completion tokens per second, median of the rounds: {summary['tokens_per_s_ratio']} (target >= 0.95); {where}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=lambda text: text.split(","), default=list(SMALL), help="games, comma-separated")
-    parser.add_argument("--slots", type=int, default=4, help="the server's slots (S); 2S games and 2S bare requests in flight")
+    parser.add_argument("--slots", type=int, default=4,
+                        help="the server's slots (S; with --vllm-url its --max-num-seqs); 2S games in flight")
+    parser.add_argument("--vllm-url", help="play a vLLM server running at http://HOST:PORT (serving smollm2) instead of starting llama.cpp's")
     parser.add_argument("--group", type=int, default=4, help="games per seed (K)")
     parser.add_argument("--phase-games", type=int, default=32, help="games each rollout phase plays to their end")
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--max-turns", type=int, default=4, help="turns of each game")
     parser.add_argument("--temperature", type=float, default=0.0, help="the replies' sampling temperature")
     parser.add_argument("--model-seed", type=int, default=None, help="the sampling seed (member k of a group: seed + k)")
-    parser.add_argument("--context", type=int, default=4096, help="tokens of context per slot")
+    parser.add_argument("--context", type=int, default=4096, help="tokens of context per slot (llama.cpp's)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--no-tokens", action="store_true", help="text-only trajectories (no token ids asked)")
     anyio.run(main_async, parser.parse_args())
