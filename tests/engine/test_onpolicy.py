@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import urllib.request
 from pathlib import Path
+from typing import Literal
 
 import anyio
 import pytest
@@ -36,15 +37,16 @@ def stats(url: str) -> dict:
         return json.loads(response.read())
 
 
-def play(url: str, out: Path, swaps: list[Path]) -> tuple[list[Group], PolicyWeights]:
-    """The rollout of ``GRID`` (two games a seed, one game at a time); after the first group and
-    the second, the next of ``swaps`` is handed over."""
+def play(url: str, out: Path, swaps: list[Path], client: Literal["lean", "sdk"] = "lean") -> tuple[list[Group], PolicyWeights]:
+    """The rollout of ``GRID`` (two games a seed, one game at a time, the model's calls through
+    ``client``); after the first group and the second, the next of ``swaps`` is handed over."""
+    models = BackendSettings(urls={"vllm": url + "/v1"}, clients={"vllm": client})
     weights = PolicyWeights(TRAINED, VllmAdapters(url, "share_everything"))
 
     async def go() -> list[Group]:
         await weights.load(None)
         got = []
-        async with rollouts(GRID, k=2, out=out, models=BackendSettings(urls={"vllm": url + "/v1"}), weights=weights,
+        async with rollouts(GRID, k=2, out=out, models=models, weights=weights,
                             settings=Settings(trained=("alice",)), concurrency=1) as groups:
             async for group in groups:
                 got.append(group)
@@ -87,6 +89,18 @@ def test_weights_swapped_mid_run_play_the_games_started_after_and_are_named_in_e
     # A later reading of the run gives the same weights, from the run directory.
     again = {(t.game_id, t.role): t.weights for g in run_groups(tmp_path / "run") for t in g.trajectories}
     assert again == {(t.game_id, t.role): t.weights for g in groups for t in g.trajectories}
+
+
+def test_calls_through_the_sdk_client_go_to_the_games_weights_too(tmp_path):
+    first = adapter(tmp_path / "a", "noisy", b"step 1")
+    with server_process() as url:
+        groups, _ = play(url, tmp_path / "run", [first], client="sdk")
+        served = stats(url)
+    seats = [t for g in groups for t in g.trajectories if t.role == "alice" and t.weights is not None]
+    calls = {v: sum(len(t.steps) for t in seats if t.weights and t.weights.version == v) for v in (0, 1)}
+    assert calls[0] > 0 and calls[1] > 0
+    assert served["served_models"].get("share_everything@1", 0) == calls[1]
+    assert served["served_models"].get("share_everything", 0) == calls[0]
 
 
 def test_a_version_the_server_cannot_load_leaves_the_current_one(tmp_path):
