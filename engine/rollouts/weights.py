@@ -12,7 +12,8 @@ Each version is loaded into the running server under a name of its own (``MODEL@
 the version 0 of a base model keeps the model's name) by the server's own runtime endpoints
 (``engine.serving.swap``). A game takes the version current when it starts and keeps it to its end:
 every call the game makes to the trained model is sent to that version (``engine.backends.routes``),
-so a trajectory is one version's, however long the game. A version no game uses any more, and not
+so a trajectory is one version's, however long the game. On Ray workers a game's route goes with
+its batch (``engine.executors.cluster``): it takes the version current when the driver batches it. A version no game uses any more, and not
 the current one, is unloaded at the next swap (or by ``unload_stale``).
 
 Which weights played which game is kept in the run directory, ``weights.jsonl`` (a line a game as

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import urllib.request
 from pathlib import Path
-from typing import Literal
+from collections.abc import Sequence
+from typing import Any, Literal
 
 import anyio
 import pytest
@@ -37,17 +38,20 @@ def stats(url: str) -> dict:
         return json.loads(response.read())
 
 
-def play(url: str, out: Path, swaps: list[Path], client: Literal["lean", "sdk"] = "lean") -> tuple[list[Group], PolicyWeights]:
-    """The rollout of ``GRID`` (two games a seed, one game at a time, the model's calls through
-    ``client``); after the first group and the second, the next of ``swaps`` is handed over."""
+def play(url: str, out: Path, swaps: list[Path], client: Literal["lean", "sdk"] = "lean", before: Sequence[Path] = (),
+         grid: Grid = GRID, **more: Any) -> tuple[list[Group], PolicyWeights]:
+    """The rollout of ``grid`` (two games a seed, one game at a time unless ``more`` says otherwise,
+    the model's calls through ``client``), with the base model and then each of ``before`` loaded
+    first; after the first group and the second, the next of ``swaps`` is handed over."""
     models = BackendSettings(urls={"vllm": url + "/v1"}, clients={"vllm": client})
     weights = PolicyWeights(TRAINED, VllmAdapters(url, "share_everything"))
 
     async def go() -> list[Group]:
-        await weights.load(None)
+        for first in (None, *before):
+            await weights.load(first)
         got = []
-        async with rollouts(GRID, k=2, out=out, models=models, weights=weights,
-                            settings=Settings(trained=("alice",)), concurrency=1) as groups:
+        async with rollouts(grid, k=2, out=out, models=models, weights=weights, settings=Settings(trained=("alice",)),
+                            **{"concurrency": 1, **more}) as groups:
             async for group in groups:
                 got.append(group)
                 if swaps:
@@ -56,6 +60,17 @@ def play(url: str, out: Path, swaps: list[Path], client: Literal["lean", "sdk"] 
         return got
 
     return anyio.run(go), weights
+
+
+def served_as_pinned(groups: list[Group], served: dict) -> dict[int, int]:
+    """Calls of the trained seat per version, after checking that the server was asked for each
+    version exactly as often as the games pinned to it called it."""
+    seats = [t for g in groups for t in g.trajectories if t.role == "alice"]
+    assert all(t.weights is not None for t in seats)
+    names = {t.weights.version: t.weights.served for t in seats if t.weights}
+    calls = {v: sum(len(t.steps) for t in seats if t.weights and t.weights.version == v) for v in names}
+    assert {names[v]: served["served_models"].get(names[v], 0) for v in names} == {names[v]: calls[v] for v in names}
+    return calls
 
 
 def test_weights_swapped_mid_run_play_the_games_started_after_and_are_named_in_each_trajectory(tmp_path):
@@ -96,11 +111,8 @@ def test_calls_through_the_sdk_client_go_to_the_games_weights_too(tmp_path):
     with server_process() as url:
         groups, _ = play(url, tmp_path / "run", [first], client="sdk")
         served = stats(url)
-    seats = [t for g in groups for t in g.trajectories if t.role == "alice" and t.weights is not None]
-    calls = {v: sum(len(t.steps) for t in seats if t.weights and t.weights.version == v) for v in (0, 1)}
+    calls = served_as_pinned(groups, served)
     assert calls[0] > 0 and calls[1] > 0
-    assert served["served_models"].get("share_everything@1", 0) == calls[1]
-    assert served["served_models"].get("share_everything", 0) == calls[0]
 
 
 def test_a_version_the_server_cannot_load_leaves_the_current_one(tmp_path):
@@ -169,3 +181,4 @@ def test_the_response_cache_keeps_each_versions_replies_apart(tmp_path):
 
     assert key_with({"other": {"model": "other@1"}}) == plain
     assert len({plain, key_with({"base": {"model": "base@1"}}), key_with({"base": {"model": "base@2"}})}) == 3
+
