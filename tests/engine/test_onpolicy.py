@@ -182,3 +182,13 @@ def test_the_response_cache_keeps_each_versions_replies_apart(tmp_path):
     assert key_with({"other": {"model": "other@1"}}) == plain
     assert len({plain, key_with({"base": {"model": "base@1"}}), key_with({"base": {"model": "base@2"}})}) == 3
 
+
+def test_a_weights_folder_offers_the_whole_adapters_not_hidden_in_the_order_of_their_numbers(tmp_path):
+    from engine.rollouts.weights_dir import complete_adapters
+
+    for name in ("step-10", "step-9", ".step-11"):
+        adapter(tmp_path, name, name.encode())
+    (tmp_path / "step-12").mkdir()
+    (tmp_path / "step-12" / "adapter_config.json").write_text("{}")  # its weights not there yet
+    (tmp_path / "notes.txt").write_text("a file, not a folder")
+    assert [path.name for path in complete_adapters(tmp_path)] == ["step-9", "step-10"]
