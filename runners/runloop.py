@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from functools import partial
+from typing import Any
 
 import anyio
 from rich.console import Console
 
 from engine.executors import make_executor
-from engine.play import RunProgress, tuned_collector
+from engine.play import GameObserver, RunProgress, tuned_collector
 from engine.policies import PolicyFactory, is_model
 from engine.records import GameRecord, StorageError
 from engine.serving import ServeError
@@ -30,6 +31,8 @@ from runners.printable import printable
 
 # How a run's games are played, given the console and the spending: how the run ended.
 Play = Callable[[Console, Spending | None], Awaitable[Ending]]
+# A task beside the games, given the run's way to give up (with a one-line reason); cancelled when they end.
+Beside = Callable[[Callable[[str], None]], Coroutine[Any, Any, None]]
 
 
 def batch_size(factory: PolicyFactory) -> int | None:
@@ -89,10 +92,12 @@ class Interrupt:
 
 
 async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, spending: Spending | None, *,
-                  on_written: Callable[[GameRecord], None] | None = None) -> Ending:
+                  on_written: Callable[[GameRecord], None] | None = None, observers: Sequence[GameObserver] = (),
+                  beside: Beside | None = None) -> Ending:
     """Run the games not yet recorded, with the display and Ctrl-C; how the run ended (the tally is
     taken afterwards). ``on_written``: given each record once it is on disk, with its full
-    transcript (full transcripts are then kept, whatever the flags say)."""
+    transcript (full transcripts are then kept, whatever the flags say); ``observers``: more of the
+    games' observers; ``beside``: a task that runs while the games play."""
     args, plan, run = prepared.args, prepared.plan, prepared.session.run
     seats = None
     if people_play(plan):  # a person's form owns the terminal: no dashboard, no summary lines
@@ -119,12 +124,14 @@ async def execute(prepared: Prepared, factory: PolicyFactory, console: Console, 
 
         outer.start_soon(signals.watch)
         outer.start_soon(display.run)
+        if beside is not None:
+            outer.start_soon(beside, give_up)
         try:
             await play_plan(
                 run, plan, factory, recorded=prepared.recorded, concurrency=concurrency(args, plan, batch_size(factory)), progress=progress,
                 log_level=args.log_level, transcripts=True if on_written is not None else transcripts_kept(args),
                 on_written=on_written,
-                observers=[failure, *([seats] if seats is not None else [])],
+                observers=[failure, *observers, *([seats] if seats is not None else [])],
                 spending=spending, executor=executor, limit=args.limit, stop=stop,
             )
         except* ServeError as group:  # a model server the engine starts did not come up: no game ran

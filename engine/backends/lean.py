@@ -31,7 +31,7 @@ from bus import Tokens
 
 from engine.backends.base import Request, StatusError
 from engine.backends.provider import ProviderBackend
-from engine.backends.routes import routed
+from engine.backends.routes import with_route
 from engine.backends.sdk import openai_fixed
 from engine.backends.settings import chat_turns, game_headers
 from engine.backends.wire import (
@@ -126,8 +126,7 @@ class LeanBackend(ProviderBackend):
             schema = bounded(schema, *self.bound_schema)
         if grammar is not None and self.bound_schema is not None:
             grammar = bounded_grammar(grammar, *self.bound_schema)
-        route = routed(self.model)  # the game's weights, where a trainer swapped them in (``routes``)
-        fixed = {**self.fixed, **route} if route else self.fixed
+        fixed = with_route(self.fixed, self.model)  # the game's weights, where a trainer swapped them in (``routes``)
         return openai_body(fixed, self._messages(request), seed, schema, grammar, self.grammar_form,
                            self.token_form if request.tokens else None)
 
@@ -147,7 +146,7 @@ class LeanBackend(ProviderBackend):
         return msgspec.structs.replace(reply, tokens=Tokens(tuple(ids), tokens.completion_ids, tokens.logprobs))
 
     async def _post_json(self, client: LeanClient, path: str, body: dict[str, Any]) -> bytes:
-        body = {**body, **routed(self.model)}  # a llama.cpp router sends it on to the game's weights
+        body = with_route(body, self.model)  # a llama.cpp router sends it on to the game's weights
         async with client.session().post(client.root + path, data=encode(body), headers=client.headers) as response:
             data = await response.read()
             if not 200 <= response.status < 300:

@@ -19,6 +19,7 @@ import aiohttp
 
 from engine.backends.base import Failure, Request
 from engine.backends.provider import ProviderBackend, network_failure, status_failure
+from engine.backends.routes import with_route
 from engine.backends.settings import History, ModelOptions, chat_turns, game_headers
 from engine.backends.wire import (
     GrammarForm, Reply, TokenForm, anthropic_reply, anthropic_stream, encode, openai_body, openai_reply, openai_stream,
@@ -130,7 +131,8 @@ class OpenAIBackend(SDKBackend):
     async def _send(self, request: Request, call: str) -> tuple[Reply, Mapping[str, str]]:
         messages = [{"role": "system", "content": request.system}, *chat_turns(request.history), {"role": "user", "content": request.user}]
         seed = None if self.options.seed is None else self.options.seed + request.sample
-        body = openai_body(self.fixed, messages, seed, request.schema, request.grammar, self.grammar_form,
+        fixed = with_route(self.fixed, self.model)  # the game's weights, where a trainer swapped them in (``routes``)
+        body = openai_body(fixed, messages, seed, request.schema, request.grammar, self.grammar_form,
                            self.token_form if request.tokens else None)
         return await self._post(body, self.stream, call)
 

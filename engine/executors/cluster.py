@@ -15,6 +15,10 @@ Model limits are the cluster's: every worker draws on one budget per limit, held
 actor, on the driver's node, keeps the usage each worker reports as its calls end, before their
 replies reach the games (``tally``), so the calls of a worker that dies still count, once, in
 ``usage.json``.
+
+A game's routes (``engine.backends.routes``: the weights a trainer swapped in, which the driver's
+observers pin as the game is put in a batch) go with its batch, and the worker sets them as the
+game starts, so its calls go where they would in one process.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import msgspec
 from puzzles import GAMES, Game
 
 from engine.backends import BackendSettings, HubContext
+from engine.backends.routes import ROUTES
 from engine.plan.spec import GameSpec
 from engine.play.collector import tune_collector
 from engine.play.run import GameObserver, RunProgress, run_games
@@ -61,6 +66,23 @@ class _Batch:
         self.done = asyncio.Event()
 
 
+Routes = dict[str, dict[str, Any]]  # a game's routes, as they travel to its worker
+
+
+class GameRoutes:
+    """A worker's observer: as each game starts, its routes as the driver sent them (none: the
+    model's own), in the context the game's calls inherit."""
+
+    def __init__(self) -> None:
+        self.of: dict[int, Routes] = {}  # game id -> its routes, until it starts
+
+    def game_started(self, spec: GameSpec) -> None:
+        ROUTES.set(self.of.pop(spec.game_id, {}))
+
+    def game_finished(self, spec: GameSpec, record: GameRecord) -> None:
+        return None
+
+
 class GameWorker:
     """A Ray actor (made remote by ``RayExecutor``): plays the batches it is given, ``concurrency``
     games at a time, with one model hub for its life."""
@@ -76,6 +98,7 @@ class GameWorker:
         tune_collector()  # as the runner does in one process (``engine.play.collector``)
         self.concurrency = concurrency
         self.batch_of: dict[int, _Batch] = {}
+        self.routes = GameRoutes()
         self.failure: BaseException | None = None
         self._send: MemoryObjectSendStream[GameSpec] | None = None
         self._serving: asyncio.Task | None = None
@@ -91,7 +114,7 @@ class GameWorker:
                 async with self.factory:
                     await run_games(
                         specs, factory=self.factory, concurrency=self.concurrency, on_record=self._record,
-                        observers=[self.transcripts] if self.transcripts is not None else (),
+                        observers=[self.routes, *([self.transcripts] if self.transcripts is not None else [])],
                     )
                 leasing.cancel_scope.cancel()
         except BaseException as exc:  # every batch waiting learns of it
@@ -107,8 +130,10 @@ class GameWorker:
         if len(batch.records) == batch.size:
             batch.done.set()
 
-    async def play(self, ids: list[int]) -> list[tuple[bytes, bytes | None]]:
-        """The encoded records of the games ``ids``, each with its transcript line when asked for."""
+    async def play(self, ids: list[int], routes: Mapping[int, Routes] | None = None) -> list[tuple[bytes, bytes | None]]:
+        """The encoded records of the games ``ids``, each with its transcript line when asked for;
+        ``routes``: the routes of those of the games that have any."""
+        self.routes.of.update(routes or {})
         if self._send is None:
             self._send, specs = anyio.create_memory_object_stream[GameSpec](math.inf)
             self._serving = asyncio.get_running_loop().create_task(self._serve(specs))
@@ -195,6 +220,7 @@ class RayExecutor:
         # Transcripts are made by the workers, which see the games' buses; the driver writes them.
         made = None if transcripts is None else "full" if transcripts.full else "messages"
         retry: deque[list[GameSpec]] = deque()  # batches (specs) of workers that died
+        routes_of: dict[int, Routes] = {}  # game id -> the routes its observers set as it was put in a batch
         pending = iter(ids)
         outstanding = 0  # batches sent and not yet back
         changed = anyio.Event()
@@ -229,8 +255,11 @@ class RayExecutor:
                 return retry.popleft()
             batch = []
             for spec in plan.specs_for(itertools.islice(within_caps(), batch_size), games):
+                ROUTES.set({})  # what the observers set for this game alone (``engine.rollouts.weights``)
                 for w in watchers:
                     w.game_started(spec)
+                if routes := ROUTES.get():
+                    routes_of[spec.game_id] = {model: dict(fields) for model, fields in routes.items()}
                 batch.append(spec)
             return batch
 
@@ -247,7 +276,7 @@ class RayExecutor:
                 specs = {spec.game_id: spec for spec in batch}
                 outstanding += 1
                 try:
-                    encoded = await actor.play.remote(list(specs))
+                    encoded = await actor.play.remote(list(specs), {i: routes_of[i] for i in specs if i in routes_of})
                 except RayActorError:
                     retry.append(batch)  # the worker is gone: another plays these games
                     self.dead.add(worker)
@@ -262,6 +291,7 @@ class RayExecutor:
                 spent = returned.setdefault(worker, [0.0, 0])
                 for data, transcript in encoded:
                     record = decode_record(data)
+                    routes_of.pop(record.game_id, None)
                     for usage in (record.usage or {}).values():
                         spent[0] += usage.cost_usd or 0.0
                         spent[1] += usage.prompt_tokens + usage.completion_tokens

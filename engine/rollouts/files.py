@@ -9,7 +9,7 @@ as they finish. Each group is in the file once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import msgspec
 
@@ -19,7 +19,8 @@ from engine.records import GameRecord, RunDir, TranscriptIndex
 from engine.records.rundir import drop_partial_tail
 from engine.rollouts.collect import Assembler, Settings, groups_in
 from engine.rollouts.groups import GroupIds, make_group
-from engine.rollouts.trajectory import encode_group
+from engine.rollouts.trajectory import Weights, encode_group
+from engine.rollouts.weights import with_weights
 
 GROUPS_FILE = "rollouts.jsonl"
 SETTINGS_FILE = "rollouts.json"
@@ -42,13 +43,14 @@ def saved_settings(run: RunDir) -> Settings | None:
 class GroupFile:
     """Writes the groups of the run's plan to ``rollouts.jsonl`` as their games are on disk: give
     ``written`` each record once it is written (``play_plan``'s ``on_written``), and ``recorded``
-    the records earlier processes of the run wrote. A group that
-    cannot be made (``MissingTokens``) stops the writing; ``failed`` says why."""
+    the records earlier processes of the run wrote; ``pins``: the weights of each game's model seats
+    where a trainer swaps them (``PolicyWeights.pins``). A group that cannot be made
+    (``MissingTokens``) stops the writing; ``failed`` says why."""
 
     def __init__(self, run: RunDir, plan_total: int, ids: GroupIds, game: Game, settings: Settings,
-                 recorded: Iterable[GameRecord] = ()) -> None:
+                 recorded: Iterable[GameRecord] = (), pins: Mapping[tuple[int, str], Weights] | None = None) -> None:
         self.path = run.path / GROUPS_FILE
-        self.game, self.settings = game, settings
+        self.game, self.settings, self.pins = game, settings, pins
         self.index = TranscriptIndex(run.path)
         self.failed: str | None = None
         self.count = 0
@@ -73,6 +75,8 @@ class GroupFile:
         except ValueError as exc:
             self.failed = str(exc)
             return
+        if self.pins is not None:
+            group = with_weights(group, self.pins)
         self._file.write(encode_group(group) + b"\n")
         self._file.flush()
         self.count += 1

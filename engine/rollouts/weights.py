@@ -12,7 +12,8 @@ Each version is loaded into the running server under a name of its own (``MODEL@
 the version 0 of a base model keeps the model's name) by the server's own runtime endpoints
 (``engine.serving.swap``). A game takes the version current when it starts and keeps it to its end:
 every call the game makes to the trained model is sent to that version (``engine.backends.routes``),
-so a trajectory is one version's, however long the game. A version no game uses any more, and not
+so a trajectory is one version's, however long the game. On Ray workers a game's route goes with
+its batch (``engine.executors.cluster``): it takes the version current when the driver batches it. A version no game uses any more, and not
 the current one, is unloaded at the next swap (or by ``unload_stale``).
 
 Which weights played which game is kept in the run directory, ``weights.jsonl`` (a line a game as
@@ -83,12 +84,14 @@ def with_weights(group: Group, pins: Mapping[tuple[int, str], Weights]) -> Group
 class PolicyWeights:
     """The weights of ``model`` (the plan's name of the trained policy: ``llamacpp:policy`` for a
     llama.cpp router, ``vllm:MODEL`` for a vLLM server) on ``server``, which loads each version.
-    A game observer: as a game with a seat of ``model`` starts, it takes the current version."""
+    A game observer: as a game with a seat of ``model`` starts, it takes the current version.
+    ``first``: the first version's number (a resumed run's goes on after its earlier processes')."""
 
-    def __init__(self, model: str, server: AdapterServer) -> None:
+    def __init__(self, model: str, server: AdapterServer, first: int = 0) -> None:
         self.model = model
         self.served_model = split_name(model)[1]  # the model as requests name it
         self.server = server
+        self.first = first
         self.current: Weights | None = None
         self.loaded: list[Weights] = []  # every version loaded and not unloaded, oldest first
         self.pins: dict[tuple[int, str], Weights] = {}
@@ -103,7 +106,7 @@ class PolicyWeights:
         from engine.serving.swap import adapter_digest  # the serving modules, only where weights are swapped
 
         await self.unload_stale()
-        version = 0 if self.current is None else self.current.version + 1
+        version = self.first if self.current is None else self.current.version + 1
         digest = None if adapter is None else adapter_digest(adapter)
         served = await self.server.load(f"{self.served_model}@{version}", adapter)
         self.current = Weights(version=version, served=served, sha256=digest)

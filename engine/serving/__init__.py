@@ -25,6 +25,7 @@ _EXPORTS = {
     "setup_model": ".install", "setup_server": ".install",
     "installed_vllm": ".vllm_install", "setup_vllm": ".vllm_install", "setup_vllm_model": ".vllm_install",
     "vllm_installed": ".vllm_install", "vllm_model_folder": ".vllm_install", "vllm_venv": ".vllm_install",
+    "VllmAdapters": ".swap", "adapter_digest": ".swap",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -103,10 +103,12 @@ def open_run(
     factory: PolicyFactory,
     out_name: str = "",
     model_settings: BackendSettings | None = None,
+    check_plan: Callable[[Before], None] | None = None,
 ) -> Prepared:
     """The run session of the command line: ``new_plan()`` in a new directory, or ``args.resume``
     with its saved plan checked by ``check_saved``. ``model_settings``: what a new run's model flags
-    change, as a resumed run's own (a branch run: those of the run it branches). Exits with status 2
+    change, as a resumed run's own (a branch run: those of the run it branches); ``check_plan``: more
+    checks of the plan, new or resumed, with the model settings set. Exits with status 2
     on any problem; with ``--dry-run`` prints the forecast and exits before anything is written."""
     from engine.session import SessionError, open_session
 
@@ -126,6 +128,8 @@ def open_run(
         if args.executor != "local" and factory.hub.settings.batch.enabled:
             parser.error("argument --batch: batches are sent by this process only; drop --executor ray")
         check_seats(parser, args, before.plan)
+        if check_plan is not None:
+            check_plan(before)
         check_prices(parser, args, before.plan, factory.hub)
         if args.dry_run:
             dry_run(before, factory, args)

@@ -364,3 +364,21 @@ def _running(pid: int, command: str) -> bool:
         return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode() == command
     except OSError:
         return False
+
+
+def test_games_played_by_ray_workers_play_with_the_weights_the_driver_pinned(tmp_path):
+    """A game's weights go with its batch: the worker's calls are sent to the version the driver
+    pinned (``weights.jsonl``), swapped mid-run as in one process."""
+    import msgspec
+
+    from tests.engine.test_onpolicy import GRID, adapter, play, served_as_pinned, stats
+
+    first, second = adapter(tmp_path / "a", "noisy", b"step 1"), adapter(tmp_path / "b", "share_everything", b"step 2")
+    grid = msgspec.structs.replace(GRID, seeds=6)
+    with server_process() as url:
+        groups, weights = play(url, tmp_path / "run", [second], before=[first], grid=grid,
+                               executor=make_executor("ray", workers=2), concurrency=4)
+        served = stats(url)
+    calls = served_as_pinned(groups, served)
+    assert calls[1] > 0  # the games pinned before the swap: version 1, an adapter, not the base model
+    assert set(calls) <= {1, 2}

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import urllib.request
 from pathlib import Path
+from collections.abc import Sequence
+from typing import Any, Literal
 
 import anyio
 import pytest
@@ -36,16 +38,20 @@ def stats(url: str) -> dict:
         return json.loads(response.read())
 
 
-def play(url: str, out: Path, swaps: list[Path]) -> tuple[list[Group], PolicyWeights]:
-    """The rollout of ``GRID`` (two games a seed, one game at a time); after the first group and
-    the second, the next of ``swaps`` is handed over."""
+def play(url: str, out: Path, swaps: list[Path], client: Literal["lean", "sdk"] = "lean", before: Sequence[Path] = (),
+         grid: Grid = GRID, **more: Any) -> tuple[list[Group], PolicyWeights]:
+    """The rollout of ``grid`` (two games a seed, one game at a time unless ``more`` says otherwise,
+    the model's calls through ``client``), with the base model and then each of ``before`` loaded
+    first; after the first group and the second, the next of ``swaps`` is handed over."""
+    models = BackendSettings(urls={"vllm": url + "/v1"}, clients={"vllm": client})
     weights = PolicyWeights(TRAINED, VllmAdapters(url, "share_everything"))
 
     async def go() -> list[Group]:
-        await weights.load(None)
+        for first in (None, *before):
+            await weights.load(first)
         got = []
-        async with rollouts(GRID, k=2, out=out, models=BackendSettings(urls={"vllm": url + "/v1"}), weights=weights,
-                            settings=Settings(trained=("alice",)), concurrency=1) as groups:
+        async with rollouts(grid, k=2, out=out, models=models, weights=weights, settings=Settings(trained=("alice",)),
+                            **{"concurrency": 1, **more}) as groups:
             async for group in groups:
                 got.append(group)
                 if swaps:
@@ -54,6 +60,17 @@ def play(url: str, out: Path, swaps: list[Path]) -> tuple[list[Group], PolicyWei
         return got
 
     return anyio.run(go), weights
+
+
+def served_as_pinned(groups: list[Group], served: dict) -> dict[int, int]:
+    """Calls of the trained seat per version, after checking that the server was asked for each
+    version exactly as often as the games pinned to it called it."""
+    seats = [t for g in groups for t in g.trajectories if t.role == "alice"]
+    assert all(t.weights is not None for t in seats)
+    names = {t.weights.version: t.weights.served for t in seats if t.weights}
+    calls = {v: sum(len(t.steps) for t in seats if t.weights and t.weights.version == v) for v in names}
+    assert {names[v]: served["served_models"].get(names[v], 0) for v in names} == {names[v]: calls[v] for v in names}
+    return calls
 
 
 def test_weights_swapped_mid_run_play_the_games_started_after_and_are_named_in_each_trajectory(tmp_path):
@@ -87,6 +104,15 @@ def test_weights_swapped_mid_run_play_the_games_started_after_and_are_named_in_e
     # A later reading of the run gives the same weights, from the run directory.
     again = {(t.game_id, t.role): t.weights for g in run_groups(tmp_path / "run") for t in g.trajectories}
     assert again == {(t.game_id, t.role): t.weights for g in groups for t in g.trajectories}
+
+
+def test_calls_through_the_sdk_client_go_to_the_games_weights_too(tmp_path):
+    first = adapter(tmp_path / "a", "noisy", b"step 1")
+    with server_process() as url:
+        groups, _ = play(url, tmp_path / "run", [first], client="sdk")
+        served = stats(url)
+    calls = served_as_pinned(groups, served)
+    assert calls[0] > 0 and calls[1] > 0
 
 
 def test_a_version_the_server_cannot_load_leaves_the_current_one(tmp_path):
@@ -155,3 +181,14 @@ def test_the_response_cache_keeps_each_versions_replies_apart(tmp_path):
 
     assert key_with({"other": {"model": "other@1"}}) == plain
     assert len({plain, key_with({"base": {"model": "base@1"}}), key_with({"base": {"model": "base@2"}})}) == 3
+
+
+def test_a_weights_folder_offers_the_whole_adapters_not_hidden_in_the_order_of_their_numbers(tmp_path):
+    from engine.rollouts.weights_dir import complete_adapters
+
+    for name in ("step-10", "step-9", ".step-11"):
+        adapter(tmp_path, name, name.encode())
+    (tmp_path / "step-12").mkdir()
+    (tmp_path / "step-12" / "adapter_config.json").write_text("{}")  # its weights not there yet
+    (tmp_path / "notes.txt").write_text("a file, not a folder")
+    assert [path.name for path in complete_adapters(tmp_path)] == ["step-9", "step-10"]
