@@ -1,6 +1,7 @@
 """One model server the engine starts for a run: started on 127.0.0.1 at a free port, its output
 written to a log file, ready when its health URL answers 200, stopped when the run ends however it
-ends, and never outliving the engine: neither the server nor any process it spawned.
+ends, and never outliving the engine: neither the server nor any process it spawned (vLLM's
+engine core and workers, the model instances of llama-server's router mode).
 
 The engine starts a small watchdog (``engine.serving.watchdog``), which starts the server in a
 process group of its own and stops that whole group when told to or when the engine dies. It is

@@ -14,7 +14,10 @@ unloaded when no game uses it any more (``engine.rollouts.weights`` decides when
   the base model with the version's adapter (``lora``), converted to GGUF and checked against the
   model first (``engine.serving.lora``); each instance is a ``llama-server`` process of its own with
   the router's ``--parallel``, ``-c`` and ``--metrics``. Version 0 is the base model without an
-  adapter unless one is given.
+  adapter unless one is given. The router is started as every server the engine starts is
+  (``engine.serving.process``): behind the watchdog, in a process group of its own, which the
+  router's instances share, so that they are stopped with it however the engine ends, ``kill -9``
+  included.
 
 ``adapter_digest`` names a version's content: the SHA-256 of its files.
 """

@@ -1,7 +1,8 @@
 """The watchdog between the engine and a model server: ``python -I watchdog.py PARENT STOP COMMAND...``.
 
-A server such as ``vllm serve`` spawns processes of its own (vLLM's engine core and its workers),
-which Linux's die-with-parent setting (``PR_SET_PDEATHSIG``) does not reach: it is one process's.
+A server may spawn processes of its own (``vllm serve`` its engine core and workers; ``llama-server``
+in router mode an instance for each model it loads, at any time it runs), which Linux's
+die-with-parent setting (``PR_SET_PDEATHSIG``) does not reach: it is one process's.
 So the engine starts this small program instead, asking it to be sent SIGTERM when the engine dies
 (SIGKILL included); it starts the server in a process group of its own and, when it is told to stop
 or its parent is gone, sends the whole group SIGTERM, then SIGKILL after ``STOP`` seconds. When the

@@ -33,6 +33,7 @@ from runners.concurrent import main as run_main
 from tests.e2e.test_model_runs import _records, server_process
 from tests.e2e.test_spending import AGENTS, PRICES
 from tests.helpers import grid, transcript_lines
+from tests.processes import running
 
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.slow  # a Ray cluster for the module, a run or more on it per test
@@ -303,27 +304,7 @@ from engine.executors import make_executor
 from engine.records.ids import IdSet
 from engine.session.playing import play_plan
 from tests.helpers import grid
-
-
-def descendants(root):
-    parents = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            parents.setdefault(int(stat[stat.rindex(")") + 2:].split()[1]), []).append(int(entry.name))
-    found, todo = {}, [root]
-    while todo:
-        for child in parents.get(todo.pop(), []):
-            try:
-                found[child] = (Path("/proc") / str(child) / "cmdline").read_bytes().replace(b"\\0", b" ").decode()
-            except OSError:
-                continue
-            todo.append(child)
-    return found
-
+from tests.processes import descendants
 
 plan = grid(60, alice="noisy", bob="one_piece")
 run = RunDir.create(Path(sys.argv[1]), plan)
@@ -347,23 +328,16 @@ def test_the_cluster_a_run_starts_has_none_of_the_unused_processes_and_ends_with
         assert any("gcs_server" in command for command in processes.values())
         assert not [command for command in processes.values() if "monitor.py" in command or "dashboard.py" in command], processes
         for _ in range(600):  # Ray stops its processes as the driver exits (a bound against a hang)
-            if not [pid for pid, command in processes.items() if _running(pid, command)]:
+            if not [pid for pid, command in processes.items() if running(pid, command)]:
                 break
             time.sleep(0.1)
-        left = [pid for pid, command in processes.items() if _running(pid, command)]
+        left = [pid for pid, command in processes.items() if running(pid, command)]
         assert not left, {pid: processes[pid] for pid in left}
     finally:
         for pid, command in processes.items():  # none should be left; any that is is ended here, by its id
-            if _running(pid, command):
+            if running(pid, command):
                 os.kill(pid, signal.SIGKILL)
 
-
-def _running(pid: int, command: str) -> bool:
-    """Whether process ``pid`` still runs ``command`` (not ended, not a zombie, not a new process of that id)."""
-    try:
-        return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode() == command
-    except OSError:
-        return False
 
 
 def test_games_played_by_ray_workers_play_with_the_weights_the_driver_pinned(tmp_path):

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.processes import descendants, running
+
 ROOT = Path(__file__).resolve().parents[3]
 
 STAND_IN = """#!{python}
@@ -22,7 +24,8 @@ STAND_IN = """#!{python}
 # server on that port; with FAIL set, it says why and exits at once instead; with DIE_AFTER=N, it
 # dies (exit 1, as a crashed server) after answering N requests. Like vLLM, whose engine core and
 # workers are processes of their own, it spawns a worker that does nothing and never exits by itself
-# (its command line holds the server's, so that the tests find it).
+# (its command line holds the server's, so that the tests find it). For llama-server in router mode
+# (--models-preset FILE), router_stand_in.py's router, which spawns a process for each model it loads.
 import os, subprocess, sys, threading
 sys.path.insert(0, {root!r})
 args = sys.argv[1:]
@@ -34,6 +37,9 @@ if os.environ.get("STAND_IN_ENV"):
 if os.environ.get("STAND_IN_SLOW"):  # a model that takes a while to load
     import time
     time.sleep(float(os.environ["STAND_IN_SLOW"]))
+if "--models-preset" in args:  # llama-server's router mode: a process of its own for each model it loads
+    from tests.engine.serving.router_stand_in import main
+    sys.exit(main(args))
 subprocess.Popen([sys.executable, "-c", "import time; time.sleep(10 ** 6)", "stand-in worker", *args])
 if os.environ.get("STAND_IN_FAIL"):
     print("error: " + os.environ["STAND_IN_FAIL"], flush=True)
@@ -279,29 +285,45 @@ def test_the_status_line_says_a_server_is_starting_while_it_loads(stand_in, gguf
     assert f"s of up to 900 (its log: {out / 'server-1.log'})" in said
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT], ids=["SIGKILL", "SIGTERM", "SIGINT"])
-def test_the_server_dies_with_a_run_killed_or_interrupted(sig, stand_in, gguf, tmp_path):
+@pytest.mark.parametrize("serving, sig", [("server", signal.SIGKILL), ("server", signal.SIGTERM), ("server", signal.SIGINT),
+                                           ("router", signal.SIGKILL)], ids=["SIGKILL", "SIGTERM", "SIGINT", "router-SIGKILL"])
+def test_the_server_dies_with_a_run_killed_or_interrupted(serving, sig, stand_in, gguf, tmp_path):
+    """Every process below the run when it is stopped is gone after it, however it is stopped: the
+    server's watchdog, the server, and what the server spawned: a worker as it starts (like vLLM's
+    engine core) or, for the router a rollout loads its versions through, an instance of its own for
+    the version it was asked to load (like llama-server in router mode)."""
     out = tmp_path / "run"
-    process = subprocess.Popen([sys.executable, "-m", "runners.concurrent", "--no-dashboard", "--games", "100000",
-                                "--model", f"llamacpp:{gguf}", "--out", str(out)], cwd=ROOT, env=os.environ.copy(),
+    if serving == "server":
+        command = ["runners.concurrent", "--no-dashboard", "--games", "100000", "--model", f"llamacpp:{gguf}", "--out", str(out)]
+        started, spawned = out / "results.jsonl", f"stand-in worker -m {gguf}"  # games recorded: the server is up and answering
+    else:
+        command = ["tests.engine.serving.router_run", os.environ["LLAMA_SERVER"], str(gguf), str(tmp_path / "router"), str(out), "64"]
+        started, spawned = out / "weights.jsonl", "stand-in instance --alias policy@0"  # games started on the version loaded
+    process = subprocess.Popen([sys.executable, "-m", *command], cwd=ROOT, env=os.environ.copy(),
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    processes: dict[int, str] = {}
     try:
-        for _ in range(600):  # until games are being recorded: the server is up and answering
-            if (out / "results.jsonl").exists() and (out / "results.jsonl").stat().st_size > 0:
+        for _ in range(600):
+            if started.exists() and started.stat().st_size > 0:
                 break
             time.sleep(0.1)
-        assert server_pids(f"stand-in worker -m {gguf}"), "the server's worker was not running"
-        assert len(server_pids(str(gguf))) >= 3, "the watchdog, the server and its worker were not all running"
+        processes = descendants(process.pid)
+        assert any(spawned in c for c in processes.values()), f"the server's {spawned!r} was not running: {processes}"
+        assert len(processes) >= 3, f"the watchdog, the server and what it spawned were not all running: {processes}"
         process.send_signal(sig)
         status = process.wait(timeout=120)
         assert status == (-9 if sig == signal.SIGKILL else 130)
-        for _ in range(600):  # every process of the server goes, its worker included, however the run ended
-            if not server_pids(str(gguf)):
+        for _ in range(600):  # every process of the server goes, what it spawned included, however the run ended
+            if not any(running(pid, c) for pid, c in processes.items()):
                 break
             time.sleep(0.1)
-        assert server_pids(str(gguf)) == []
+        assert {pid: c for pid, c in processes.items() if running(pid, c)} == {}
+        assert server_pids(str(tmp_path)) == []  # nor any started after they were listed
     finally:
         process.kill()
+        for pid, c in processes.items():  # none should be left; any that is is ended here, by its id
+            if running(pid, c):
+                os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.parametrize("case, status, says", [
