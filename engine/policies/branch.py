@@ -1,8 +1,9 @@
 """The seat of a branch point: the seat's own policy, with one turn's message changed.
 
 Every turn but the branch point's is the policy's own, so a game played again from its seed is the
-recorded game up to that turn (a model's seat replays it from the response cache, or samples anew
-where there is none). At the point, the policy is asked as usual and its reply read; then the message
+recorded game up to that turn (a model's seat replays its recorded calls from the first run's full
+transcripts, ``engine.play.recorded``, or from the response cache; ``runners.branch`` refuses a
+sampled first run that kept neither). At the point, the policy is asked as usual and its reply read; then the message
 is replaced by the alternative (``engine.plan.branching``) and the reply written again in the game's
 format, with the same actions. A resample replaces the whole reply with another sample of the seat's
 model; another policy's message comes from that policy, which follows the seat's turns from the

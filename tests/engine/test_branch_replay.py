@@ -24,6 +24,8 @@ SETUPS = {
         "--game", "chain", "--agent", "alice=openai:share_everything", "--agent", "bob=openai:one_piece",
         "--agent", "carol=openai:share_everything", "--turn-order", "simultaneous", "--max-message-tokens", "6",
     ],
+    "einstein, best of 3": ["--game", "einstein", "--blocks", "4", "--verifier", "reasoning", "--candidates", "3", "--max-turns", "5",
+                            "--model", "openai:random_mover"],
 }
 SAMPLING = ["--temperature", "0.7", "--no-dashboard"]
 
@@ -73,7 +75,7 @@ def _check_replayed(origin: Path, branches: Path) -> int:
         compared += at
         if point["alternative"] == "original":
             assert [_played(t) for t in mine] == [_played(t) for t in theirs]
-        elif at < len(theirs):  # drop: the recorded reply, its message dropped
+        elif point["alternative"] == "drop" and at < len(theirs):  # the recorded reply, its message dropped
             assert mine[at].get("message", "") == "" and mine[at]["actions"] == theirs[at]["actions"]
             assert mine[at]["reply"] != theirs[at]["reply"] or theirs[at].get("message", "") == ""
     return compared
@@ -102,6 +104,17 @@ def test_a_resumed_branch_run_replays_as_one_never_stopped(tmp_path, server):
     assert branch_main(["--resume", str(branches), *flags]) == 0
     assert len(transcript_lines(branches)) == 2 * 2 * 2
     assert _check_replayed(origin, branches) > 0
+
+
+def test_a_resample_at_the_point_asks_the_model_after_the_recorded_turns(tmp_path, server):
+    origin = _origin(tmp_path, server, SETUPS["asympuzl"], "--transcripts")
+    branches = tmp_path / "branches"
+    assert branch_main([str(origin), "--alternative", "resample", "--turns", "3", "--role", "bob", "--out", str(branches),
+                        "--openai-url", server + "/v1", "--transcripts", "--no-dashboard"]) == 0
+    assert _check_replayed(origin, branches) == 2 * 5  # alice and bob's first two turns, alice's third
+    for transcript in transcript_lines(branches):
+        point = next(t for t in transcript["turns"] if (t["turn"], t["role"]) == (3, "bob"))
+        assert point["usage"].get("attempts", 1) >= 1 and "cache_hits" not in point["usage"]
 
 
 def test_a_first_run_whose_sampled_replies_were_not_kept_is_refused_in_one_line(tmp_path, server, capsys):
