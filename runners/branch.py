@@ -181,7 +181,7 @@ def prepare(argv: list[str] | None, factory: PolicyFactory, prog: str = PROG) ->
 
     def new_plan() -> Plan:
         plan = check_policies(parser, branch_grid(parser, args.origin, args), factory)
-        check_rebuilt(parser, args.origin, plan, factory.hub.settings)
+        check_rebuilt(parser, args.origin, plan, factory.settings)
         return plan
 
     origin_settings = None
@@ -195,7 +195,7 @@ def prepare(argv: list[str] | None, factory: PolicyFactory, prog: str = PROG) ->
         if not saved.branch:
             parser.error(f"argument --resume: {args.resume} is not a branch run (resume it with asymgames sweep)")
         check_policies(parser, saved, factory)
-        settings = factory.hub.settings
+        settings = factory.settings
         check_rebuilt(parser, Path(settings.replay or saved.branch_from), saved, settings, about="--resume")
 
     out_name = f"{args.origin.name}-branches" if args.origin is not None else ""
