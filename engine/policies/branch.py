@@ -10,7 +10,8 @@ model; another policy's message comes from that policy, which follows the seat's
 start (its answers before the point are thrown away) so that a policy with memory knows what its
 seat has heard.
 
-A message changed at the point is, to the seat's own policy, the message it sent: a model with
+A reply at the point that cannot be read sends no message, so no alternative changes it (but a
+resample, which replaces the whole reply). A message changed at the point is, to the seat's own policy, the message it sent: a model with
 chat memory remembers its own reply, as a message changed in transit would leave it.
 """
 
@@ -21,7 +22,7 @@ import random
 import msgspec
 
 from bus import ChannelSpec, Chat, PolicyChannel
-from puzzles import Answer, Policy, Prompter, SamplingPolicy, TurnContext, implements
+from puzzles import Answer, Policy, Prompter, ReplyFormatError, SamplingPolicy, TurnContext, implements
 
 from engine.plan.branching import BranchPoint, Drop, Noise, Original, OtherPolicy, Resample, Truncate, read_alternative
 from engine.policies.llm import LLMPolicy
@@ -60,7 +61,10 @@ class BranchPolicy:
         alternative = self.alternative
         if isinstance(alternative, Original | Resample):
             return answer
-        read = self.prompter.parse(answer.text, context)
+        try:
+            read = self.prompter.parse(answer.text, context)
+        except ReplyFormatError:
+            return answer  # a reply that cannot be read sends no message: nothing to change, the turn is lost as recorded
         if isinstance(alternative, OtherPolicy):
             assert self.other is not None
             message = self.prompter.parse((await self.other.reply(context)).text, context).message
