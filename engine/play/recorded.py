@@ -23,6 +23,7 @@ replayed as kept.
 
 from __future__ import annotations
 
+import hashlib
 from collections import OrderedDict, deque
 from collections.abc import Iterable
 from pathlib import Path
@@ -122,9 +123,9 @@ def replaying(policy: Policy, transcript: Transcript, role: str, member: int = 0
 
 def game_key(spec: GameSpec) -> bytes:
     """What a game is known by across a run and the runs that play it again: its spec but for its
-    game id and branch point."""
+    game id and branch point (a digest of it)."""
     options = msgspec.structs.replace(spec.options, branch=UNSET)
-    return msgspec.json.encode(msgspec.structs.replace(spec, game_id=0, options=options))
+    return hashlib.blake2b(msgspec.json.encode(msgspec.structs.replace(spec, game_id=0, options=options)), digest_size=16).digest()
 
 
 class RecordedGameMissing(RuntimeError):
