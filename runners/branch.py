@@ -6,9 +6,14 @@
 The branch run is a sweep of the first run's grid with a ``branch`` axis (``engine.plan.branching``):
 every turn of every role (or those chosen) with every alternative, on the same seeds, so each branch
 pairs with the game it branches. It runs like any sweep (limits, cache, resume, transcripts) with
-the model settings of the run it branches (its sampling, its response cache: model seats replay the
-recorded turns from it; other model flags given here change the rest), and its report compares
-each branch with its original (``asymgames report``).
+the model settings of the run it branches (its sampling, its response cache; other model flags given
+here change the rest), and its report compares each branch with its original (``asymgames report``).
+
+Before its point, a branch is the recorded game: a model seat replays its recorded calls from the
+first run's full transcripts (``--transcripts``; ``engine.play.recorded``), else from the response
+cache, else asks its model again, which answers the same only where the request fixes the reply
+(temperature 0, or a model seed: the cache's rule). A first run whose models sample and that kept
+neither is refused in one line (``check_rebuilt``).
 """
 
 from __future__ import annotations
@@ -22,9 +27,10 @@ from typing import Any
 import msgspec
 
 from engine import PolicyFactory, RunDir, RunDirError
+from engine.backends import BackendSettings, sampled, split_name
 from engine.plan import ALTERNATIVES, Grid, Resample, branch_points, read_alternative
-from engine.policies import is_model
-from engine.records import Plan
+from engine.policies import is_model, models_play
+from engine.records import Plan, full_transcripts
 
 from runners.args import OneLineParser, integer
 from runners.flags.running import Prepared, add_running_arguments, open_run
@@ -113,6 +119,58 @@ def branch_grid(parser: OneLineParser, origin: Path, args: argparse.Namespace) -
     return branched
 
 
+def sampling_models(plan: Plan, settings: BackendSettings) -> list[str]:
+    """The models of ``plan`` whose replies the request does not fix: temperature above 0 with no
+    model seed, or an API that takes neither (the response cache's rule, ``engine.backends.sampled``)."""
+    found = []
+    for name in sorted({name for names in plan.agents for name in names if is_model(name)}):
+        try:
+            kind = settings.endpoint(split_name(name)[0]).kind
+        except ValueError:
+            continue  # not a model this run can call: said where the policies are checked
+        if sampled(kind, settings.options):
+            found.append(name)
+    return found
+
+
+def check_rebuilt(parser: OneLineParser, origin: Path, plan: Plan, settings: BackendSettings, about: str = "origin") -> None:
+    """Exit in one line, before any game, where a model seat of ``plan`` samples (``settings``: the
+    branch run's) and the run branched kept neither full transcripts of its games nor those replies
+    in the response cache (on, with --cache-sampled, then and now): the turns before a branch point
+    could not be played as they were."""
+    models = sampling_models(plan, settings)
+    if not models:
+        return
+    options = settings.options
+    how = f"temperature {options.temperature:g}, no model seed" if options.temperature > 0 and options.seed is None else "an API that takes no seed"
+    sampling = f"{models[0]} sampled ({how})"
+    try:
+        run = RunDir.open(origin)
+        kept = run.model_settings() or BackendSettings()
+        finished = {record.game_id for record in run.iter_records() if record.outcome != "error"}
+        missing = len(finished - full_transcripts(origin))
+    except (RunDirError, OSError) as exc:
+        if settings.cache.mode == "off" or not settings.cache.sampled:
+            parser.error(f"argument {about}: the run branched, {origin}, cannot be read ({exc}), and {sampling}: its full "
+                         "transcripts play the model seats' turns before each branch point as they were")
+        return
+    if missing == 0 or (kept.cache.mode == "on" and kept.cache.sampled and settings.cache.mode != "off"):
+        return
+    parser.error(f"argument {about}: in {origin}, {sampling}, and it kept no full transcript of {missing} of its "
+                 f"{len(finished)} finished games nor their replies in the response cache, so no branch could play the "
+                 "turns before its point as they were; play it again with --transcripts (or --cache on --cache-sampled)")
+
+
+def replayed_settings(origin: Path, run: RunDir) -> BackendSettings | None:
+    """The model settings of the run ``origin`` (None: saved before they were), naming it as the run
+    whose full transcripts the model seats replay (``BackendSettings.replay``) where models play it
+    and it kept some."""
+    settings = run.model_settings()
+    if models_play(run.config()) and full_transcripts(origin):
+        return msgspec.structs.replace(settings or BackendSettings(), replay=str(origin.resolve()))
+    return settings
+
+
 def prepare(argv: list[str] | None, factory: PolicyFactory, prog: str = PROG) -> Prepared:
     parser = build_parser(prog)
     args = parser.parse_args(argv)
@@ -122,12 +180,14 @@ def prepare(argv: list[str] | None, factory: PolicyFactory, prog: str = PROG) ->
         parser.error("argument --resume: a resumed branch run uses its saved grid; give no origin")
 
     def new_plan() -> Plan:
-        return check_policies(parser, branch_grid(parser, args.origin, args), factory)
+        plan = check_policies(parser, branch_grid(parser, args.origin, args), factory)
+        check_rebuilt(parser, args.origin, plan, factory.settings)
+        return plan
 
     origin_settings = None
-    if args.origin is not None:  # the run's own model settings: its sampling, its cache (the recorded turns replayed from it)
+    if args.origin is not None:  # the run's own model settings: its sampling, its cache, its transcripts to replay
         try:
-            origin_settings = RunDir.open(args.origin).model_settings()
+            origin_settings = replayed_settings(args.origin, RunDir.open(args.origin))
         except (RunDirError, OSError):
             origin_settings = None  # said by new_plan, in one line
 
@@ -135,6 +195,8 @@ def prepare(argv: list[str] | None, factory: PolicyFactory, prog: str = PROG) ->
         if not saved.branch:
             parser.error(f"argument --resume: {args.resume} is not a branch run (resume it with asymgames sweep)")
         check_policies(parser, saved, factory)
+        settings = factory.settings
+        check_rebuilt(parser, Path(settings.replay or saved.branch_from), saved, settings, about="--resume")
 
     out_name = f"{args.origin.name}-branches" if args.origin is not None else ""
     return open_run(

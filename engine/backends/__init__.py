@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     )
     from engine.backends.batch import parse_custom_id
     from engine.backends.build import HubContext, served_schema_bounds
-    from engine.backends.cache import cache_file, prune, store_figures
+    from engine.backends.cache import cache_file, prune, sampled, store_figures
     from engine.backends.endpoints import ENDPOINT_NAME, endpoint_entry, known, read_endpoints
     from engine.backends.hub import ModelHub
     from engine.backends.limiter import COUNTERS, Bucket, Limiter
@@ -35,7 +35,7 @@ _EXPORTS = {
     "Backend": ".base", "Completion": ".base", "FinishReason": ".base", "InfraError": ".base", "Request": ".base",
     "RequestError": ".base", "Secrets": ".base", "Tokens": ".base", "finish_reason": ".base",
     "parse_custom_id": ".batch", "HubContext": ".build", "served_schema_bounds": ".build",
-    "cache_file": ".cache", "prune": ".cache", "store_figures": ".cache",
+    "cache_file": ".cache", "prune": ".cache", "sampled": ".cache", "store_figures": ".cache",
     "ENDPOINT_NAME": ".endpoints", "endpoint_entry": ".endpoints", "known": ".endpoints", "read_endpoints": ".endpoints",
     "ModelHub": ".hub", "COUNTERS": ".limiter", "Bucket": ".limiter", "Limiter": ".limiter",
     "price_entry": ".prices", "price_numbers": ".prices", "read_price_file": ".prices", "ProviderBackend": ".provider",
@@ -54,6 +54,6 @@ __all__ = [
     "HubContext", "InfraError", "Limiter", "Mismatch", "ModelHub", "ModelOptions", "ProviderBackend", "Request", "RequestError",
     "Secrets", "ServerLoad", "TokenSequence", "Tokenizer", "Tokens", "TokensMissing", "Trajectory", "cache_file", "chat_turns", "endpoint_entry", "estimate_tokens", "finish_reason", "known",
     "parse_custom_id", "price_entry", "price_numbers", "prune", "read_endpoints", "read_price_file", "read_vllm_metrics",
-    "seat_trajectory", "served_schema_bounds", "split_name", "store_figures", "turn_prompt_ids",
+    "sampled", "seat_trajectory", "served_schema_bounds", "split_name", "store_figures", "turn_prompt_ids",
 ]
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

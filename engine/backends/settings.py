@@ -109,6 +109,9 @@ class BackendSettings(msgspec.Struct, frozen=True, kw_only=True):
     serve_timeout: float = 900.0  # seconds such a server may take to start (a cold vLLM on a CPU: minutes)
     cache: CacheSettings = CacheSettings()  # the response cache; off by default
     batch: BatchSettings = BatchSettings()  # batch mode; off by default
+    # A run whose full transcripts answer again the model calls they recorded, each seat's in the game
+    # its spec plays again (a branch run's: the run it branches; ``engine.play.recorded``); None: none.
+    replay: str | None = None
 
     def endpoint(self, provider: str) -> Endpoint:
         """The endpoint ``provider`` names. ValueError with a one-line reason if there is none."""

@@ -20,6 +20,7 @@ from feedback.actor import FeedbackActor
 from puzzles import GAMES, Game, GameResult, Policy, Referee, Secrets, get_game, implements
 
 from engine.play.audit import LeakAudit, PhraseAudit
+from engine.play.recorded import RecordedGames, replaying
 from engine.plan.branching import BranchPoint, OtherPolicy, read_alternative
 from engine.policies.branch import branch_policy
 from engine.policies.member import member_seat
@@ -39,8 +40,11 @@ def connect(bus: Bus, roles: tuple[str, ...], topology: str, make_channel: Calla
         bus.connect(sender, recipient, make_channel(sender, recipient))
 
 
-def build_game(spec: GameSpec, bus: Bus, factory: PolicyFactory, game: Game) -> tuple[Environment, list[Actor]]:
-    """The actors of one game, wired on ``bus`` as the spec says."""
+def build_game(
+    spec: GameSpec, bus: Bus, factory: PolicyFactory, game: Game, recorded: RecordedGames | None = None,
+) -> tuple[Environment, list[Actor]]:
+    """The actors of one game, wired on ``bus`` as the spec says; with ``recorded``, its model seats
+    answered from the recorded game where they make the calls it made (``engine.play.recorded``)."""
     roles = tuple(spec.agents)
     state = game.rules.new(spec.params, spec.seed, roles, spec.max_turns)
     turn_order = spec.option("turn_order", "round_robin")
@@ -56,8 +60,12 @@ def build_game(spec: GameSpec, bus: Bus, factory: PolicyFactory, game: Game) -> 
         ),
     ]
     branch = spec.option("branch", None)
+    replayed = recorded.transcript(spec) if recorded is not None and any(map(is_model, spec.agents.values())) else None
     for role in state.roles:
-        policy = member_seat(factory.make(spec.agents[role], role, spec.policy_seed, game), spec.member)
+        policy = factory.make(spec.agents[role], role, spec.policy_seed, game)
+        if replayed is not None:
+            policy = replaying(policy, replayed, role, spec.member)
+        policy = member_seat(policy, spec.member)
         if branch is not None and branch.role == role:
             policy = branch_seat(policy, branch, spec, factory, game)
         actors.append(
@@ -151,10 +159,11 @@ _DELIVERIES = frozenset((Delivery,))
 
 async def play_game(
     spec: GameSpec, factory: PolicyFactory, taps: Iterable[Tap | TapOn] = (), *, games: Mapping[str, Game] = GAMES,
-    preparing: anyio.CapacityLimiter | None = None,
+    preparing: anyio.CapacityLimiter | None = None, recorded: RecordedGames | None = None,
 ) -> GameRecord:
     """Run one game to its record. Any exception inside the game becomes the record's error.
-    ``games`` is where the spec's game is looked up (the registry unless a test brings its own).
+    ``games`` is where the spec's game is looked up (the registry unless a test brings its own);
+    ``recorded``: the run whose recorded replies the model seats replay (``build_game``).
     The game's ``prepare`` runs in a worker thread of ``preparing`` (a run shares one limiter of one
     thread: more threads would take the interpreter lock from the event loop more often without
     finishing sooner)."""
@@ -175,7 +184,7 @@ async def play_game(
         if game.rules.prepare is not None:  # slow set-up (planning, say) off the event loop
             preparing = preparing or anyio.CapacityLimiter(1)
             await anyio.to_thread.run_sync(game.rules.prepare, spec.params, spec.seed, limiter=preparing)
-        environment, built = build_game(spec, bus, factory, game)
+        environment, built = build_game(spec, bus, factory, game, recorded)
         actors.extend(built)
         await run_actors(actors)
     except Exception as exc:  # one game's failure never ends the run

@@ -17,6 +17,7 @@ from puzzles import GAMES, Game
 from engine.backends.admission import CALL_PRIORITY
 from engine.backends.settings import CALL_GAME
 from engine.play.game import play_game
+from engine.play.recorded import RecordedGames
 from engine.play.pacing import GameStarts
 from engine.policies.factory import PolicyFactory
 from engine.records.record import GameRecord
@@ -198,6 +199,7 @@ async def run_games(
     pending: Iterator[GameSpec] = iter(()) if isinstance(specs, AsyncIterator) else iter(specs)
     watchers = ([progress] if progress is not None else []) + list(observers)
     preparing = anyio.CapacityLimiter(1)  # the games' slow set-up: one worker thread for the run
+    recorded = RecordedGames.of(factory.settings)  # a branch run: the run whose transcripts replay its model seats
 
     admitted = itertools.count()
     run_token = os.urandom(4).hex()  # tells this run's games from another's at a shared model server
@@ -232,7 +234,7 @@ async def run_games(
                 CALL_PRIORITY.set(next(admitted))  # its model calls go before those of games started later
                 CALL_GAME.set(f"{run_token}-{spec.game_id};seed={spec.policy_seed}")  # the seed its seats' randomness is drawn from
                 taps = [tap for w in watchers if (tap := w.game_started(spec)) is not None]
-                record = await play_game(spec, factory, taps, games=games, preparing=preparing)
+                record = await play_game(spec, factory, taps, games=games, preparing=preparing, recorded=recorded)
                 if starts is not None:
                     starts.game_finished()
                 for w in watchers:

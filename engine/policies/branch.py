@@ -1,15 +1,17 @@
 """The seat of a branch point: the seat's own policy, with one turn's message changed.
 
 Every turn but the branch point's is the policy's own, so a game played again from its seed is the
-recorded game up to that turn (a model's seat replays it from the response cache, or samples anew
-where there is none). At the point, the policy is asked as usual and its reply read; then the message
+recorded game up to that turn (a model's seat replays its recorded calls from the first run's full
+transcripts, ``engine.play.recorded``, or from the response cache; ``runners.branch`` refuses a
+sampled first run that kept neither). At the point, the policy is asked as usual and its reply read; then the message
 is replaced by the alternative (``engine.plan.branching``) and the reply written again in the game's
 format, with the same actions. A resample replaces the whole reply with another sample of the seat's
 model; another policy's message comes from that policy, which follows the seat's turns from the
 start (its answers before the point are thrown away) so that a policy with memory knows what its
 seat has heard.
 
-A message changed at the point is, to the seat's own policy, the message it sent: a model with
+A reply at the point that cannot be read sends no message, so no alternative changes it (but a
+resample, which replaces the whole reply). A message changed at the point is, to the seat's own policy, the message it sent: a model with
 chat memory remembers its own reply, as a message changed in transit would leave it.
 """
 
@@ -20,7 +22,7 @@ import random
 import msgspec
 
 from bus import ChannelSpec, Chat, PolicyChannel
-from puzzles import Answer, Policy, Prompter, SamplingPolicy, TurnContext, implements
+from puzzles import Answer, Policy, Prompter, ReplyFormatError, SamplingPolicy, TurnContext, implements
 
 from engine.plan.branching import BranchPoint, Drop, Noise, Original, OtherPolicy, Resample, Truncate, read_alternative
 from engine.policies.llm import LLMPolicy
@@ -59,7 +61,10 @@ class BranchPolicy:
         alternative = self.alternative
         if isinstance(alternative, Original | Resample):
             return answer
-        read = self.prompter.parse(answer.text, context)
+        try:
+            read = self.prompter.parse(answer.text, context)
+        except ReplyFormatError:
+            return answer  # a reply that cannot be read sends no message: nothing to change, the turn is lost as recorded
         if isinstance(alternative, OtherPolicy):
             assert self.other is not None
             message = self.prompter.parse((await self.other.reply(context)).text, context).message

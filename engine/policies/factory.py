@@ -177,6 +177,11 @@ class PolicyFactory:
     def hub(self, hub: ModelHub) -> None:
         self._hub = hub
 
+    @property
+    def settings(self) -> BackendSettings:
+        """How models are called: the hub's settings, read without building the hub."""
+        return self._hub.settings if self._hub is not None else self._backends or BackendSettings()
+
     def configure(self, backends: BackendSettings) -> None:
         """Set how models are called (before any policy is made)."""
         self._backends, self._hub = backends, None

@@ -8,10 +8,10 @@ from engine.records.merging import merge_runs
 from engine.records.record import INFRA_ERROR, ErrorInfo, GameRecord, is_infra_error
 from engine.records.rundir import RESULTS_FILE, Plan, RunDir, RunDirError, StorageError, decode_any_record
 from engine.records.transcribe import TranscriptWriter
-from engine.records.transcripts import DETAIL_FULL, Transcript, TranscriptIndex, TranscriptTurn, read_transcript
+from engine.records.transcripts import DETAIL_FULL, Transcript, TranscriptIndex, TranscriptTurn, full_transcripts, read_transcript
 
 __all__ = [
     "DETAIL_FULL", "INFRA_ERROR", "RESULTS_FILE", "ErrorInfo", "GameLines", "GameRecord", "IdSet", "Plan", "RunDir", "RunDirError",
     "StorageError", "Transcript", "TranscriptIndex", "TranscriptTurn", "TranscriptWriter", "decode_any_record",
-    "is_infra_error", "merge_runs", "read_transcript",
+    "full_transcripts", "is_infra_error", "merge_runs", "read_transcript",
 ]

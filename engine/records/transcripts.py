@@ -26,7 +26,7 @@ played again (a resume replays the games lost to the infrastructure) is written 
 each game's last copy, and a game whose last copy is damaged has no transcript.
 
 Every reader goes through the API here: ``read_transcript`` (one game), ``iter_transcripts``
-(every game, or some, one block in memory at a time), ``TranscriptIndex`` (a live run, read again
+(every game, or some, one block in memory at a time), ``full_transcripts`` (the games kept in full), ``TranscriptIndex`` (a live run, read again
 as far as it grew) and ``copy_transcripts`` (merging runs).
 """
 
@@ -143,6 +143,30 @@ def iter_transcripts(run_path: Path, game_ids: Container[int] | None = None) -> 
     index = TranscriptIndex(run_path)
     index.refresh()
     yield from index.transcripts(game_ids)
+
+
+class _Detail(msgspec.Struct):
+    game_id: int
+    detail: str = DETAIL_FULL
+
+
+_decode_detail = msgspec.json.Decoder(_Detail).decode
+
+
+def full_transcripts(run_path: Path) -> set[int]:
+    """The games of the run at ``run_path`` whose last transcript is full (``--transcripts``): each
+    line's game id and detail read, the rest skipped unread."""
+    index = TranscriptIndex(run_path)
+    index.refresh()
+    full: set[int] = set()
+    for game_id, line in index.lines():
+        try:
+            found = _decode_detail(line)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue
+        if found.game_id == game_id and found.detail == DETAIL_FULL:
+            full.add(game_id)
+    return full
 
 
 def read_transcript(run_path: Path, game_id: int) -> Transcript | None:

@@ -400,3 +400,28 @@ def test_a_branch_run_killed_with_sigkill_and_resumed_ends_byte_for_byte_as_one_
     assert results.read_bytes().count(b"\n") < len(_records(whole))
     assert branch_main(["--resume", str(killed), "--no-dashboard"]) == 0
     assert results.read_bytes() == (whole / "results.jsonl").read_bytes()
+
+
+class Garbled:
+    """share_everything, except that its first reply cannot be read."""
+
+    def __init__(self, role, rng):
+        from puzzles import get_game
+
+        self.inner = get_game("asympuzl").rules.scripted["share_everything"](role, rng)
+
+    async def reply(self, context):
+        from puzzles import Answer
+
+        return Answer("no reply at all") if context.turn == 1 else await self.inner.reply(context)
+
+
+def test_a_point_whose_reply_cannot_be_read_is_played_as_recorded(tmp_path):
+    """The unreadable reply sends no message: each alternative leaves the turn a format error, as recorded."""
+    origin, branches = _play(tmp_path, ["--agent", "alice=tests.engine.test_branch:Garbled"], ["drop", "truncate:2", "policy:ignore"], "1")
+    recorded = {t["spec"]["seed"]: t for t in transcript_lines(origin)}
+    for transcript in transcript_lines(branches):
+        point = transcript["spec"]["options"]["branch"]
+        assert transcript["outcome"] != "error"
+        if point["role"] == "alice":
+            assert transcript["turns"][0]["format_error"] == recorded[transcript["spec"]["seed"]]["turns"][0]["format_error"]
