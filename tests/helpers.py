@@ -172,6 +172,32 @@ def make_adapter(peft, base, out: Path, rank: int = 4) -> Path:
     return out
 
 
+TRAIN_EXTRA = "the train extra is not installed (pip install -e '.[train]')"
+
+
+def skip_without(missing: str | None) -> None:
+    """In a real-model test or its fixture: skip it, saying why, where ``missing`` says what is not
+    there (the train extra, a model folder); a failure instead where ``ASYMGAMES_REQUIRE_REAL_MODEL=1``
+    (as CI sets, having installed them)."""
+    import os
+
+    import pytest
+
+    if missing is None:
+        return
+    if os.environ.get("ASYMGAMES_REQUIRE_REAL_MODEL") == "1":
+        pytest.fail(f"ASYMGAMES_REQUIRE_REAL_MODEL=1 but {missing}", pytrace=False)
+    pytest.skip(missing)
+
+
+def skip_without_modules(*names: str) -> None:
+    """``skip_without`` for modules of the train extra that this Python cannot import."""
+    import importlib.util
+
+    absent = [name for name in names if importlib.util.find_spec(name) is None]
+    skip_without(f"{TRAIN_EXTRA}: no {', '.join(absent)}" if absent else None)
+
+
 def skip_without_real_vllm(folder: Path | None) -> None:
     """At a real-vLLM test module's top: skip the module, saying why, without setup-vllm's vLLM or
     model ``folder``; a failure instead where ``ASYMGAMES_REQUIRE_REAL_VLLM=1``."""

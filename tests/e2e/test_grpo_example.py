@@ -16,7 +16,7 @@ import pytest
 
 from engine.serving import vllm_model_folder
 
-pytestmark = [pytest.mark.real_model, pytest.mark.slow]
+pytestmark = [pytest.mark.real_model, pytest.mark.slow, pytest.mark.grpo]
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = Path(os.environ.get("ASYMGAMES_HF_MODEL") or str(vllm_model_folder("smollm2")))

@@ -5,8 +5,9 @@ names the version that played it, which is the one the server answers with.
 
 Marked ``real_model``: it needs the server and the model ``asymgames setup-llamacpp`` fetches (and its
 llama.cpp source, whose converter it runs), the Hugging Face folder of SmolLM2-135M
-(``$ASYMGAMES_HF_MODEL``, else ``~/.cache/asymgames/smollm2-hf``) and the train extra (torch, PEFT);
-skipped without them."""
+(``$ASYMGAMES_HF_MODEL``, else ``~/.cache/asymgames/models/smollm2-hf``) and the train extra (torch,
+PEFT); skipped, saying why, without them, unless ``ASYMGAMES_REQUIRE_REAL_MODEL=1`` (as CI sets), which
+makes that a failure (the fixture of ``tests/engine/serving/test_lora_served.py``)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 slice lower the loss on it, and the adapter is written; a model folder without a chat template is
 refused in one line. The model is SmolLM2-135M as a Hugging Face folder: ``$ASYMGAMES_HF_MODEL``, else
 the one ``asymgames setup-vllm`` makes (``~/.cache/asymgames/models/smollm2-hf``; ``--model-only`` makes it with
-the train extra alone); skipped without it or without the train extra. Marked ``real_model`` and
+the train extra alone); skipped, saying why, without it or without the train extra, unless
+``ASYMGAMES_REQUIRE_REAL_MODEL=1`` (as CI sets), which makes either a failure. Marked ``real_model`` and
 ``slow``: a real model, trained a few steps on the CPU."""
 
 import json
@@ -16,6 +17,7 @@ import pytest
 from engine.dataset import DatasetError, DatasetPlan, LoraSettings, Part, build, load_model, samples_of, trainer_for, write_dataset
 from engine.serving import vllm_model_folder
 from puzzles import get_game
+from tests.helpers import skip_without, skip_without_modules
 
 pytestmark = [pytest.mark.real_model, pytest.mark.slow]
 
@@ -24,10 +26,9 @@ MODEL = Path(os.environ.get("ASYMGAMES_HF_MODEL") or str(vllm_model_folder("smol
 
 @pytest.fixture
 def model_dir():
-    for name in ("torch", "transformers", "peft", "trl", "datasets"):
-        pytest.importorskip(name, reason="the train extra is not installed (pip install -e '.[train]')")
-    if not (MODEL / "config.json").is_file():
-        pytest.skip(f"no Hugging Face model folder at {MODEL} (set ASYMGAMES_HF_MODEL)")
+    skip_without_modules("torch", "transformers", "peft", "trl", "datasets")
+    skip_without(None if (MODEL / "config.json").is_file() else
+                 f"no Hugging Face model folder at {MODEL}: asymgames setup-vllm --model-only (or set ASYMGAMES_HF_MODEL)")
     return MODEL
 
 
