@@ -6,6 +6,7 @@ the rollout's own requests. Prints figures; asserts nothing.
     .venv/bin/python benchmarks/bench_rollouts.py                                # every game, 2 rounds
     .venv/bin/python benchmarks/bench_rollouts.py --games chain --phase-games 64 --max-tokens 48 --rounds 3
     .venv/bin/python benchmarks/bench_rollouts.py --vllm-url http://127.0.0.1:PORT --slots 8
+    .venv/bin/python benchmarks/bench_rollouts.py --games chain --seconds 60 --rounds 4      # windows of 60 s
 
 Without ``--vllm-url`` one server is started (``engine.serving.Servers``: S slots, its ``/metrics``
 on) and every phase runs against it. With it, no server is started: the phases play ``vllm:smollm2``
@@ -25,25 +26,38 @@ order alternating (rollouts then bare in odd rounds, bare then rollouts in even 
   ``engine.backends.vllm.vllm_headroom``, each body with a ``cache_salt`` of the phase's own, so
   that none is read from the prefix cache the rollouts left behind).
 
-For each: completion tokens per second (the replies' ``usage``) and the mean requests in flight; the
+Two modes. By default (``--phase-games``) each phase runs to its end: the rollouts play a fixed number
+of games and the bare client sends each body once, so the figures are those of collecting a fixed
+batch as a trainer gets it, the tail included (the rollouts' last games finish with fewer in flight;
+the bare client's tail is one request long). With ``--seconds S`` each phase runs for S seconds of
+wall time and is then cancelled, its requests still in flight dropped (as ``benchmarks/bench_vllm.py``
+does): the rollouts play groups with no game limit, the bare client sends the latest rollout phase's
+bodies in order, starting again from the first when it runs out (on vLLM under a new ``cache_salt``
+each time through), so the figures are the steady rate with the cap kept full. There the completion
+tokens counted are those of the requests answered within the window, over S, on both sides; the
+server is let go idle before the next phase.
+
+For each: completion tokens per second (the replies' ``usage``), the mean requests in flight and this
+process's CPU seconds over the phase (``time.process_time``); the
 server's own figures: on llama.cpp its busy slots per decode (``llamacpp:n_busy_slots_per_decode``
 and ``llamacpp:n_decode_total`` read before and after the phase: the phase's own mean), on vLLM the
 tokens it generated per second over the phase (``vllm:generation_tokens_total``) and its running
 requests (``vllm:num_requests_running`` sampled every 0.1 s) as a share of S; for the rollouts also
-the games finished per hour and the groups yielded. Target: the rollouts' completion tokens per
+the games finished per hour (with ``--seconds``: those finished within the window) and the groups yielded. Target: the rollouts' completion tokens per
 second >= 0.95 of the bare client's.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -74,16 +88,22 @@ SMALL: Mapping[str, dict[str, list[Any]]] = {"asympuzl": {"size": [3]}, "chain":
 
 class Sent:
     """The chat requests the engine's calls sent and the server answered: (sent, answered, body,
-    completion tokens), from the lean client's ``_post``."""
+    completion tokens), from the lean client's ``_post``; and those that got no reply (cancelled at
+    the end of a window, or failed): (sent, given up, b"", 0)."""
 
     def __init__(self) -> None:
         self.rows: list[tuple[float, float, bytes, int]] = []
+        self.dropped: list[tuple[float, float, bytes, int]] = []
         original = LeanBackend._post
-        rows = self.rows
+        rows, dropped = self.rows, self.dropped
 
         async def post(backend: LeanBackend, client, body: bytes, call: str):  # type: ignore[no-untyped-def]
             sent = time.monotonic()
-            reply, headers = await original(backend, client, body, call)
+            try:
+                reply, headers = await original(backend, client, body, call)
+            except BaseException:
+                dropped.append((sent, time.monotonic(), b"", 0))
+                raise
             rows.append((sent, time.monotonic(), body, reply.completion))
             return reply, headers
 
@@ -152,15 +172,21 @@ class Target:
         """The bodies as the bare client sends them: on vLLM under a prefix-cache salt of their own."""
         return salted(bodies, salt) if self.vllm else bodies
 
-    async def watched(self, work: Callable[[], Awaitable[None]]) -> dict[str, float]:
-        """Run ``work()`` to its end; the server's own figures over it."""
+    async def watched(self, work: Callable[[], Awaitable[None]], seconds: float) -> dict[str, float]:
+        """Run ``work()`` to its end, or for ``seconds`` (then cancelled, and the server let go idle);
+        the server's own figures over it, and this process's CPU seconds."""
         if self.vllm:
-            rate, samples = await measured(self.base, math.inf, work)
+            rate, samples = await measured(self.base, seconds, work)
             return {"server_tokens_per_s": rate, "running_share": samples.mean("running") / self.slots,
-                    "waiting": samples.mean("waiting")}
-        before = await metrics(self.base)
-        await work()
-        return {"busy_slots_per_decode": busy_per_decode(before, await metrics(self.base))}
+                    "waiting": samples.mean("waiting"), "cpu_s": samples.cpu}
+        before, cpu = await metrics(self.base), time.process_time()
+        with anyio.move_on_after(seconds):
+            await work()
+        cpu = time.process_time() - cpu
+        figures = {"busy_slots_per_decode": busy_per_decode(before, await metrics(self.base)), "cpu_s": cpu}
+        while math.isfinite(seconds) and (await metrics(self.base)).get("requests_processing", 0.0) > 0:
+            await anyio.sleep(0.5)  # the next phase starts on an idle server
+        return figures
 
 
 def in_flight(rows: list[tuple[float, float, bytes, int]], start: float, end: float) -> float:
@@ -175,42 +201,60 @@ async def rollout_phase(target: Target, game: str, args: argparse.Namespace, see
                 max_turns=[args.max_turns])
     out = Path(tempfile.mkdtemp(prefix=f"bench-rollouts-{game}-")) / "run"
     sent.rows.clear()
+    sent.dropped.clear()
     groups_seen = 0
     span = [0.0, 0.0]
+    seconds = args.seconds or math.inf
 
     async def work() -> None:
         nonlocal groups_seen
         span[0] = time.monotonic()
-        async with rollouts(plan, k=k, out=out, factory=PolicyFactory(), models=target.models(options),
-                            settings=Settings(tokens=tokens), concurrency=2 * slots, limit=args.phase_games) as groups:
-            async for _ in groups:
-                groups_seen += 1
-        span[1] = time.monotonic()
+        try:
+            async with rollouts(plan, k=k, out=out, factory=PolicyFactory(), models=target.models(options), settings=Settings(tokens=tokens),
+                                concurrency=2 * slots, limit=None if args.seconds else args.phase_games) as groups:
+                async for _ in groups:
+                    groups_seen += 1
+        finally:
+            span[1] = time.monotonic()
 
-    server = await target.watched(work)
+    server = await target.watched(work, seconds)
     started, wall = span[0], span[1] - span[0]
+    per = args.seconds or wall  # with --seconds: what was answered within the window, over the window
     games = sum(1 for record in RunDir.open(out).iter_records() if not is_infra_error(record) and record.outcome != "error")
     rows = sorted(sent.rows)
     completion = sum(row[3] for row in rows)
-    return ({"tokens_per_s": completion / wall, "games_per_hour": 3600 * games / wall, "games": games, "groups": groups_seen,
-             "requests": len(rows), **server, "in_flight": in_flight(rows, started, started + wall), "wall_s": wall},
+    return ({"tokens_per_s": completion / per, "games_per_hour": 3600 * games / per, "games": games, "groups": groups_seen,
+             "requests": len(rows), "dropped": len(sent.dropped), **server,
+             "in_flight": in_flight(rows + sent.dropped, started, started + wall), "wall_s": wall},
             [row[2] for row in rows])
 
 
-async def bare_phase(target: Target, bodies: list[bytes]) -> dict[str, float]:
+def bare_order(target: Target, bodies: list[bytes], salt: str, seconds: float | None) -> Iterator[bytes]:
+    """The bodies in the order the bare client sends them: once; or, with ``seconds``, again and again
+    from the first (on vLLM under a new salt each time through)."""
+    if not seconds:
+        return iter(target.replayed(bodies, salt))
+    return itertools.chain.from_iterable(target.replayed(bodies, f"{salt}.{n}") for n in itertools.count())
+
+
+async def bare_phase(target: Target, todo: Iterator[bytes], seconds: float | None) -> dict[str, float]:
     import aiohttp
 
-    todo = iter(bodies)
     completion = 0
     spans: list[tuple[float, float, bytes, int]] = []
+    dropped: list[tuple[float, float, bytes, int]] = []
     span = [0.0, 0.0]
 
     async def worker(session: aiohttp.ClientSession) -> None:
         nonlocal completion
         for body in todo:
             sent = time.monotonic()
-            async with session.post(target.base + "/v1/chat/completions", data=body, headers=target.headers) as response:
-                got = await response.json()
+            try:
+                async with session.post(target.base + "/v1/chat/completions", data=body, headers=target.headers) as response:
+                    got = await response.json()
+            except BaseException:
+                dropped.append((sent, time.monotonic(), b"", 0))
+                raise
             if response.status != 200:
                 raise RuntimeError(f"the server answered a bare request with {response.status}: {got}")
             completion += got["usage"]["completion_tokens"]
@@ -218,15 +262,17 @@ async def bare_phase(target: Target, bodies: list[bytes]) -> dict[str, float]:
 
     async def work() -> None:
         span[0] = time.monotonic()
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=3600)) as session, anyio.create_task_group() as group:
-            for _ in range(target.in_flight):
-                group.start_soon(worker, session)
-        span[1] = time.monotonic()
+        try:
+            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=3600)) as session, anyio.create_task_group() as group:
+                for _ in range(target.in_flight):
+                    group.start_soon(worker, session)
+        finally:
+            span[1] = time.monotonic()
 
-    server = await target.watched(work)
+    server = await target.watched(work, seconds or math.inf)
     started, wall = span[0], span[1] - span[0]
-    return {"tokens_per_s": completion / wall, "requests": len(bodies), **server,
-            "in_flight": in_flight(spans, started, started + wall), "wall_s": wall}
+    return {"tokens_per_s": completion / (seconds or wall), "requests": len(spans), "dropped": len(dropped), **server,
+            "in_flight": in_flight(spans + dropped, started, started + wall), "wall_s": wall}
 
 
 def rounded(found: Any) -> Any:
@@ -246,7 +292,7 @@ async def play_rounds(target: Target, args: argparse.Namespace, sent: Sent) -> d
             salt = f"bare-{game}-{round_}"
             if rollouts_first:
                 r, bodies[game] = await rollout_phase(target, game, args, round_, sent)
-            b = await bare_phase(target, target.replayed(bodies[game], salt))
+            b = await bare_phase(target, bare_order(target, bodies[game], salt, args.seconds), args.seconds)
             if not rollouts_first:
                 r, bodies[game] = await rollout_phase(target, game, args, round_, sent)
             figures = ("tokens_per_s", "server_tokens_per_s") if target.vllm else ("tokens_per_s",)
@@ -282,7 +328,8 @@ async def main_async(args: argparse.Namespace) -> None:
             ModelHub.for_run = run_hub  # type: ignore[method-assign]
             summary = await play_rounds(Target(urls[NAME].removesuffix("/v1"), args.slots, vllm=False), args, sent)
         where = f"server log in {log_dir}"
-    print(json.dumps({"server": "vllm" if args.vllm_url else "llamacpp", "slots": args.slots, "phase_games": args.phase_games,
+    print(json.dumps({"server": "vllm" if args.vllm_url else "llamacpp", "slots": args.slots, "seconds": args.seconds,
+                      "phase_games": None if args.seconds else args.phase_games,
                       "max_tokens": args.max_tokens, "max_turns": args.max_turns, "group": args.group, "rounds": args.rounds,
                       **{f"median_{key}": value for key, value in summary.items()}}))
     print(f"rollouts/bare completion tokens per second, median of the rounds: {summary['tokens_per_s_ratio']} (target >= 0.95); {where}")
@@ -295,7 +342,9 @@ def main() -> None:
                         help="the server's slots (S; with --vllm-url its --max-num-seqs); 2S games in flight")
     parser.add_argument("--vllm-url", help="play a vLLM server running at http://HOST:PORT (serving smollm2) instead of starting llama.cpp's")
     parser.add_argument("--group", type=int, default=4, help="games per seed (K)")
-    parser.add_argument("--phase-games", type=int, default=32, help="games each rollout phase plays to their end")
+    parser.add_argument("--phase-games", type=int, default=32, help="games each rollout phase plays to their end (the default mode)")
+    parser.add_argument("--seconds", type=float, default=None,
+                        help="instead: each phase runs S seconds of wall time, then is cancelled (the steady rate with the cap kept full)")
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--max-turns", type=int, default=4, help="turns of each game")
     parser.add_argument("--temperature", type=float, default=0.0, help="the replies' sampling temperature")
