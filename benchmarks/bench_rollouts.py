@@ -26,6 +26,12 @@ order alternating (rollouts then bare in odd rounds, bare then rollouts in even 
   ``engine.backends.vllm.vllm_headroom``, each body with a ``cache_salt`` of the phase's own, so
   that none is read from the prefix cache the rollouts left behind).
 
+Replies are held to the game's schema (its grammar on llama.cpp) unless ``--free``: llama.cpp samples
+under a grammar many times slower on a CPU, so a run of every game there takes ``--free``. llama.cpp
+runs its graph on spinning threads: another busy llama-server on the same two cores, even at the
+lowest priority, slowed its decoding here about fifty times (0.5 against 28 tokens a second a slot),
+so run this on an otherwise idle machine.
+
 Two modes. By default (``--phase-games``) each phase runs to its end: the rollouts play a fixed number
 of games and the bare client sends each body once, so the figures are those of collecting a fixed
 batch as a trainer gets it, the tail included (the rollouts' last games finish with fewer in flight;
@@ -196,7 +202,7 @@ def in_flight(rows: list[tuple[float, float, bytes, int]], start: float, end: fl
 
 async def rollout_phase(target: Target, game: str, args: argparse.Namespace, seed: int, sent: Sent) -> tuple[dict[str, float], list[bytes]]:
     slots, k, tokens = args.slots, args.group, not args.no_tokens
-    options = ModelOptions(structured=True, max_tokens=args.max_tokens, temperature=args.temperature, seed=args.model_seed)
+    options = ModelOptions(structured=not args.free, max_tokens=args.max_tokens, temperature=args.temperature, seed=args.model_seed)
     plan = Grid(game=game, seeds=100_000, seed=seed, agents=[[target.name, target.name]], params=dict(SMALL.get(game, {})),
                 max_turns=[args.max_turns])
     out = Path(tempfile.mkdtemp(prefix=f"bench-rollouts-{game}-")) / "run"
@@ -351,6 +357,7 @@ def main() -> None:
     parser.add_argument("--model-seed", type=int, default=None, help="the sampling seed (member k of a group: seed + k)")
     parser.add_argument("--context", type=int, default=4096, help="tokens of context per slot (llama.cpp's)")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--free", action="store_true", help="replies not held to the game's schema or grammar (llama.cpp samples a grammar's tokens many times slower on a CPU)")
     parser.add_argument("--no-tokens", action="store_true", help="text-only trajectories (no token ids asked)")
     anyio.run(main_async, parser.parse_args())
 
