@@ -14,8 +14,10 @@ through the engine's ``vllm:`` path at that URL, S being the server's ``--max-nu
 ``benchmarks/bench_vllm.py`` says). For each game and round, two phases, one after the other, their
 order alternating (rollouts then bare in odd rounds, bare then rollouts in even ones):
 
-- rollouts: ``rollouts(plan, k=K)`` with every seat played by the model, 2S games in flight (as a
-  run on a server it starts), each model turn's tokens asked for (``Settings(tokens=True)``: what a
+- rollouts: ``rollouts(plan, k=K)`` with every seat played by the model, 2S games in flight
+  (``--games-in-flight``; a game has one call in flight at a time, between its calls the game's
+  turn and, on llama.cpp, its token calls, so 2S games keep fewer than the 2S calls a run on a
+  server it starts keeps at most), each model turn's tokens asked for (``Settings(tokens=True)``: what a
   trainer takes; on llama.cpp that is its ``/apply-template`` and ``/tokenize`` after each reply, on
   vLLM its ``return_token_ids`` in the reply), the groups taken as they finish, until
   ``--phase-games`` games have been played to their end (the last ones finishing with fewer in
@@ -217,7 +219,7 @@ async def rollout_phase(target: Target, game: str, args: argparse.Namespace, see
         span[0] = time.monotonic()
         try:
             async with rollouts(plan, k=k, out=out, factory=PolicyFactory(), models=target.models(options), settings=Settings(tokens=tokens),
-                                concurrency=2 * slots, limit=None if args.seconds else args.phase_games) as groups:
+                                concurrency=args.games_in_flight or 2 * slots, limit=None if args.seconds else args.phase_games) as groups:
                 async for _ in groups:
                     groups_seen += 1
         finally:
@@ -357,6 +359,7 @@ def main() -> None:
     parser.add_argument("--model-seed", type=int, default=None, help="the sampling seed (member k of a group: seed + k)")
     parser.add_argument("--context", type=int, default=4096, help="tokens of context per slot (llama.cpp's)")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--games-in-flight", type=int, default=None, metavar="G", help="games the rollouts play at once (default 2S: a game has one call in flight at a time, so fewer games than the cap leave it short)")
     parser.add_argument("--free", action="store_true", help="replies not held to the game's schema or grammar (llama.cpp samples a grammar's tokens many times slower on a CPU)")
     parser.add_argument("--no-tokens", action="store_true", help="text-only trajectories (no token ids asked)")
     anyio.run(main_async, parser.parse_args())
