@@ -198,6 +198,20 @@ def skip_without_modules(*names: str) -> None:
     skip_without(f"{TRAIN_EXTRA}: no {', '.join(absent)}" if absent else None)
 
 
+def random_adapter(peft, base: Path, out: Path, seed: int) -> Path:
+    """A LoRA adapter of the model folder ``base`` whose B is not zero (PEFT's ``init_lora_weights=False``)
+    and whose scale is large (alpha 64 over rank 4): the tuned model answers otherwise than its base,
+    greedy replies included."""
+    import torch
+    import transformers
+
+    torch.manual_seed(seed)
+    model = transformers.AutoModelForCausalLM.from_pretrained(str(base), dtype="float32")
+    config = peft.LoraConfig(r=4, lora_alpha=64, target_modules="all-linear", task_type="CAUSAL_LM", init_lora_weights=False)
+    peft.get_peft_model(model, config).save_pretrained(str(out))
+    return out
+
+
 def skip_without_real_vllm(folder: Path | None) -> None:
     """At a real-vLLM test module's top: skip the module, saying why, without setup-vllm's vLLM or
     model ``folder``; a failure instead where ``ASYMGAMES_REQUIRE_REAL_VLLM=1``."""

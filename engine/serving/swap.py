@@ -4,7 +4,8 @@ unloaded when no game uses it any more (``engine.rollouts.weights`` decides when
 
 - ``VllmAdapters``: vLLM's own runtime adapter endpoints, ``POST /v1/load_lora_adapter`` and
   ``/v1/unload_lora_adapter``, on a server started with ``--enable-lora`` and the environment
-  variable ``VLLM_ALLOW_RUNTIME_LORA_UPDATING=True``. vLLM reads the PEFT folder itself.
+  variable ``VLLM_ALLOW_RUNTIME_LORA_UPDATING=True`` (a server without either is refused when
+  the base model is loaded, in one line). vLLM reads the PEFT folder itself.
 - ``LlamaCppRouter``: llama.cpp's server cannot load an adapter file into a running model: its
   ``/lora-adapters`` endpoints and a request's ``lora`` field only set the scales of the adapters
   given with ``--lora`` at its start. What it can do is its router mode (``llama-server`` started
@@ -67,9 +68,17 @@ class AdapterServer(Protocol):
         """Stop serving ``name`` (a version no game uses any more)."""
 
 
+class Refused(ServeError):
+    """A server's answer other than 200: its ``status`` and ``body``."""
+
+    def __init__(self, message: str, status: int, body: str) -> None:
+        super().__init__(message)
+        self.status, self.body = status, body
+
+
 async def _request(url: str, body: dict[str, Any] | None, what: str, timeout: float = LOAD_TIMEOUT) -> bytes:
     """POST ``body`` to ``url`` (None: a GET) and the answer's bytes; ServeError naming ``what`` for
-    any answer but 200 or a connection that fails."""
+    any answer but 200 (``Refused``) or a connection that fails."""
     import aiohttp
 
     try:
@@ -77,7 +86,8 @@ async def _request(url: str, body: dict[str, Any] | None, what: str, timeout: fl
             async with session.request("GET" if body is None else "POST", url, json=body) as response:
                 data = await response.read()
                 if response.status != 200:
-                    raise ServeError(f"{what}: the server answered {response.status}: {data.decode(errors='replace')[:300]}")
+                    text = data.decode(errors="replace")
+                    raise Refused(f"{what}: the server answered {response.status}: {text[:300]}", response.status, text)
                 return data
     except (aiohttp.ClientError, TimeoutError, OSError) as exc:
         raise ServeError(f"{what}: {exc}") from None
@@ -86,7 +96,16 @@ async def _request(url: str, body: dict[str, Any] | None, what: str, timeout: fl
 class VllmAdapters:
     """A vLLM server at ``url`` (``http://HOST:PORT``, with or without ``/v1``) started with
     ``--enable-lora`` and ``VLLM_ALLOW_RUNTIME_LORA_UPDATING=True``, serving the base model as
-    ``model`` (which no adapter needs loading for, nor unloading)."""
+    ``model`` (which no adapter needs loading for, nor unloading).
+
+    Loading the base model (the first version, usually) asks the server nothing but whether it can
+    take adapters later: a load of a folder that cannot exist (``PROBE_PATH``), which vLLM answers
+    with a 404 of its own where it can, a 500 saying LoRA is not enabled where it was started
+    without ``--enable-lora``, and a bare 404 (the route not there) without the variable. The two
+    misconfigurations are a ServeError naming what is missing, before any game rather than at
+    the first swap."""
+
+    PROBE_PATH = "/proc/no-adapter"  # absolute (vLLM fetches nothing for it), and nothing can be made there
 
     def __init__(self, url: str, model: str) -> None:
         self.root = url.rstrip("/").removesuffix("/v1")
@@ -94,14 +113,31 @@ class VllmAdapters:
 
     async def load(self, name: str, adapter: Path | None) -> str:
         if adapter is None:
+            await self._post("/v1/load_lora_adapter", {"lora_name": name, "lora_path": self.PROBE_PATH},
+                             f"asking the vLLM server at {self.root} whether it takes adapters", probe=True)
             return self.model
-        await _request(self.root + "/v1/load_lora_adapter", {"lora_name": name, "lora_path": str(adapter.resolve())},
-                    f"loading the adapter {adapter} as {name}")
+        await self._post("/v1/load_lora_adapter", {"lora_name": name, "lora_path": str(adapter.resolve())},
+                         f"loading the adapter {adapter} as {name}")
         return name
 
     async def unload(self, name: str) -> None:
         if name != self.model:
-            await _request(self.root + "/v1/unload_lora_adapter", {"lora_name": name}, f"unloading {name}")
+            await self._post("/v1/unload_lora_adapter", {"lora_name": name}, f"unloading {name}")
+
+    async def _post(self, path: str, body: dict[str, Any], what: str, probe: bool = False) -> None:
+        """POST ``body``; ServeError, one line, for an answer but 200 (a probe's: only for a server
+        that cannot take adapters), saying how to start the server where that is the reason."""
+        try:
+            await _request(self.root + path, body, what)
+        except Refused as exc:
+            if exc.status == 404 and '"error"' not in exc.body:  # no such route (vLLM's own 404s are error objects)
+                raise ServeError(f"{what}: the vLLM server has no {path}: start it with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True "
+                                 "in its environment (and --enable-lora) to take adapters while it runs") from None
+            if "--enable-lora" in exc.body:
+                raise ServeError(f"{what}: the vLLM server was started without --enable-lora: start it with --enable-lora "
+                                 "--max-loras 2 --max-lora-rank R (R: the adapters' rank or more) to take adapters while it runs") from None
+            if not probe:
+                raise
 
 
 class LlamaCppRouter:

@@ -83,6 +83,8 @@ class FakeConfig(msgspec.Struct, kw_only=True):
     batch_delay: float = 0.5  # seconds from a batch's creation to its end (``batches``)
     batch_faults: dict[str, float] = msgspec.field(default_factory=dict)  # kind (expired, failed) -> probability per batch
     token_form: TokenForm = "vllm"  # how a call's token ids and logprobs are returned, where asked (``tokens``)
+    lora_endpoints: bool = True  # the runtime adapter endpoints, as VLLM_ALLOW_RUNTIME_LORA_UPDATING=True gives vLLM (``adapters``)
+    enable_lora: bool = True  # adapters can be loaded, as --enable-lora
 
 
 @dataclass
@@ -131,7 +133,7 @@ class FakeServer:
         self.last_body: dict | None = None  # the last request body (for tests)
         # A batch's input file may be as large as the providers take (OpenAI: 200 MB), not aiohttp's 1 MB.
         self.app = web.Application(client_max_size=200 * 1024 * 1024)
-        self.adapters = Adapters()  # LoRA adapters loaded at runtime, as vLLM's endpoints load them
+        self.adapters = Adapters(self.config.lora_endpoints, self.config.enable_lora)  # loaded at runtime, as vLLM's endpoints load them
         self.app.add_routes([
             web.post("/v1/chat/completions", partial(self._handle, anthropic=False)),
             web.post("/v1/messages", partial(self._handle, anthropic=True)),
@@ -433,7 +435,7 @@ class FakeServer:
              "max_model_len": self.config.max_model_len, "permission": [model_permission()]}
             for m in self.config.models
         ]
-        return web.json_response({"object": "list", "data": data})
+        return web.json_response({"object": "list", "data": data + self.adapters.cards(self.config.models[0])})
 
     async def metrics(self, request: web.Request) -> web.Response:
         """The families of vLLM's /metrics the engine and its benchmarks read, named and labelled as

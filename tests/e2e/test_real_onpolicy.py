@@ -25,24 +25,12 @@ from engine.serving.install import bundled_model
 from engine.serving.lora import gguf_lora
 from engine.serving.swap import LlamaCppRouter, adapter_digest
 from tests.engine.serving.test_lora_served import HF_MODEL, peft  # noqa: F401  (the fixture)
+from tests.helpers import random_adapter
 
 pytestmark = pytest.mark.real_model
 
 TRAINED = "llamacpp:policy"
 MAX_TOKENS = 8  # a 135M model on a loaded 2-core machine: a few seconds a call
-
-
-def random_adapter(peft, out, seed: int):  # noqa: F811
-    """A LoRA adapter of SmolLM2-135M whose B is not zero (PEFT's ``init_lora_weights=False``): the
-    tuned model answers otherwise than its base."""
-    import torch
-    import transformers
-
-    torch.manual_seed(seed)
-    model = transformers.AutoModelForCausalLM.from_pretrained(str(HF_MODEL), dtype="float32")
-    config = peft.LoraConfig(r=4, lora_alpha=64, target_modules="all-linear", task_type="CAUSAL_LM", init_lora_weights=False)
-    peft.get_peft_model(model, config).save_pretrained(str(out))
-    return out
 
 
 def ask(url: str, model: str, messages: list[dict]) -> str:
@@ -53,7 +41,7 @@ def ask(url: str, model: str, messages: list[dict]) -> str:
 
 
 def test_weights_loaded_mid_run_play_the_games_started_after_and_are_named_in_their_trajectories(peft, tmp_path):  # noqa: F811
-    adapter = random_adapter(peft, tmp_path / "step-1", seed=1)
+    adapter = random_adapter(peft, HF_MODEL, tmp_path / "step-1", seed=1)
     gguf_lora(str(adapter), bundled_model("smollm2"))  # converted now (half a minute), so that the swap itself is quick
     grid = Grid(game="asympuzl", seeds=3, agents=[[TRAINED, "share_everything"]], params={"size": [3]}, max_turns=[1])
 

@@ -79,8 +79,10 @@ def test_weights_swapped_mid_run_play_the_games_started_after_and_are_named_in_e
     with server_process() as url:
         groups, weights = play(url, tmp_path / "run", [first, second])
         served = stats(url)
+        listed = json.loads(urllib.request.urlopen(url + "/v1/models", timeout=10).read())
     assert [w.version for w in weights.loaded] == [2]  # the earlier versions were unloaded once no game used them
     assert served["adapters"] == {"share_everything@2": "share_everything"}
+    assert [(m["id"], m["parent"]) for m in listed["data"]] == [("fake", None), ("share_everything@2", "fake")]  # as vLLM lists them
 
     seats = [t for g in groups for t in g.trajectories if t.role == "alice"]
     assert all(t.weights is not None for t in seats)
@@ -130,6 +132,43 @@ def test_a_version_the_server_cannot_load_leaves_the_current_one(tmp_path):
 
         anyio.run(go)
     assert weights.current is not None and weights.current.version == 0
+
+
+@pytest.mark.parametrize("config, missing", [
+    ({"lora_endpoints": False}, "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True"),
+    ({"enable_lora": False}, "started without --enable-lora"),
+])
+def test_a_vllm_server_that_cannot_take_adapters_is_refused_in_one_line_when_the_base_model_is_loaded(config, missing):
+    """As vLLM answers: no load route without the variable, a 500 saying so without --enable-lora."""
+    from runners.fake_llm import FakeConfig, FakeServer
+
+    async def go() -> str:
+        server = FakeServer(FakeConfig(**config))
+        url = await server.start()
+        try:
+            with pytest.raises(ServeError) as refused:
+                await PolicyWeights(TRAINED, VllmAdapters(url, "share_everything")).load(None)
+            return str(refused.value)
+        finally:
+            await server.stop()
+
+    reason = anyio.run(go)
+    assert missing in reason and "\n" not in reason, reason
+
+
+def test_a_vllm_server_that_takes_adapters_loads_nothing_for_the_base_model(tmp_path):
+    from runners.fake_llm import FakeServer
+
+    async def go() -> tuple[str, dict]:
+        server = FakeServer()
+        url = await server.start()
+        try:
+            served = await VllmAdapters(url + "/v1", "share_everything").load("share_everything@0", None)
+            return served, server.adapters.loaded
+        finally:
+            await server.stop()
+
+    assert anyio.run(go) == ("share_everything", {})
 
 
 def test_a_rollout_whose_weights_have_no_version_loaded_is_refused_before_any_game(tmp_path):
