@@ -198,6 +198,20 @@ def skip_without_modules(*names: str) -> None:
     skip_without(f"{TRAIN_EXTRA}: no {', '.join(absent)}" if absent else None)
 
 
+async def rollouts_with_a_swap(grid, models, weights, out: Path, adapter: Path) -> list:
+    """The groups of a rollout of ``grid`` (K=2, one game at a time, tokens asked) that starts on the
+    weights ``weights`` holds and loads ``adapter`` as the next version once the first group is in."""
+    from engine.rollouts import Settings, rollouts
+
+    got = []
+    async with rollouts(grid, k=2, out=out, models=models, weights=weights, concurrency=1, settings=Settings(tokens=True)) as groups:
+        async for group in groups:
+            got.append(group)
+            if len(got) == 1:
+                await groups.load_weights(adapter)
+    return got
+
+
 def random_adapter(peft, base: Path, out: Path, seed: int) -> Path:
     """A LoRA adapter of the model folder ``base`` whose B is not zero (PEFT's ``init_lora_weights=False``)
     and whose scale is large (alpha 64 over rank 4): the tuned model answers otherwise than its base,

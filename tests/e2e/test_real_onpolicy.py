@@ -19,13 +19,13 @@ import pytest
 
 from engine.backends import BackendSettings, ModelOptions
 from engine.plan import Grid
-from engine.rollouts import Group, PolicyWeights, Settings, rollouts
+from engine.rollouts import Group, PolicyWeights
 from engine.serving import find_executable
 from engine.serving.install import bundled_model
 from engine.serving.lora import gguf_lora
 from engine.serving.swap import LlamaCppRouter, adapter_digest
 from tests.engine.serving.test_lora_served import HF_MODEL, peft  # noqa: F401  (the fixture)
-from tests.helpers import random_adapter
+from tests.helpers import random_adapter, rollouts_with_a_swap
 
 pytestmark = pytest.mark.real_model
 
@@ -51,13 +51,7 @@ def test_weights_loaded_mid_run_play_the_games_started_after_and_are_named_in_th
             weights = PolicyWeights(TRAINED, router)
             await weights.load(None)
             models = BackendSettings(urls={"llamacpp": router.url}, options=ModelOptions(max_tokens=MAX_TOKENS, temperature=0.0))
-            got = []
-            async with rollouts(grid, k=2, out=tmp_path / "run", models=models, weights=weights, concurrency=1,
-                                settings=Settings(tokens=True)) as groups:
-                async for group in groups:
-                    got.append(group)
-                    if len(got) == 1:
-                        await groups.load_weights(adapter)
+            got = await rollouts_with_a_swap(grid, models, weights, tmp_path / "run", adapter)
             listed = json.loads(urllib.request.urlopen(router.url.removesuffix("/v1") + "/models", timeout=30).read())
             # What each version answers now to the first prompt of one game of each version.
             answers = {}

@@ -28,13 +28,13 @@ import pytest
 
 from engine.backends import BackendSettings, ModelOptions
 from engine.plan import Grid
-from engine.rollouts import Group, PolicyWeights, Settings, rollouts
+from engine.rollouts import Group, PolicyWeights
 from engine.serving import ServedModel, ServerProcess, vllm_model_folder
 from engine.serving.process import free_port
 from engine.serving.swap import VllmAdapters, adapter_digest
 from engine.serving.vllm_lora import adapter_rank, max_lora_rank
 from runners.rollouts import main as rollouts_main
-from tests.helpers import random_adapter, skip_without_real_vllm
+from tests.helpers import random_adapter, rollouts_with_a_swap, skip_without_real_vllm
 
 pytestmark = [pytest.mark.real_vllm, pytest.mark.slow]
 
@@ -116,13 +116,7 @@ def test_weights_loaded_mid_run_play_the_games_started_after_and_are_named_in_th
         weights = PolicyWeights(TRAINED, VllmAdapters(url, "smollm2"))
         await weights.load(None)  # version 0, the base model: the server is asked whether it takes adapters
         models = BackendSettings(urls={"vllm": url}, options=ModelOptions(max_tokens=MAX_TOKENS, temperature=0.0))
-        got: list[Group] = []
-        async with rollouts(grid, k=2, out=tmp_path / "run", models=models, weights=weights, concurrency=1,
-                            settings=Settings(tokens=True)) as groups:
-            async for group in groups:
-                got.append(group)
-                if len(got) == 1:
-                    await groups.load_weights(adapter)
+        got: list[Group] = await rollouts_with_a_swap(grid, models, weights, tmp_path / "run", adapter)
         listed = await anyio.to_thread.run_sync(get, url + "/models")
         # What each version answers now to the first prompt of one game of each version.
         answers = {}
