@@ -8,8 +8,10 @@ the rollout's own requests. Prints figures; asserts nothing.
     .venv/bin/python benchmarks/bench_rollouts.py --vllm-url http://127.0.0.1:PORT --slots 8
     .venv/bin/python benchmarks/bench_rollouts.py --games chain --seconds 60 --rounds 4      # windows of 60 s
 
-Without ``--vllm-url`` one server is started (``engine.serving.Servers``: S slots, its ``/metrics``
-on) and every phase runs against it. With it, no server is started: the phases play ``vllm:smollm2``
+Without ``--vllm-url`` a server is started for each phase (``engine.serving.Servers``: S slots, its
+``/metrics`` on), so that no phase reads prompts an earlier one left in the server's cache (its slots'
+and its RAM cache, ``--cache-ram``, which keeps them across slots: a bare client replaying the
+rollouts' bodies on the server they just ran on evaluated a third to a half of the prompt tokens). With it, no server is started: the phases play ``vllm:smollm2``
 through the engine's ``vllm:`` path at that URL, S being the server's ``--max-num-seqs`` (started as
 ``benchmarks/bench_vllm.py`` says). For each game and round, two phases, one after the other, their
 order alternating (rollouts then bare in odd rounds, bare then rollouts in even ones):
@@ -48,7 +50,9 @@ server is let go idle before the next phase.
 For each: completion tokens per second (the replies' ``usage``), the mean requests in flight and this
 process's CPU seconds over the phase (``time.process_time``); the
 server's own figures: on llama.cpp its busy slots per decode (``llamacpp:n_busy_slots_per_decode``
-and ``llamacpp:n_decode_total`` read before and after the phase: the phase's own mean), on vLLM the
+and ``llamacpp:n_decode_total`` read before and after the phase: the phase's own mean), the prompt
+tokens it evaluated (those not read from a cache) and its seconds on prompts and on generation
+(summed over slots), on vLLM the
 tokens it generated per second over the phase (``vllm:generation_tokens_total``) and its running
 requests (``vllm:num_requests_running`` sampled every 0.1 s) as a share of S; for the rollouts also
 the games finished per hour (with ``--seconds``: those finished within the window) and the groups yielded. Target: the rollouts' completion tokens per
@@ -65,7 +69,8 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +158,11 @@ async def metrics(base: str) -> dict[str, float]:
     return found
 
 
+# llama.cpp's cumulative figures printed per phase: the prompt tokens it evaluated (those read from a
+# slot's cache are not counted) and the seconds it spent on them, and on the tokens it generated.
+SERVER_TOTALS = ("prompt_tokens_total", "prompt_seconds_total", "tokens_predicted_seconds_total")
+
+
 def busy_per_decode(before: Mapping[str, float], after: Mapping[str, float]) -> float:
     """The server's mean busy slots per decode between two reads of its cumulative figures."""
     decodes = after["n_decode_total"] - before["n_decode_total"]
@@ -161,10 +171,11 @@ def busy_per_decode(before: Mapping[str, float], after: Mapping[str, float]) -> 
 
 
 class Target:
-    """The server the phases play: llama.cpp's, started here, or a vLLM server running at ``base``."""
+    """The server the phases play: llama.cpp's, started afresh for each phase (``start``), or a vLLM
+    server running at ``base``."""
 
-    def __init__(self, base: str, slots: int, vllm: bool) -> None:
-        self.base, self.slots, self.vllm = base, slots, vllm
+    def __init__(self, base: str, slots: int, vllm: bool, start: Callable[[], AbstractAsyncContextManager[str]] | None = None) -> None:
+        self.base, self.slots, self.vllm, self.start = base, slots, vllm, start
         self.name = VLLM_NAME if vllm else NAME
         self.in_flight = slots + vllm_headroom(slots) if vllm else 2 * slots  # the engine's calls in flight at most
         self.headers = {"Content-Type": "application/json"}
@@ -187,11 +198,19 @@ class Target:
             rate, samples = await measured(self.base, seconds, work)
             return {"server_tokens_per_s": rate, "running_share": samples.mean("running") / self.slots,
                     "waiting": samples.mean("waiting"), "cpu_s": samples.cpu}
+        assert self.start is not None
+        async with self.start() as url:  # no prompt cache, in its slots or its RAM, from an earlier phase
+            self.base = url.removesuffix("/v1")
+            return await self._watched_llamacpp(work, seconds)
+
+    async def _watched_llamacpp(self, work: Callable[[], Awaitable[None]], seconds: float) -> dict[str, float]:
         before, cpu = await metrics(self.base), time.process_time()
         with anyio.move_on_after(seconds):
             await work()
         cpu = time.process_time() - cpu
-        figures = {"busy_slots_per_decode": busy_per_decode(before, await metrics(self.base)), "cpu_s": cpu}
+        after = await metrics(self.base)
+        figures = {"busy_slots_per_decode": busy_per_decode(before, after), "cpu_s": cpu,
+                   **{name: after.get(name, 0.0) - before.get(name, 0.0) for name in SERVER_TOTALS}}
         while math.isfinite(seconds) and (await metrics(self.base)).get("requests_processing", 0.0) > 0:
             await anyio.sleep(0.5)  # the next phase starts on an idle server
         return figures
@@ -322,20 +341,27 @@ async def main_async(args: argparse.Namespace) -> None:
         if model is None or not model.is_file():
             sys.exit("no model: asymgames setup-llamacpp")
         log_dir = Path(tempfile.mkdtemp(prefix="bench-rollouts-"))
-        async with Servers({NAME: ServedModel("llamacpp", str(model))}, log_dir, slots=args.slots, context=args.context) as urls:
-            RunningServer.url = urls[NAME]
-            engine.serving.Servers = RunningServer  # type: ignore[attr-defined, misc]  # the hub's servers: the running one
-            for_run = ModelHub.for_run
+        served = ServedModel("llamacpp", str(model))
+        phases = itertools.count(1)
 
-            def run_hub(hub: ModelHub, context: Any) -> ModelHub:  # a run's hub knows the running server from the start
-                made = for_run(hub, context)
-                made.served[NAME] = ServedModel("llamacpp", str(model))
-                made.served_urls[NAME] = urls[NAME]
-                return made
+        @asynccontextmanager
+        async def start() -> AsyncIterator[str]:
+            async with Servers({NAME: served}, log_dir / f"phase-{next(phases)}", slots=args.slots, context=args.context) as urls:
+                RunningServer.url = urls[NAME]
+                yield urls[NAME]
 
-            ModelHub.for_run = run_hub  # type: ignore[method-assign]
-            summary = await play_rounds(Target(urls[NAME].removesuffix("/v1"), args.slots, vllm=False), args, sent)
-        where = f"server log in {log_dir}"
+        engine.serving.Servers = RunningServer  # type: ignore[attr-defined, misc]  # the hub's servers: the phase's one
+        for_run = ModelHub.for_run
+
+        def run_hub(hub: ModelHub, context: Any) -> ModelHub:  # a run's hub knows the running server from the start
+            made = for_run(hub, context)
+            made.served[NAME] = served
+            made.served_urls[NAME] = RunningServer.url
+            return made
+
+        ModelHub.for_run = run_hub  # type: ignore[method-assign]
+        summary = await play_rounds(Target("", args.slots, vllm=False, start=start), args, sent)
+        where = f"server logs in {log_dir}"
     print(json.dumps({"server": "vllm" if args.vllm_url else "llamacpp", "slots": args.slots, "seconds": args.seconds,
                       "phase_games": None if args.seconds else args.phase_games,
                       "max_tokens": args.max_tokens, "max_turns": args.max_turns, "group": args.group, "rounds": args.rounds,
