@@ -16,6 +16,13 @@ replies where it keeps its chat, the turn's prompt, read back from the full tran
 turns checked, the turns whose ids differ (``mismatched_turns``, the target 0), the trajectory's own
 reports of a prompt that does not begin with the chat so far (``chat_breaks``), the sequences and
 the tokens in them, and the seats' generated share of the tokens (the loss mask's ones).
+
+With ``--ledger FILE`` each checked game's counts are appended to FILE as one JSON line as it is
+checked, so an interrupted run (Ctrl-C, a kill, the machine's end) loses at most the games in play:
+run the same command again and it adds the ledger's counts to its own and plays only the games the
+ledger lacks, until the total reaches ``--turns``. A ledger made with other settings is refused.
+
+    .venv/bin/python benchmarks/bench_token_trajectories.py --turns 10000 --slots 4 --max-tokens 16 --ledger tokens.jsonl
 """
 
 from __future__ import annotations
@@ -45,7 +52,7 @@ from engine.serving.install import bundled_model  # noqa: E402
 from puzzles import GAMES  # noqa: E402
 
 NAME = "llamacpp:smollm2"
-PARAMS = {"asympuzl": {"size": [3]}, "chain": {"size": [3]}, "tsp": {"board": ["generated"], "rooms": [4]},
+PARAMS: dict[str, dict[str, list[Any]]] = {"asympuzl": {"size": [3]}, "chain": {"size": [3]}, "tsp": {"board": ["generated"], "rooms": [4]},
           "einstein": {"blocks": [4]}}
 _decode = msgspec.json.Decoder(Transcript).decode
 
@@ -53,11 +60,12 @@ _decode = msgspec.json.Decoder(Transcript).decode
 class Checker:
     """Checks each finished game's turns against the server's tokenizer; keeps the counts."""
 
-    def __init__(self, base: str, session: Any) -> None:
+    def __init__(self, base: str, session: Any, counts: Counter[str] | None = None) -> None:
         self.base, self.session = base, session
-        self.counts: Counter[str] = Counter()
+        self.counts: Counter[str] = counts if counts is not None else Counter()
         self.examples: list[dict] = []
         self.failure: str | None = None  # the last check the server could not answer
+        self.earlier_turns = self.counts["turns"]  # checked by earlier runs of the ledger
 
     async def server_ids(self, messages: list[dict]) -> list[int]:
         async with self.session.post(self.base + "/apply-template", json={"messages": messages}) as response:
@@ -65,7 +73,9 @@ class Checker:
         async with self.session.post(self.base + "/tokenize", json={"content": prompt, "add_special": True, "parse_special": True}) as response:
             return (await response.json())["tokens"]
 
-    async def check(self, transcript: Transcript) -> None:
+    async def check(self, transcript: Transcript) -> Counter[str]:
+        """The game's counts, added to the run's once every turn is checked."""
+        counts: Counter[str] = Counter()
         chat = GAMES[transcript.spec.game].faces.prompter.chat_memory
         seats: dict[str, list[Any]] = {}
         for turn in transcript.turns:
@@ -73,10 +83,10 @@ class Checker:
                 seats.setdefault(turn.role, []).append(turn)
         for role, turns in seats.items():
             trajectory = seat_trajectory([turn.tokens for turn in turns], chat=chat)
-            self.counts["chat_breaks"] += len(trajectory.mismatches)
-            self.counts["sequences"] += len(trajectory.sequences)
-            self.counts["tokens"] += sum(len(s.ids) for s in trajectory.sequences)
-            self.counts["generated"] += sum(sum(s.mask) for s in trajectory.sequences)
+            counts["chat_breaks"] += len(trajectory.mismatches)
+            counts["sequences"] += len(trajectory.sequences)
+            counts["tokens"] += sum(len(s.ids) for s in trajectory.sequences)
+            counts["generated"] += sum(sum(s.mask) for s in trajectory.sequences)
             earlier: list[dict] = []
             for number, turn in enumerate(turns):
                 prompt = turn.prompt
@@ -85,14 +95,57 @@ class Checker:
                     earlier += [{"role": "user", "content": prompt["user"]}, {"role": "assistant", "content": turn.reply}]
                 expected = await self.server_ids(messages)
                 given = list(turn_prompt_ids(trajectory, number))
-                self.counts["turns"] += 1
-                self.counts[f"turns_{transcript.spec.game}"] += 1
+                counts["turns"] += 1
+                counts[f"turns_{transcript.spec.game}"] += 1
                 if given != expected:
-                    self.counts["mismatched_turns"] += 1
+                    counts["mismatched_turns"] += 1
                     if len(self.examples) < 5:
                         at = next((i for i, (a, b) in enumerate(zip(given, expected)) if a != b), min(len(given), len(expected)))
                         self.examples.append({"game": transcript.game_id, "role": role, "turn": number, "at": at,
                                               "given": given[at:at + 8], "server": expected[at:at + 8]})
+        self.counts.update(counts)
+        return counts
+
+
+class Ledger:
+    """The games checked so far, one JSON line each after a line of the settings; appended as each game is checked."""
+
+    def __init__(self, path: Path, settings: dict) -> None:
+        self.path = path
+        self.counts: Counter[str] = Counter()
+        self.examples: list[dict] = []
+        self.done: set[int] = set()
+        lines = path.read_text().splitlines() if path.is_file() else []
+        if lines:
+            try:
+                kept = json.loads(lines[0])
+            except json.JSONDecodeError:
+                sys.exit(f"{path} is not a ledger of this benchmark (its first line is not JSON)")
+            if kept != {"settings": settings}:
+                sys.exit(f"{path} was made with other settings: {lines[0]}; this run's: {json.dumps(settings)}")
+        for line in lines[1:]:
+            try:
+                game = json.loads(line)
+            except json.JSONDecodeError:  # the last line, cut where a run was killed: its game is played again
+                continue
+            self.done.add(game["game_id"])
+            self.counts.update(game["counts"])
+            self.examples += game["examples"]
+        with path.open("a") as file:
+            if not lines:
+                file.write(json.dumps({"settings": settings}) + "\n")
+            elif not path.read_text().endswith("\n"):
+                file.write("\n")  # a cut last line stays alone on its line
+
+    def add(self, game_id: int, counts: Counter[str], examples: list[dict]) -> None:
+        with self.path.open("a") as file:
+            file.write(json.dumps({"game_id": game_id, "counts": dict(counts), "examples": examples}) + "\n")
+
+
+def _settings(args) -> dict:
+    """What decides the games a run plays and the replies it samples: a ledger holds one set of them."""
+    return {key: getattr(args, key) for key in ("game", "seed", "max_turns", "max_tokens", "temperature", "model_seed",
+                                                 "structured", "context")}
 
 
 async def main_async(args) -> None:
@@ -121,15 +174,20 @@ async def _play_and_check(args, model: Path, options: ModelOptions, log_dir: Pat
         factory.hub.served_urls[NAME] = url  # the running server: the engine's path for a server it started
         maker = TranscriptMaker(full=True)
         async with aiohttp.ClientSession() as session, factory:
-            checker = Checker(url.removesuffix("/v1"), session)
+            ledger = Ledger(args.ledger, _settings(args)) if args.ledger else None
+            checker = Checker(url.removesuffix("/v1"), session, Counter(ledger.counts) if ledger else None)
+            if ledger:
+                checker.examples += ledger.examples
             made.append(checker)
             finished: list[int] = []
+            errored: set[int] = set()
             done = anyio.Event()
 
             def on_record(record) -> None:
                 finished.append(record.game_id)
                 if record.error:
                     checker.counts["games_in_error"] += 1
+                    errored.add(record.game_id)
 
             async def play(game: str, seed: int, first: int) -> None:
                 plan = Grid(game=game, seeds=first + 100_000, seed=seed, agents=[[NAME, NAME]], params=PARAMS.get(game, {}),
@@ -142,7 +200,8 @@ async def _play_and_check(args, model: Path, options: ModelOptions, log_dir: Pat
                     async with anyio.create_task_group() as group:
                         group.start_soon(stop_when_done)
                         # each game's ids its own (from ``first`` on): the transcripts are kept by game id
-                        await run_games(plan.specs_for(range(first, plan.total)), factory=factory, concurrency=args.slots,
+                        specs = (spec for spec in plan.specs_for(range(first, plan.total)) if not (ledger and spec.game_id in ledger.done))
+                        await run_games(specs, factory=factory, concurrency=args.slots,
                                         on_record=on_record, observers=[maker])
                         group.cancel_scope.cancel()
 
@@ -152,13 +211,16 @@ async def _play_and_check(args, model: Path, options: ModelOptions, log_dir: Pat
                         game_id = finished.pop(0)
                         line = maker.take(game_id)
                         if line is not None:
+                            examples = len(checker.examples)
                             try:
-                                await checker.check(_decode(line))
+                                counts = await checker.check(_decode(line))
                             except (aiohttp.ClientError, OSError) as exc:  # the server went away mid-check: say so, go on
                                 checker.counts["checks_failed"] += 1
                                 checker.failure = f"{type(exc).__name__}: {exc}"
                                 continue
                             checker.counts["games"] += 1
+                            if ledger:
+                                ledger.add(game_id, counts + Counter(games=1, games_in_error=int(game_id in errored)), checker.examples[examples:])
                     if checker.counts["turns"] >= args.turns or time.monotonic() - started > args.minutes * 60:
                         done.set()
                         return
@@ -183,7 +245,8 @@ def _report(checker: Checker, args, started: float, log_dir: Path) -> None:
                       "sequences": counts["sequences"], "tokens": counts["tokens"],
                       "generated_share": round(counts["generated"] / counts["tokens"], 3) if counts["tokens"] else None,
                       "checks_failed": counts["checks_failed"], "last_failure": checker.failure,
-                      "seconds": round(wall), "examples": checker.examples}))
+                      "seconds": round(wall), "turns_of_earlier_runs": checker.earlier_turns, "ledger": args.ledger and str(args.ledger),
+                      "examples": checker.examples}))
     print(f"{counts['mismatched_turns']} of {counts['turns']} turns' prompt ids differ from the server's /tokenize of the "
           f"rendered prompt (target 0); {counts['chat_breaks']} chat breaks; server log in {log_dir}")
 
@@ -201,6 +264,7 @@ def main() -> None:
     parser.add_argument("--model-seed", type=int, default=1)
     parser.add_argument("--structured", action="store_true", help="replies held to the game's schema or grammar")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--ledger", type=Path, help="a file the checked games' counts are appended to; a run with the same settings goes on from it")
     args = parser.parse_args()
     args.game = args.game or ["asympuzl", "tsp"]
     anyio.run(main_async, args)
