@@ -137,9 +137,10 @@ class Ledger:
             elif not path.read_text().endswith("\n"):
                 file.write("\n")  # a cut last line stays alone on its line
 
-    def add(self, game_id: int, counts: Counter[str], examples: list[dict]) -> None:
+    def add(self, game_id: int, counts: Counter[str], examples: list[dict], error: str | None = None) -> None:
+        line = {"game_id": game_id, "counts": dict(counts), "examples": examples, **({"error": error} if error else {})}
         with self.path.open("a") as file:
-            file.write(json.dumps({"game_id": game_id, "counts": dict(counts), "examples": examples}) + "\n")
+            file.write(json.dumps(line) + "\n")
 
 
 def _settings(args) -> dict:
@@ -180,14 +181,14 @@ async def _play_and_check(args, model: Path, options: ModelOptions, log_dir: Pat
                 checker.examples += ledger.examples
             made.append(checker)
             finished: list[int] = []
-            errored: set[int] = set()
+            errored: dict[int, str] = {}  # the games that ended in an error: what it said
             done = anyio.Event()
 
             def on_record(record) -> None:
                 finished.append(record.game_id)
                 if record.error:
                     checker.counts["games_in_error"] += 1
-                    errored.add(record.game_id)
+                    errored[record.game_id] = f"{record.error.kind} {record.error.type}: {record.error.message}"[:300]
 
             async def play(game: str, seed: int, first: int) -> None:
                 plan = Grid(game=game, seeds=first + 100_000, seed=seed, agents=[[NAME, NAME]], params=PARAMS.get(game, {}),
@@ -220,7 +221,8 @@ async def _play_and_check(args, model: Path, options: ModelOptions, log_dir: Pat
                                 continue
                             checker.counts["games"] += 1
                             if ledger:
-                                ledger.add(game_id, counts + Counter(games=1, games_in_error=int(game_id in errored)), checker.examples[examples:])
+                                ledger.add(game_id, counts + Counter(games=1, games_in_error=int(game_id in errored)), checker.examples[examples:],
+                                           errored.get(game_id))
                     if checker.counts["turns"] >= args.turns or time.monotonic() - started > args.minutes * 60:
                         done.set()
                         return
