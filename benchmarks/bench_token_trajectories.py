@@ -115,7 +115,8 @@ class Ledger:
         self.counts: Counter[str] = Counter()
         self.examples: list[dict] = []
         self.done: set[int] = set()
-        lines = path.read_text().splitlines() if path.is_file() else []
+        text = path.read_text() if path.is_file() else ""
+        lines = text.splitlines()
         if lines:
             try:
                 kept = json.loads(lines[0])
@@ -134,7 +135,7 @@ class Ledger:
         with path.open("a") as file:
             if not lines:
                 file.write(json.dumps({"settings": settings}) + "\n")
-            elif not path.read_text().endswith("\n"):
+            elif not text.endswith("\n"):
                 file.write("\n")  # a cut last line stays alone on its line
 
     def add(self, game_id: int, counts: Counter[str], examples: list[dict], error: str | None = None) -> None:
@@ -159,13 +160,14 @@ async def main_async(args) -> None:
     started = time.monotonic()
     made: list[Checker] = []  # the checker, once the server is up: its counts are printed however the run ends
     try:
-        await _play_and_check(args, model, options, log_dir, made)
+        ledger = Ledger(args.ledger, _settings(args)) if args.ledger else None  # refused before the server starts
+        await _play_and_check(args, model, options, log_dir, made, ledger)
     finally:
         if made:
             _report(made[0], args, started, log_dir)
 
 
-async def _play_and_check(args, model: Path, options: ModelOptions, log_dir: Path, made: list) -> None:
+async def _play_and_check(args, model: Path, options: ModelOptions, log_dir: Path, made: list, ledger: Ledger | None) -> None:
     import aiohttp
 
     started = time.monotonic()
@@ -175,7 +177,6 @@ async def _play_and_check(args, model: Path, options: ModelOptions, log_dir: Pat
         factory.hub.served_urls[NAME] = url  # the running server: the engine's path for a server it started
         maker = TranscriptMaker(full=True)
         async with aiohttp.ClientSession() as session, factory:
-            ledger = Ledger(args.ledger, _settings(args)) if args.ledger else None
             checker = Checker(url.removesuffix("/v1"), session, Counter(ledger.counts) if ledger else None)
             if ledger:
                 checker.examples += ledger.examples
