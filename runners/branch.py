@@ -13,7 +13,7 @@ Before its point, a branch is the recorded game: a model seat replays its record
 first run's full transcripts (``--transcripts``; ``engine.play.recorded``), else from the response
 cache, else asks its model again, which answers the same only where the request fixes the reply
 (temperature 0, or a model seed: the cache's rule). A first run whose models sample and that kept
-neither is refused in one line (``check_rebuilt``).
+neither is refused in one line (``check_rebuilt``). The first run is read once (``Origin``).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,31 @@ def turn_range(text: str) -> range:
     return range(start, stop + 1)
 
 
+@dataclass(frozen=True)
+class Origin:
+    """What a branch run needs of the run it branches, read once."""
+
+    path: Path
+    grid: Grid
+    settings: BackendSettings | None  # its model settings (None: saved before they were)
+    finished: dict[int, int]  # the games that ended without error: game id -> turns played
+    transcribed: set[int]  # the games whose last transcript is full (``--transcripts``)
+
+    @classmethod
+    def read(cls, path: Path) -> Origin:
+        """RunDirError or OSError where the run cannot be read."""
+        run = RunDir.open(path)
+        finished = {record.game_id: record.turns for record in run.iter_records() if record.outcome != "error"}
+        return cls(path, run.config(), run.model_settings(), finished, full_transcripts(path))
+
+    def replayed_settings(self) -> BackendSettings | None:
+        """Its model settings, naming it as the run whose full transcripts the model seats replay
+        (``BackendSettings.replay``) where models play it and it kept some."""
+        if models_play(self.grid) and self.transcribed:
+            return msgspec.structs.replace(self.settings or BackendSettings(), replay=str(self.path.resolve()))
+        return self.settings
+
+
 def finished_seeds(grid: Grid, finished: list[int]) -> dict[str, Any]:
     """The grid's seeds cut to those every condition of the run finished (``finished``: the ids of its
     games that ended without error; a run stopped early:
@@ -77,19 +103,14 @@ def build_parser(prog: str = PROG) -> OneLineParser:
     return p
 
 
-def branch_grid(parser: OneLineParser, origin: Path, args: argparse.Namespace) -> Grid:
+def branch_grid(parser: OneLineParser, origin: Origin, args: argparse.Namespace) -> Grid:
     """The origin's grid with the branch axis; exits naming what is wrong."""
-    try:
-        run = RunDir.open(origin)
-        grid = run.config()
-        finished = [(record.game_id, record.turns) for record in run.iter_records() if record.outcome != "error"]
-    except (RunDirError, OSError) as exc:
-        parser.error(f"argument origin: {exc}")
+    grid = origin.grid
     if grid.branch:
-        parser.error(f"argument origin: {origin} is itself a branch run; branch the run it branches")
-    played = max((turns for _, turns in finished), default=0)
+        parser.error(f"argument origin: {origin.path} is itself a branch run; branch the run it branches")
+    played = max(origin.finished.values(), default=0)
     if played == 0:
-        parser.error(f"argument origin: {origin} has no finished games to branch")
+        parser.error(f"argument origin: {origin.path} has no finished games to branch")
     alternatives = args.alternative or ["drop"]
     for alternative in alternatives:
         try:
@@ -108,10 +129,10 @@ def branch_grid(parser: OneLineParser, origin: Path, args: argparse.Namespace) -
                 parser.error(f"argument --alternative: resample needs a model in the seat; {scripted[0]} plays {roster[scripted[0]]}")
     points = branch_points(turns, roles, alternatives, args.k)
     try:
-        seeds = finished_seeds(grid, [game_id for game_id, _ in finished])
+        seeds = finished_seeds(grid, list(origin.finished))
     except ValueError as exc:
-        parser.error(f"argument origin: {origin}: {exc}")
-    branched = msgspec.structs.replace(grid, name=f"{grid.name}-branches", branch=points, branch_from=str(origin), **seeds)
+        parser.error(f"argument origin: {origin.path}: {exc}")
+    branched = msgspec.structs.replace(grid, name=f"{grid.name}-branches", branch=points, branch_from=str(origin.path), **seeds)
     try:
         branched.validate()
     except ValueError as exc:
@@ -133,42 +154,32 @@ def sampling_models(plan: Plan, settings: BackendSettings) -> list[str]:
     return found
 
 
-def check_rebuilt(parser: OneLineParser, origin: Path, plan: Plan, settings: BackendSettings, about: str = "origin") -> None:
+def check_rebuilt(parser: OneLineParser, origin: Origin | Path, plan: Plan, settings: BackendSettings, about: str = "origin") -> None:
     """Exit in one line, before any game, where a model seat of ``plan`` samples (``settings``: the
-    branch run's) and the run branched kept neither full transcripts of its games nor those replies
-    in the response cache (on, with --cache-sampled, then and now): the turns before a branch point
-    could not be played as they were."""
+    branch run's) and the run branched (read here where given as a path) kept neither full transcripts
+    of its games nor those replies in the response cache (on, with --cache-sampled, then and now): the
+    turns before a branch point could not be played as they were."""
     models = sampling_models(plan, settings)
     if not models:
         return
     options = settings.options
     how = f"temperature {options.temperature:g}, no model seed" if options.temperature > 0 and options.seed is None else "an API that takes no seed"
     sampling = f"{models[0]} sampled ({how})"
-    try:
-        run = RunDir.open(origin)
-        kept = run.model_settings() or BackendSettings()
-        finished = {record.game_id for record in run.iter_records() if record.outcome != "error"}
-        missing = len(finished - full_transcripts(origin))
-    except (RunDirError, OSError) as exc:
-        if settings.cache.mode == "off" or not settings.cache.sampled:
-            parser.error(f"argument {about}: the run branched, {origin}, cannot be read ({exc}), and {sampling}: its full "
-                         "transcripts play the model seats' turns before each branch point as they were")
-        return
+    if isinstance(origin, Path):
+        try:
+            origin = Origin.read(origin)
+        except (RunDirError, OSError) as exc:
+            if settings.cache.mode == "off" or not settings.cache.sampled:
+                parser.error(f"argument {about}: the run branched, {origin}, cannot be read ({exc}), and {sampling}: its full "
+                             "transcripts play the model seats' turns before each branch point as they were")
+            return
+    kept = origin.settings or BackendSettings()
+    missing = len(origin.finished.keys() - origin.transcribed)
     if missing == 0 or (kept.cache.mode == "on" and kept.cache.sampled and settings.cache.mode != "off"):
         return
-    parser.error(f"argument {about}: in {origin}, {sampling}, and it kept no full transcript of {missing} of its "
-                 f"{len(finished)} finished games nor their replies in the response cache, so no branch could play the "
+    parser.error(f"argument {about}: in {origin.path}, {sampling}, and it kept no full transcript of {missing} of its "
+                 f"{len(origin.finished)} finished games nor their replies in the response cache, so no branch could play the "
                  "turns before its point as they were; play it again with --transcripts (or --cache on --cache-sampled)")
-
-
-def replayed_settings(origin: Path, run: RunDir) -> BackendSettings | None:
-    """The model settings of the run ``origin`` (None: saved before they were), naming it as the run
-    whose full transcripts the model seats replay (``BackendSettings.replay``) where models play it
-    and it kept some."""
-    settings = run.model_settings()
-    if models_play(run.config()) and full_transcripts(origin):
-        return msgspec.structs.replace(settings or BackendSettings(), replay=str(origin.resolve()))
-    return settings
 
 
 def prepare(argv: list[str] | None, factory: PolicyFactory, prog: str = PROG) -> Prepared:
@@ -179,17 +190,18 @@ def prepare(argv: list[str] | None, factory: PolicyFactory, prog: str = PROG) ->
     if args.resume is not None and args.origin is not None:
         parser.error("argument --resume: a resumed branch run uses its saved grid; give no origin")
 
-    def new_plan() -> Plan:
-        plan = check_policies(parser, branch_grid(parser, args.origin, args), factory)
-        check_rebuilt(parser, args.origin, plan, factory.settings)
-        return plan
-
-    origin_settings = None
-    if args.origin is not None:  # the run's own model settings: its sampling, its cache, its transcripts to replay
+    origin: Origin | None = None
+    if args.origin is not None:
         try:
-            origin_settings = replayed_settings(args.origin, RunDir.open(args.origin))
-        except (RunDirError, OSError):
-            origin_settings = None  # said by new_plan, in one line
+            origin = Origin.read(args.origin)
+        except (RunDirError, OSError) as exc:
+            parser.error(f"argument origin: {exc}")
+
+    def new_plan() -> Plan:
+        assert origin is not None  # a new branch run has an origin, read above
+        plan = check_policies(parser, branch_grid(parser, origin, args), factory)
+        check_rebuilt(parser, origin, plan, factory.settings)
+        return plan
 
     def check_saved(saved: Plan) -> None:
         if not saved.branch:
@@ -201,7 +213,7 @@ def prepare(argv: list[str] | None, factory: PolicyFactory, prog: str = PROG) ->
     out_name = f"{args.origin.name}-branches" if args.origin is not None else ""
     return open_run(
         parser, args, new_plan=None if args.resume else new_plan, check_saved=check_saved, factory=factory,
-        out_name=out_name, model_settings=origin_settings,
+        out_name=out_name, model_settings=origin.replayed_settings() if origin is not None else None,
     )
 
 

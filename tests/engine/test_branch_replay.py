@@ -128,6 +128,22 @@ def test_a_first_run_whose_sampled_replies_were_not_kept_is_refused_in_one_line(
     assert not out.exists()
 
 
+def test_a_branch_run_resumed_after_its_first_run_is_gone_is_refused_in_one_line(tmp_path, server, capsys):
+    """Resuming reads the first run again for the turns before each point; where it was moved away and
+    the models sample, nothing could play those turns as they were."""
+    origin = _origin(tmp_path, server, SETUPS["asympuzl"], "--transcripts")
+    branches = tmp_path / "branches"
+    flags = ["--openai-url", server + "/v1", "--transcripts", "--no-dashboard"]
+    assert branch_main([str(origin), "--turns", "2", "--out", str(branches), "--limit", "1", *flags]) == 0
+    origin.rename(tmp_path / "moved")
+    with pytest.raises(SystemExit) as exit:
+        branch_main(["--resume", str(branches), *flags])
+    err = capsys.readouterr().err
+    assert exit.value.code == 2 and err.count("\n") == 1
+    assert f"the run branched, {origin.resolve()}, cannot be read" in err and "sampled (temperature 0.7" in err
+    assert len((branches / "results.jsonl").read_text().splitlines()) == 1  # nothing more played
+
+
 def test_a_first_run_is_branched_without_its_transcripts_where_the_replies_are_fixed_or_cached(tmp_path, server):
     """At temperature 0 the request fixes the reply (the response cache's rule); a sampled run that
     kept its replies in the response cache (--cache on --cache-sampled) replays them from there."""
